@@ -1,0 +1,15 @@
+# Per-target compile settings, applied with dynet_lite_set_options(target).
+# No global CMAKE_CXX_FLAGS edits: everything goes through target properties.
+function(dynet_lite_set_options target)
+  target_compile_features(${target} PUBLIC cxx_std_17)
+  if(CMAKE_CXX_COMPILER_ID MATCHES "GNU|Clang")
+    target_compile_options(${target} PRIVATE -Wall -Wextra)
+    if(DYNET_LITE_NATIVE)
+      target_compile_options(${target} PRIVATE -march=native)
+    endif()
+  endif()
+  if(DYNET_LITE_SANITIZE)
+    target_compile_options(${target} PUBLIC -fsanitize=${DYNET_LITE_SANITIZE} -fno-omit-frame-pointer)
+    target_link_options(${target} PUBLIC -fsanitize=${DYNET_LITE_SANITIZE})
+  endif()
+endfunction()

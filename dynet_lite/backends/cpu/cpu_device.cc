@@ -1,0 +1,78 @@
+// The CPU device: 64-byte aligned heap memory and plain copies.
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <mutex>
+#include <new>
+
+#include "dynet_lite/devices.h"
+#include "dynet_lite/except.h"
+
+namespace dynet_lite {
+
+namespace {
+
+class CpuDevice final : public Device {
+ public:
+  CpuDevice() : Device(DeviceType::CPU, 0, "CPU") {}
+  void* allocate(size_t bytes) override {
+    size_t rounded = (bytes + 63) / 64 * 64;
+    void* p = std::aligned_alloc(64, rounded ? rounded : 64);
+    if (!p) throw std::bad_alloc();
+    return p;
+  }
+  void release(void* p) override { std::free(p); }
+  void copy_to_host(float* host, const float* dev, size_t n) const override {
+    if (n) std::memcpy(host, dev, n * sizeof(float));
+  }
+  void copy_from_host(float* dev, const float* host, size_t n) const override {
+    if (n) std::memcpy(dev, host, n * sizeof(float));
+  }
+  void copy(float* dst, const float* src, size_t n) const override {
+    if (n && dst != src) std::memmove(dst, src, n * sizeof(float));
+  }
+  void fill(float* dst, float value, size_t n) const override { std::fill(dst, dst + n, value); }
+};
+
+struct Registry {
+  std::mutex mutex;
+  std::vector<Device*> devices;
+  Device* default_dev = nullptr;
+  Registry() {
+    static CpuDevice cpu;
+    devices.push_back(&cpu);
+    default_dev = &cpu;
+  }
+};
+
+Registry& registry() {
+  static Registry r;
+  return r;
+}
+
+}  // namespace
+
+Device* cpu_device() { return registry().devices.front(); }
+Device* default_device() { return registry().default_dev; }
+void set_default_device(Device* d) {
+  DYNET_LITE_ARG_CHECK(d != nullptr, "set_default_device: null device");
+  registry().default_dev = d;
+}
+const std::vector<Device*>& all_devices() { return registry().devices; }
+
+void register_device(Device* d) {
+  std::lock_guard<std::mutex> lock(registry().mutex);
+  registry().devices.push_back(d);
+}
+
+Device* get_device_manager_device(const std::string& name) {
+  for (Device* d : registry().devices)
+    if (d->name == name) return d;
+  std::string known;
+  for (Device* d : registry().devices) known += (known.empty() ? "" : ", ") + d->name;
+  DYNET_LITE_CHECK(false, std::invalid_argument,
+                   "get_device_manager_device: no device named '" << name << "' (known: " << known << ")");
+}
+
+}  // namespace dynet_lite

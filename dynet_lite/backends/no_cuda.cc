@@ -1,0 +1,19 @@
+// Built when DYNET_LITE_CUDA is off: asking for a GPU is a clear error.
+#include "dynet_lite/backends/backend_hooks.h"
+#include "dynet_lite/except.h"
+
+namespace dynet_lite {
+
+bool has_cuda_backend() { return false; }
+
+void initialize_gpu_devices(const DynetParams& params) {
+  DYNET_LITE_CHECK(false, unsupported_error,
+                   "initialize: a GPU was requested (--dynet-gpus " << params.requested_gpus << ", --dynet-devices '"
+                       << params.devices
+                       << "') but this build of dynet_lite has no GPU backend; configure with "
+                          "-DDYNET_LITE_CUDA=ON where nvcc is available");
+}
+
+void register_cuda_kernels(OpTable&) {}
+
+}  // namespace dynet_lite

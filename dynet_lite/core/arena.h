@@ -1,0 +1,68 @@
+#pragma once
+// A bump allocator over chunks of device memory.  allocate() is a pointer bump;
+// reset() is O(1) and keeps every chunk for the next graph; when a request does not
+// fit, a new chunk (at least twice the last) is added, so arenas grow by themselves.
+#include <cstddef>
+#include <vector>
+
+#include "dynet_lite/devices.h"
+
+namespace dynet_lite {
+
+class Arena {
+ public:
+  /// `initial_bytes` is only a hint for the first chunk (e.g. from --dynet-mem).
+  Arena(Device* device, size_t initial_bytes);
+  ~Arena();
+  Arena(const Arena&) = delete;
+  Arena& operator=(const Arena&) = delete;
+
+  static constexpr size_t kAlign = 64;
+
+  /// `bytes` of memory aligned to kAlign, valid until reset() or rewind() past it.
+  void* allocate(size_t bytes) {
+    size_t rounded = (bytes + kAlign - 1) & ~(kAlign - 1);
+    if (offset_ + rounded <= limit_) {
+      void* p = base_ + offset_;
+      offset_ += rounded;
+      return p;
+    }
+    return allocate_slow(rounded);
+  }
+  float* allocate_floats(size_t n) { return static_cast<float*>(allocate(n * sizeof(float))); }
+
+  /// Forgets every allocation.  When the last graph spilled into several chunks,
+  /// they are merged into one so the next graph of that size needs no new chunk.
+  void reset();
+
+  struct Mark {
+    size_t chunk = 0;
+    size_t offset = 0;
+  };
+  Mark mark() const { return {current_, offset_}; }
+  /// Frees everything allocated after `m` (checkpoint/revert, per-kernel scratch).
+  void rewind(const Mark& m);
+
+  size_t capacity_bytes() const;
+  size_t used_bytes() const;
+  size_t num_chunks() const { return chunks_.size(); }
+  Device* device() const { return device_; }
+
+ private:
+  void* allocate_slow(size_t rounded);
+  void select(size_t chunk, size_t offset);
+
+  struct Chunk {
+    char* base;
+    size_t size;
+  };
+  Device* device_;
+  std::vector<Chunk> chunks_;
+  size_t current_ = 0;
+  char* base_ = nullptr;
+  size_t offset_ = 0;
+  size_t limit_ = 0;
+  size_t used_before_current_ = 0;  // bytes allocated in chunks before the current one
+};
+
+}  // namespace dynet_lite

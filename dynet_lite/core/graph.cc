@@ -1,0 +1,252 @@
+// ComputationGraph: adding nodes, checkpoints, and access to values.
+// Running the nodes lives in exec/.
+#include <atomic>
+#include <cstring>
+#include <ostream>
+#include <iostream>
+
+#include "dynet_lite/core/graph_memory.h"
+#include "dynet_lite/core/random.h"
+#include "dynet_lite/dynet.h"
+#include "dynet_lite/expr.h"
+
+namespace dynet_lite {
+
+namespace {
+std::atomic<unsigned> next_graph_id{1};
+
+struct Pool {
+  std::vector<std::unique_ptr<GraphMemory>> free;
+};
+Pool& thread_pool() {
+  thread_local Pool pool;
+  return pool;
+}
+}  // namespace
+
+// ------------------------------------------------------------ GraphMemory
+
+GraphMemory::GraphMemory(size_t hint_bytes) : meta(cpu_device(), 64 * 1024), hint(hint_bytes) {
+  device_arenas.push_back(std::make_unique<DeviceArenas>(cpu_device(), hint_bytes));
+  xs.reserve(16);
+}
+
+GraphMemory::~GraphMemory() {
+  for (Node* c : node_chunks) delete[] c;
+}
+
+void GraphMemory::add_node_chunk() { node_chunks.push_back(new Node[kChunkNodes]); }
+
+DeviceArenas& GraphMemory::arenas_slow(Device* d) {
+  for (auto& a : device_arenas)
+    if (a->device == d) return *a;
+  device_arenas.push_back(std::make_unique<DeviceArenas>(d, hint));
+  return *device_arenas.back();
+}
+
+void GraphMemory::reset() {
+  meta.reset();
+  for (auto& a : device_arenas) {
+    a->values.reset();
+    a->grads.reset();
+    a->scratch.reset();
+  }
+  checkpoints.clear();
+}
+
+size_t GraphMemory::capacity_bytes() const {
+  size_t s = meta.capacity_bytes() + node_chunks.size() * kChunkNodes * sizeof(Node);
+  for (auto& a : device_arenas)
+    s += a->values.capacity_bytes() + a->grads.capacity_bytes() + a->scratch.capacity_bytes();
+  return s;
+}
+
+std::unique_ptr<GraphMemory> acquire_graph_memory() {
+  Pool& p = thread_pool();
+  if (!p.free.empty()) {
+    std::unique_ptr<GraphMemory> m = std::move(p.free.back());
+    p.free.pop_back();
+    return m;
+  }
+  return std::make_unique<GraphMemory>(default_arena_bytes());
+}
+
+void release_graph_memory(std::unique_ptr<GraphMemory> m) {
+  m->reset();
+  Pool& p = thread_pool();
+  // A thread rarely has more than a few graphs alive; keep a handful for reuse.
+  if (p.free.size() < 8) p.free.push_back(std::move(m));
+}
+
+void drain_graph_memory_pool() { thread_pool().free.clear(); }
+
+void cleanup() { drain_graph_memory_pool(); }
+
+// ------------------------------------------------------------ ComputationGraph
+
+ComputationGraph::ComputationGraph()
+    : mem_(acquire_graph_memory()),
+      id_(next_graph_id.fetch_add(1, std::memory_order_relaxed)),
+      autobatch_(current_params().autobatch),
+      rng_(with_global_rng([](std::mt19937& g) { return g(); })) {}
+
+ComputationGraph::~ComputationGraph() { release_graph_memory(std::move(mem_)); }
+
+void ComputationGraph::clear() {
+  mem_->reset();
+  num_nodes_ = 0;
+  evaluated_ = 0;
+  backward_done_ = false;
+  id_ = next_graph_id.fetch_add(1, std::memory_order_relaxed);
+}
+
+void ComputationGraph::checkpoint() {
+  GraphMemory::Checkpoint c{num_nodes_, evaluated_, mem_->meta.mark(), {}};
+  for (auto& a : mem_->device_arenas) c.values.push_back(a->values.mark());
+  mem_->checkpoints.push_back(std::move(c));
+}
+
+void ComputationGraph::revert() {
+  DYNET_LITE_CHECK(!mem_->checkpoints.empty(), std::runtime_error, "ComputationGraph::revert: no checkpoint to revert to");
+  GraphMemory::Checkpoint c = std::move(mem_->checkpoints.back());
+  mem_->checkpoints.pop_back();
+  num_nodes_ = c.num_nodes;
+  mem_->meta.rewind(c.meta);
+  // Values computed after the checkpoint (even of older nodes) are dropped.
+  evaluated_ = std::min(evaluated_, c.evaluated);
+  for (size_t k = 0; k < c.values.size(); ++k) mem_->device_arenas[k]->values.rewind(c.values[k]);
+  backward_done_ = false;
+}
+
+Node& ComputationGraph::node(VariableIndex i) { return mem_->node(i); }
+const Node& ComputationGraph::node(VariableIndex i) const { return mem_->node(i); }
+
+void* ComputationGraph::allocate_graph_bytes(size_t bytes) { return mem_->meta.allocate(bytes); }
+
+size_t ComputationGraph::arena_capacity_bytes() const { return mem_->capacity_bytes(); }
+
+void ComputationGraph::check_index(VariableIndex i, const char* what) const {
+  DYNET_LITE_INDEX_CHECK(i < num_nodes_, "ComputationGraph::" << what << ": node " << i << " does not exist (the graph has "
+                                                               << num_nodes_ << " nodes)");
+}
+
+const Dim& ComputationGraph::get_dimension(VariableIndex i) const {
+  check_index(i, "get_dimension");
+  return node(i).value.d;
+}
+
+VariableIndex ComputationGraph::add_node(OpKind op, const Expression* args, unsigned num_args, const void* params,
+                                         size_t params_size, bool trainable, Device* device,
+                                         const Dim* leaf_dim) {
+  const OpInfo& info = op_info(op);
+  VariableIndex idx = num_nodes_;
+  Node& n = mem_->node_slot(idx);
+  n.op = op;
+  n.num_args = static_cast<uint16_t>(num_args);
+  n.aux = nullptr;
+  n.grad = Tensor();
+  DYNET_LITE_ASSERT(params_size <= Node::kParamBytes, info.name << ": parameters too large");
+  if (params_size) std::memcpy(n.params, params, params_size);
+  VariableIndex* a = num_args ? static_cast<VariableIndex*>(mem_->meta.allocate(num_args * sizeof(VariableIndex)))
+                              : nullptr;
+  std::vector<const Tensor*>& xs = mem_->xs;
+  xs.resize(num_args);
+  bool variable = trainable;
+  Device* dev = device;
+  for (unsigned k = 0; k < num_args; ++k) {
+    const Expression& e = args[k];
+    DYNET_LITE_ARG_CHECK(e.pg == this, info.name << ": argument " << k
+                                                 << (e.pg ? " belongs to another ComputationGraph"
+                                                          : " is an empty Expression (never assigned)"));
+    DYNET_LITE_ARG_CHECK(e.graph_id == id_ && e.i < num_nodes_,
+                         info.name << ": argument " << k << " is stale: its graph was cleared or reverted since it was made");
+    a[k] = e.i;
+    const Node& an = mem_->node(e.i);
+    variable |= an.variable;
+    if (!dev) dev = an.value.device;
+    DYNET_LITE_ARG_CHECK(an.value.device == dev, info.name << ": argument " << k << " lives on " << an.value.device->name
+                                                          << " but the operation runs on " << dev->name
+                                                          << "; move it with to_device()");
+    xs[k] = &an.value;
+  }
+  if (!dev) dev = default_device();
+  n.args = a;
+  n.value.v = nullptr;
+  n.value.device = dev;
+  n.value.mem_pool = DeviceMempool::FXS;
+  if (leaf_dim) n.value.d = *leaf_dim;
+  n.value.d = info.shape(xs.data(), num_args, n);
+  n.variable = variable && !info.blocks_gradient;
+  num_nodes_ = idx + 1;
+  if (immediate_compute_) run_forward(idx);
+  return idx;
+}
+
+const Tensor& ComputationGraph::forward(const Expression& last) { return forward(last.i); }
+const Tensor& ComputationGraph::incremental_forward(const Expression& last) { return incremental_forward(last.i); }
+
+const Tensor& ComputationGraph::forward(VariableIndex last) {
+  check_index(last, "forward");
+  invalidate();
+  run_forward(last);
+  return node(last).value;
+}
+
+const Tensor& ComputationGraph::incremental_forward(VariableIndex last) {
+  check_index(last, "incremental_forward");
+  if (last >= evaluated_) run_forward(last);
+  return node(last).value;
+}
+
+const Tensor& ComputationGraph::get_value(VariableIndex i) { return incremental_forward(i); }
+const Tensor& ComputationGraph::get_value(const Expression& e) {
+  DYNET_LITE_ARG_CHECK(e.pg == this && !e.is_stale(), "get_value: the expression is stale (its graph was cleared)");
+  return get_value(e.i);
+}
+
+const Tensor& ComputationGraph::get_gradient(VariableIndex i) {
+  check_index(i, "get_gradient");
+  DYNET_LITE_CHECK(backward_done_, std::runtime_error,
+                   "get_gradient: call backward() first (node " << i << ")");
+  Node& n = node(i);
+  if (!n.grad.v) {
+    // No gradient flowed here: the loss does not depend on this node.
+    DeviceArenas& da = mem_->arenas(n.value.device);
+    n.grad = Tensor(n.value.d, da.grads.allocate_floats(n.value.d.size()), n.value.device, DeviceMempool::DEDFS);
+    n.value.device->fill(n.grad.v, 0.f, n.value.d.size());
+  }
+  return n.grad;
+}
+const Tensor& ComputationGraph::get_gradient(const Expression& e) {
+  DYNET_LITE_ARG_CHECK(e.pg == this && !e.is_stale(), "get_gradient: the expression is stale (its graph was cleared)");
+  return get_gradient(e.i);
+}
+
+void ComputationGraph::invalidate() {
+  evaluated_ = 0;
+  backward_done_ = false;
+  for (auto& a : mem_->device_arenas) {
+    a->values.reset();
+    a->grads.reset();
+  }
+  for (auto& c : mem_->checkpoints) {
+    c.evaluated = 0;
+    for (auto& m : c.values) m = Arena::Mark{};
+  }
+}
+
+void ComputationGraph::print_graphviz() const { print_graphviz(std::cerr); }
+
+void ComputationGraph::print_graphviz(std::ostream& os) const {
+  os << "digraph G {\n  rankdir=LR;\n  nodesep=.05;\n";
+  for (VariableIndex i = 0; i < num_nodes_; ++i) {
+    const Node& n = node(i);
+    os << "  N" << i << " [label=\"v" << i << " = " << op_name(n.op) << "(";
+    for (unsigned k = 0; k < n.num_args; ++k) os << (k ? ", " : "") << 'v' << n.args[k];
+    os << ") " << n.value.d << "\"];\n";
+    for (unsigned k = 0; k < n.num_args; ++k) os << "  N" << n.args[k] << " -> N" << i << ";\n";
+  }
+  os << "}\n";
+}
+
+}  // namespace dynet_lite

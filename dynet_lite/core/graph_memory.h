@@ -1,0 +1,70 @@
+#pragma once
+// Everything a graph allocates, in one bundle that outlives the graph: when a
+// ComputationGraph is destroyed its bundle goes back to a per-thread pool and the
+// next graph of that thread takes it, chunks and all.
+#include <memory>
+#include <vector>
+
+#include "dynet_lite/core/arena.h"
+#include "dynet_lite/core/node.h"
+
+namespace dynet_lite {
+
+/// The arenas of one device.
+struct DeviceArenas {
+  DeviceArenas(Device* d, size_t hint) : device(d), values(d, hint), grads(d, hint), scratch(d, 64 * 1024) {}
+  Device* device;
+  Arena values;   // forward values and memory kept for backward
+  Arena grads;    // gradients, reset by each backward()
+  Arena scratch;  // per-kernel temporaries
+};
+
+struct GraphMemory {
+  static constexpr unsigned kChunkShift = 10;
+  static constexpr unsigned kChunkNodes = 1u << kChunkShift;
+
+  explicit GraphMemory(size_t hint);
+  ~GraphMemory();
+  GraphMemory(const GraphMemory&) = delete;
+  GraphMemory& operator=(const GraphMemory&) = delete;
+
+  Node& node(VariableIndex i) { return node_chunks[i >> kChunkShift][i & (kChunkNodes - 1)]; }
+  /// The slot for node i, adding a chunk of nodes when needed.
+  Node& node_slot(VariableIndex i) {
+    if ((i >> kChunkShift) >= node_chunks.size()) add_node_chunk();
+    return node(i);
+  }
+  void add_node_chunk();
+  /// Arenas of a device (the CPU's are always first).
+  DeviceArenas& arenas(Device* d) {
+    if (d == device_arenas.front()->device) return *device_arenas.front();
+    return arenas_slow(d);
+  }
+  DeviceArenas& arenas_slow(Device* d);
+  /// Forgets every node and value.  O(1) per chunk kept.
+  void reset();
+  size_t capacity_bytes() const;
+
+  std::vector<Node*> node_chunks;
+  Arena meta;  // argument lists, copies of user data
+  std::vector<std::unique_ptr<DeviceArenas>> device_arenas;
+  std::vector<const Tensor*> xs;     // argument tensors of the node being run
+  std::vector<unsigned char> marks;  // backward: which nodes get a gradient
+
+  struct Checkpoint {
+    VariableIndex num_nodes;
+    VariableIndex evaluated;
+    Arena::Mark meta;
+    std::vector<Arena::Mark> values;
+  };
+  std::vector<Checkpoint> checkpoints;
+  size_t hint;
+};
+
+/// A bundle from the calling thread's pool (or a new one).
+std::unique_ptr<GraphMemory> acquire_graph_memory();
+void release_graph_memory(std::unique_ptr<GraphMemory> m);
+/// Frees the calling thread's pooled bundles (cleanup()).
+void drain_graph_memory_pool();
+
+}  // namespace dynet_lite

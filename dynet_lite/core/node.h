@@ -1,0 +1,40 @@
+#pragma once
+// A graph node: plain data in the graph's node arena.  No virtual functions, no
+// heap memory of its own: what an op needs to remember sits in `params`.
+#include <cstdint>
+#include <cstring>
+#include <type_traits>
+
+#include "dynet_lite/ops/op_table.h"
+#include "dynet_lite/tensor.h"
+
+namespace dynet_lite {
+
+using VariableIndex = unsigned;
+
+struct Node {
+  static constexpr size_t kParamBytes = 48;
+
+  Tensor value;                       // shape set when added; memory set by forward
+  Tensor grad;                        // dE/dvalue; memory set by backward
+  const VariableIndex* args = nullptr;  // in the graph's arena
+  void* aux = nullptr;                // per-node memory kept from forward to backward
+  OpKind op = OpKind::Count;
+  uint16_t num_args = 0;
+  bool variable = false;  // depends on a trainable parameter (needs a gradient)
+  alignas(8) unsigned char params[kParamBytes];
+
+  /// The op's parameters, stored inline.
+  template <class P>
+  const P& p() const {
+    static_assert(sizeof(P) <= kParamBytes && std::is_trivially_copyable<P>::value,
+                  "op parameters must be small plain data");
+    return *reinterpret_cast<const P*>(params);
+  }
+  template <class P>
+  P& p() {
+    return *reinterpret_cast<P*>(params);
+  }
+};
+
+}  // namespace dynet_lite

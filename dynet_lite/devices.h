@@ -1,0 +1,50 @@
+#pragma once
+/// \file devices.h
+/// Devices own memory and run kernels.  The CPU device always exists; a CUDA
+/// device is registered by the CUDA backend when it is built and a GPU is asked for.
+#include <cstddef>
+#include <string>
+#include <vector>
+
+namespace dynet_lite {
+
+enum class DeviceType : unsigned char { CPU = 0, GPU = 1 };
+constexpr unsigned kNumDeviceTypes = 2;
+
+/// Which pool a tensor's memory belongs to (DyNet's names).
+enum class DeviceMempool { FXS = 0, DEDFS = 1, PS = 2, SCS = 3, NONE = 4 };
+
+/// A place where tensors live.  Memory is taken in large chunks by the arenas;
+/// the virtual calls below are never made per operation on a hot path.
+class Device {
+ public:
+  Device(DeviceType type, int device_id, std::string name)
+      : type(type), device_id(device_id), name(std::move(name)) {}
+  virtual ~Device() = default;
+  Device(const Device&) = delete;
+  Device& operator=(const Device&) = delete;
+
+  virtual void* allocate(size_t bytes) = 0;
+  virtual void release(void* p) = 0;
+  /// Copies between host memory and this device's memory.
+  virtual void copy_to_host(float* host, const float* dev, size_t n) const = 0;
+  virtual void copy_from_host(float* dev, const float* host, size_t n) const = 0;
+  virtual void copy(float* dst, const float* src, size_t n) const = 0;
+  virtual void fill(float* dst, float value, size_t n) const = 0;
+
+  const DeviceType type;
+  const int device_id;
+  const std::string name;
+};
+
+/// The process-wide CPU device (memory from the C++ heap, 64-byte aligned).
+Device* cpu_device();
+/// The device new parameters and graph nodes go to (DyNet's default_device).
+Device* default_device();
+void set_default_device(Device* d);
+/// Every device known to this process, CPU first.
+const std::vector<Device*>& all_devices();
+/// Looks a device up by DyNet's name: "CPU", "GPU:0".  Throws naming the device.
+Device* get_device_manager_device(const std::string& name);
+
+}  // namespace dynet_lite

@@ -1,0 +1,106 @@
+#pragma once
+/// \file dynet.h
+/// ComputationGraph: one per training instance or minibatch, built with plain C++
+/// control flow, run forward and backward, then cleared or destroyed.  Graph
+/// memory (nodes, values, gradients, scratch) comes from arenas that are reset in
+/// O(1) and handed to the next graph of the same thread.
+#include <iosfwd>
+#include <memory>
+#include <random>
+#include <vector>
+
+#include "dynet_lite/dim.h"
+#include "dynet_lite/init.h"
+#include "dynet_lite/ops/op_table.h"
+#include "dynet_lite/tensor.h"
+
+namespace dynet_lite {
+
+using VariableIndex = unsigned;
+struct Node;
+struct Expression;
+struct GraphMemory;
+class Executor;
+
+class ComputationGraph {
+ public:
+  ComputationGraph();
+  ~ComputationGraph();
+  ComputationGraph(const ComputationGraph&) = delete;
+  ComputationGraph& operator=(const ComputationGraph&) = delete;
+
+  /// Drops every node; expressions of the old graph become stale.  O(1).
+  void clear();
+  /// Remembers the current size; revert() drops the nodes added since.
+  void checkpoint();
+  void revert();
+
+  /// Computes every node up to `last` from scratch.
+  const Tensor& forward(const Expression& last);
+  /// Computes the nodes up to `last` not computed yet.
+  const Tensor& incremental_forward(const Expression& last);
+  const Tensor& forward(VariableIndex last);
+  const Tensor& incremental_forward(VariableIndex last);
+  /// The value of a node (computed on demand).
+  const Tensor& get_value(VariableIndex i);
+  const Tensor& get_value(const Expression& e);
+  /// dE/d(node) after backward(); zeros for a node the loss does not depend on.
+  const Tensor& get_gradient(VariableIndex i);
+  const Tensor& get_gradient(const Expression& e);
+  /// Forgets every computed value (e.g. after changing parameters).
+  void invalidate();
+  /// Back-propagates from a node with one element per batch element, adding the
+  /// parameter gradients into the model.  `full` also computes gradients of nodes
+  /// that do not depend on parameters (inputs), for get_gradient().
+  void backward(const Expression& last, bool full = false);
+  void backward(VariableIndex last, bool full = false);
+
+  /// Computes each node as soon as it is added (shows errors at their line).
+  void set_immediate_compute(bool on) { immediate_compute_ = on; }
+  /// Throws when a forward or backward value is NaN or infinite.
+  void set_check_validity(bool on) { check_validity_ = on; }
+  /// 0 plain execution, 1 agenda batching, 2 depth batching (this graph only).
+  void set_autobatch(int strategy) { autobatch_ = strategy; }
+  int autobatch() const { return autobatch_; }
+
+  void print_graphviz() const;
+  void print_graphviz(std::ostream& os) const;
+
+  /// Changes when the graph is cleared; expressions remember it.
+  unsigned get_id() const { return id_; }
+  /// Number of nodes.
+  VariableIndex size() const { return num_nodes_; }
+  const Dim& get_dimension(VariableIndex i) const;
+  /// Bytes reserved by this graph's arenas (values, gradients, nodes, scratch).
+  size_t arena_capacity_bytes() const;
+
+  // ---- used by the expression functions; not part of DyNet's API ----
+  /// Adds a node of `op` over `args`, copying `params` inline, inferring its shape.
+  /// `trainable` marks a parameter/lookup leaf whose gradient the model wants;
+  /// `leaf_dim` gives a leaf its shape (its shape function may check it).
+  VariableIndex add_node(OpKind op, const Expression* args, unsigned num_args, const void* params,
+                         size_t params_size, bool trainable = false, Device* device = nullptr,
+                         const Dim* leaf_dim = nullptr);
+  Node& node(VariableIndex i);
+  const Node& node(VariableIndex i) const;
+  /// Memory valid until the graph is cleared (copies of user input data).
+  void* allocate_graph_bytes(size_t bytes);
+  std::mt19937& rng() { return rng_; }
+
+ private:
+  friend class PlainExecutor;
+  void check_index(VariableIndex i, const char* what) const;
+  void run_forward(VariableIndex last);
+
+  std::unique_ptr<GraphMemory> mem_;
+  VariableIndex num_nodes_ = 0;
+  VariableIndex evaluated_ = 0;  // nodes [0, evaluated_) have values
+  bool backward_done_ = false;
+  unsigned id_;
+  bool immediate_compute_ = false;
+  bool check_validity_ = false;
+  int autobatch_ = 0;
+  std::mt19937 rng_;
+};
+
+}  // namespace dynet_lite

@@ -1,0 +1,233 @@
+#pragma once
+/// \file expr.h
+/// Expressions: the functions that add nodes to a ComputationGraph.  Names,
+/// signatures and batch semantics follow DyNet's expr.h.  Every function checks
+/// its arguments' shapes when called and throws a dim_error naming itself and
+/// the offending dimensions.
+///
+/// Batch semantics: a tensor of shape {d...}XB holds B instances.  Arguments of
+/// element-wise and binary ops must have equal batch sizes or one of them 1
+/// (broadcast).  Dimensions broadcast where one side is 1, as in DyNet's cwise ops.
+#include <initializer_list>
+#include <vector>
+
+#include "dynet_lite/dynet.h"
+#include "dynet_lite/model.h"
+
+namespace dynet_lite {
+
+/// A handle to a node of a graph.  Cheap to copy; stale once the graph is cleared.
+struct Expression {
+  ComputationGraph* pg = nullptr;
+  VariableIndex i = 0;
+  unsigned graph_id = 0;
+
+  Expression() = default;
+  Expression(ComputationGraph* pg, VariableIndex i) : pg(pg), i(i), graph_id(pg->get_id()) {}
+
+  /// Computes (if needed) and returns the value.
+  const Tensor& value() const;
+  /// The gradient after pg->backward().
+  const Tensor& gradient() const;
+  /// The shape, known as soon as the expression exists.
+  Dim dim() const;
+  /// True when the graph was cleared (or reverted past this node).
+  bool is_stale() const { return pg == nullptr || pg->get_id() != graph_id || i >= pg->size(); }
+};
+
+namespace detail {
+/// Adds a node of `op` with inline parameters (a small plain struct) to the graph
+/// of the arguments.  The single entry point of every function below; it does no
+/// heap allocation.
+Expression add(OpKind op, const Expression* args, unsigned num_args, const void* params, size_t params_size);
+inline Expression add(OpKind op, std::initializer_list<Expression> args) {
+  return add(op, args.begin(), static_cast<unsigned>(args.size()), nullptr, 0);
+}
+inline Expression add(OpKind op, const std::vector<Expression>& args) {
+  return add(op, args.data(), static_cast<unsigned>(args.size()), nullptr, 0);
+}
+template <class P>
+Expression add(OpKind op, std::initializer_list<Expression> args, const P& p) {
+  return add(op, args.begin(), static_cast<unsigned>(args.size()), &p, sizeof(P));
+}
+template <class P>
+Expression add(OpKind op, const std::vector<Expression>& args, const P& p) {
+  return add(op, args.data(), static_cast<unsigned>(args.size()), &p, sizeof(P));
+}
+/// Adds a leaf (no arguments) to `g`.
+template <class P>
+Expression add_leaf(ComputationGraph& g, OpKind op, const Dim& d, const P& p, bool trainable = false,
+                    Device* device = nullptr) {
+  return Expression(&g, g.add_node(op, nullptr, 0, &p, sizeof(P), trainable, device, &d));
+}
+/// Copies `n` values into graph memory (valid until the graph is cleared).
+template <class T>
+const T* copy_to_graph(ComputationGraph& g, const T* data, size_t n) {
+  T* dst = static_cast<T*>(g.allocate_graph_bytes(n * sizeof(T)));
+  for (size_t i = 0; i < n; ++i) dst[i] = data[i];
+  return dst;
+}
+}  // namespace detail
+
+// ---------------------------------------------------------------- inputs
+Expression input(ComputationGraph& g, real s, Device* device = nullptr);
+/// A scalar read from *ps each time the graph is computed.
+Expression input(ComputationGraph& g, const real* ps, Device* device = nullptr);
+Expression input(ComputationGraph& g, const Dim& d, const std::vector<float>& data, Device* device = nullptr);
+/// Values read from *pdata each time the graph is computed.
+Expression input(ComputationGraph& g, const Dim& d, const std::vector<float>* pdata, Device* device = nullptr);
+/// A sparse input: `data[k]` at position `ids[k]`, `defdata` elsewhere.
+Expression input(ComputationGraph& g, const Dim& d, const std::vector<unsigned int>& ids,
+                 const std::vector<float>& data, float defdata = 0.f, Device* device = nullptr);
+Expression parameter(ComputationGraph& g, Parameter p);
+Expression parameter(ComputationGraph& g, LookupParameter lp);
+Expression const_parameter(ComputationGraph& g, Parameter p);
+Expression const_parameter(ComputationGraph& g, LookupParameter lp);
+Expression lookup(ComputationGraph& g, LookupParameter p, unsigned index);
+Expression lookup(ComputationGraph& g, LookupParameter p, const unsigned* pindex);
+/// A batch: element b is row indices[b].
+Expression lookup(ComputationGraph& g, LookupParameter p, const std::vector<unsigned>& indices);
+Expression lookup(ComputationGraph& g, LookupParameter p, const std::vector<unsigned>* pindices);
+Expression const_lookup(ComputationGraph& g, LookupParameter p, unsigned index);
+Expression const_lookup(ComputationGraph& g, LookupParameter p, const unsigned* pindex);
+Expression const_lookup(ComputationGraph& g, LookupParameter p, const std::vector<unsigned>& indices);
+Expression const_lookup(ComputationGraph& g, LookupParameter p, const std::vector<unsigned>* pindices);
+Expression zeros(ComputationGraph& g, const Dim& d);
+Expression zeroes(ComputationGraph& g, const Dim& d);
+Expression ones(ComputationGraph& g, const Dim& d);
+Expression constant(ComputationGraph& g, const Dim& d, float val);
+Expression random_normal(ComputationGraph& g, const Dim& d, float mean = 0.f, float stddev = 1.f);
+Expression random_bernoulli(ComputationGraph& g, const Dim& d, real p, real scale = 1.0f);
+Expression random_uniform(ComputationGraph& g, const Dim& d, real left, real right);
+Expression random_gumbel(ComputationGraph& g, const Dim& d, real mu = 0.0f, real beta = 1.0f);
+
+// ---------------------------------------------------------------- arithmetic
+Expression operator-(const Expression& x);
+Expression operator+(const Expression& x, const Expression& y);
+Expression operator+(const Expression& x, real y);
+Expression operator+(real x, const Expression& y);
+Expression operator-(const Expression& x, const Expression& y);
+Expression operator-(real x, const Expression& y);
+Expression operator-(const Expression& x, real y);
+/// Matrix product (with a batch: per element, or a shared matrix).
+Expression operator*(const Expression& x, const Expression& y);
+Expression operator*(const Expression& x, float y);
+Expression operator*(float y, const Expression& x);
+Expression operator/(const Expression& x, float y);
+Expression operator/(float x, const Expression& y);
+Expression cmult(const Expression& x, const Expression& y);
+Expression cdiv(const Expression& x, const Expression& y);
+/// x + bias, the column vector `bias` added to every column of x.
+Expression colwise_add(const Expression& x, const Expression& bias);
+/// xs[0] + xs[1]*xs[2] + xs[3]*xs[4] + ...
+Expression affine_transform(const std::initializer_list<Expression>& xs);
+Expression affine_transform(const std::vector<Expression>& xs);
+Expression sum(const std::initializer_list<Expression>& xs);
+Expression sum(const std::vector<Expression>& xs);
+Expression average(const std::initializer_list<Expression>& xs);
+Expression average(const std::vector<Expression>& xs);
+Expression pow(const Expression& x, const Expression& y);
+Expression min(const Expression& x, const Expression& y);
+Expression max(const Expression& x, const Expression& y);
+Expression max(const std::initializer_list<Expression>& xs);
+Expression max(const std::vector<Expression>& xs);
+Expression dot_product(const Expression& x, const Expression& y);
+
+// ---------------------------------------------------------------- element-wise
+Expression tanh(const Expression& x);
+Expression logistic(const Expression& x);
+Expression rectify(const Expression& x);
+Expression elu(const Expression& x, float alpha = 1.f);
+Expression selu(const Expression& x);
+Expression silu(const Expression& x, float beta = 1.f);
+Expression softsign(const Expression& x);
+Expression exp(const Expression& x);
+Expression log(const Expression& x);
+Expression sqrt(const Expression& x);
+Expression square(const Expression& x);
+Expression cube(const Expression& x);
+Expression abs(const Expression& x);
+Expression erf(const Expression& x);
+Expression log_sigmoid(const Expression& x);
+
+// ---------------------------------------------------------------- shape
+Expression transpose(const Expression& x, const std::vector<unsigned>& dims = {1, 0});
+Expression reshape(const Expression& x, const Dim& d);
+
+// ---------------------------------------------------------------- softmax
+/// Softmax over dimension d (each column when d = 0).
+Expression softmax(const Expression& x, unsigned d = 0);
+Expression log_softmax(const Expression& x);
+/// log_softmax over the listed rows only; other rows get -inf.
+Expression log_softmax(const Expression& x, const std::vector<unsigned>& restriction);
+/// log(sum_i exp(xs[i])), element-wise over the list.
+Expression logsumexp(const std::initializer_list<Expression>& xs);
+Expression logsumexp(const std::vector<Expression>& xs);
+/// -log(softmax(x))[v]; x a column vector (or a batch of them).
+Expression pickneglogsoftmax(const Expression& x, unsigned v);
+Expression pickneglogsoftmax(const Expression& x, const unsigned* pv);
+Expression pickneglogsoftmax(const Expression& x, const std::vector<unsigned>& v);
+Expression pickneglogsoftmax(const Expression& x, const std::vector<unsigned>* pv);
+
+// ---------------------------------------------------------------- losses
+Expression hinge(const Expression& x, unsigned index, float m = 1.0f);
+Expression hinge(const Expression& x, const unsigned* pindex, float m = 1.0f);
+Expression hinge(const Expression& x, const std::vector<unsigned>& indices, float m = 1.0f);
+Expression hinge(const Expression& x, const std::vector<unsigned>* pindices, float m = 1.0f);
+Expression squared_distance(const Expression& x, const Expression& y);
+Expression l1_distance(const Expression& x, const Expression& y);
+Expression huber_distance(const Expression& x, const Expression& y, real c = 1.345f);
+Expression binary_log_loss(const Expression& x, const Expression& y);
+Expression squared_norm(const Expression& x);
+Expression l2_norm(const Expression& x);
+
+// ---------------------------------------------------------------- reductions
+Expression sum_elems(const Expression& x);
+Expression mean_elems(const Expression& x);
+Expression sum_batches(const Expression& x);
+Expression mean_batches(const Expression& x);
+/// Sums over the listed dimensions (and over the batch when b).
+Expression sum_dim(const Expression& x, const std::vector<unsigned>& dims, bool b = false);
+Expression mean_dim(const Expression& x, const std::vector<unsigned>& dims, bool b = false);
+Expression max_dim(const Expression& x, unsigned d = 0);
+Expression min_dim(const Expression& x, unsigned d = 0);
+
+// ---------------------------------------------------------------- selection
+Expression pick(const Expression& x, unsigned v, unsigned d = 0);
+Expression pick(const Expression& x, const std::vector<unsigned>& v, unsigned d = 0);
+Expression pick(const Expression& x, const unsigned* v, unsigned d = 0);
+Expression pick(const Expression& x, const std::vector<unsigned>* v, unsigned d = 0);
+/// Elements [s, e) along dimension d.
+Expression pick_range(const Expression& x, unsigned s, unsigned e, unsigned d = 0);
+Expression pickrange(const Expression& x, unsigned s, unsigned e);
+Expression pick_batch_elem(const Expression& x, unsigned v);
+Expression pick_batch_elems(const Expression& x, const std::vector<unsigned>& v);
+Expression pick_batch_elems(const Expression& x, const std::vector<unsigned>* pv);
+Expression select_rows(const Expression& x, const std::vector<unsigned>& rows);
+Expression select_rows(const Expression& x, const std::vector<unsigned>* prows);
+Expression select_cols(const Expression& x, const std::vector<unsigned>& cols);
+Expression select_cols(const Expression& x, const std::vector<unsigned>* pcols);
+Expression concatenate(const std::initializer_list<Expression>& xs, unsigned d = 0);
+Expression concatenate(const std::vector<Expression>& xs, unsigned d = 0);
+Expression concatenate_cols(const std::initializer_list<Expression>& xs);
+Expression concatenate_cols(const std::vector<Expression>& xs);
+Expression concatenate_to_batch(const std::initializer_list<Expression>& xs);
+Expression concatenate_to_batch(const std::vector<Expression>& xs);
+
+// ---------------------------------------------------------------- gradient control
+Expression nobackprop(const Expression& x);
+Expression flip_gradient(const Expression& x);
+Expression scale_gradient(const Expression& x, float lambd = 1.0f);
+
+// ---------------------------------------------------------------- noise
+Expression noise(const Expression& x, real stddev);
+Expression dropout(const Expression& x, real p);
+Expression dropout_dim(const Expression& x, unsigned d, real p);
+Expression dropout_batch(const Expression& x, real p);
+Expression block_dropout(const Expression& x, real p);
+
+// ---------------------------------------------------------------- normalisation
+/// g * (x - mean(x)) / std(x) + b over a column vector x.
+Expression layer_norm(const Expression& x, const Expression& g, const Expression& b);
+
+}  // namespace dynet_lite

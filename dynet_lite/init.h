@@ -1,0 +1,39 @@
+#pragma once
+/// \file init.h
+/// DyNet's process start-up: initialize(argc, argv) reads the --dynet-* flags.
+/// Everything it sets is a default that a graph or model can override; nothing
+/// here is required (a program that never calls initialize() works too).
+#include <string>
+
+namespace dynet_lite {
+
+struct DynetParams {
+  unsigned random_seed = 0;            ///< --dynet-seed; 0 picks a random seed
+  std::string mem_descriptor = "";     ///< --dynet-mem: initial arena size hint in MB
+  float weight_decay = 0.f;            ///< --dynet-weight-decay
+  int autobatch = 0;                   ///< --dynet-autobatch: 0 off, 1 agenda, 2 depth
+  int profiling = 0;                   ///< --dynet-profiling
+  bool shared_parameters = false;      ///< accepted for compatibility
+  bool ngpus_requested = false;
+  bool ids_requested = false;
+  bool cpu_requested = false;
+  int requested_gpus = -1;             ///< --dynet-gpus
+  std::string devices;                 ///< --dynet-devices, e.g. "CPU,GPU:0"
+};
+
+/// Reads and removes the --dynet-* flags from argv (so a program's own parser
+/// does not see them).  Unknown --dynet-* flags throw naming the flag.
+DynetParams extract_dynet_params(int& argc, char**& argv, bool shared_parameters = false);
+void initialize(DynetParams& params);
+void initialize(int& argc, char**& argv, bool shared_parameters = false);
+/// Releases pooled graph memory of the calling thread.
+void cleanup();
+/// Whether the CUDA backend is compiled into this build.
+bool has_cuda_backend();
+
+/// The settings in force (from initialize(), or the defaults).
+const DynetParams& current_params();
+/// Initial bytes for a graph's value arena (from --dynet-mem; only a hint).
+size_t default_arena_bytes();
+
+}  // namespace dynet_lite

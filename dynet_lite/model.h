@@ -1,0 +1,159 @@
+#pragma once
+/// \file model.h
+/// Trainable parameters and the collections that own them.
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_set>
+#include <vector>
+
+#include "dynet_lite/param-init.h"
+#include "dynet_lite/tensor.h"
+
+namespace dynet_lite {
+
+class ParameterCollection;
+struct ParameterCollectionStorage;
+
+/// A dense parameter: its values and accumulated gradient.
+struct ParameterStorage {
+  ParameterStorage(const Dim& d, const ParameterInit& init, const std::string& name, Device* device);
+  ~ParameterStorage();
+  ParameterStorage(const ParameterStorage&) = delete;
+  ParameterStorage& operator=(const ParameterStorage&) = delete;
+
+  size_t size() const { return dim.size(); }
+  void zero();
+  void clear_gradient();
+  void scale_parameters(float a);
+  void scale_gradient(float a);
+  /// values += ... under the lock, so graphs in several threads can back-propagate
+  /// into the same parameter.
+  void accumulate_grad(const float* d);
+  float gradient_squared_l2_norm() const;
+
+  Dim dim;
+  Tensor values;
+  Tensor g;
+  std::string name;
+  Device* device;
+  bool updated = true;        ///< false freezes it (trainers skip it)
+  bool nonzero_grad = false;  ///< some gradient arrived since the last update
+  std::mutex mutex;
+};
+
+/// A table of rows (embeddings).  Only the rows that received gradient are updated.
+struct LookupParameterStorage {
+  LookupParameterStorage(unsigned n, const Dim& d, const ParameterInit& init, const std::string& name,
+                         Device* device);
+  ~LookupParameterStorage();
+  LookupParameterStorage(const LookupParameterStorage&) = delete;
+  LookupParameterStorage& operator=(const LookupParameterStorage&) = delete;
+
+  size_t size() const { return all_dim.size(); }
+  unsigned num_rows() const { return static_cast<unsigned>(values.size()); }
+  void zero();
+  void clear_gradient();
+  void scale_parameters(float a);
+  void scale_gradient(float a);
+  void accumulate_grad(unsigned index, const float* d);
+  void initialize(unsigned index, const std::vector<float>& val);
+  float gradient_squared_l2_norm() const;
+
+  Dim all_dim;                   ///< {d..., n}
+  Dim dim;                       ///< one row
+  Tensor all_values, all_grads;  ///< rows one after the other
+  std::vector<Tensor> values, grads;
+  std::unordered_set<unsigned> non_zero_grads;  ///< rows touched since the last update
+  bool all_updated = false;                     ///< dense gradient (no sparse tracking)
+  std::string name;
+  Device* device;
+  bool updated = true;
+  std::mutex mutex;
+};
+
+/// A handle to a ParameterStorage (cheap to copy).
+struct Parameter {
+  Parameter() = default;
+  explicit Parameter(std::shared_ptr<ParameterStorage> p) : p(std::move(p)) {}
+  ParameterStorage& get_storage() const;
+  void zero();
+  Dim dim() const { return get_storage().dim; }
+  Tensor* values() { return &get_storage().values; }
+  Tensor* gradients() { return &get_storage().g; }
+  std::string get_fullname() const { return get_storage().name; }
+  void set_updated(bool b) { get_storage().updated = b; }
+  bool is_updated() { return get_storage().updated; }
+  void clip_inplace(float left, float right);
+  void set_value(const std::vector<float>& val);
+  void scale(float s) { get_storage().scale_parameters(s); }
+  void scale_gradient(float s) { get_storage().scale_gradient(s); }
+
+  std::shared_ptr<ParameterStorage> p;
+};
+
+struct LookupParameter {
+  LookupParameter() = default;
+  explicit LookupParameter(std::shared_ptr<LookupParameterStorage> p) : p(std::move(p)) {}
+  LookupParameterStorage& get_storage() const;
+  void initialize(unsigned index, const std::vector<float>& val) { get_storage().initialize(index, val); }
+  void zero() { get_storage().zero(); }
+  Dim dim() const { return get_storage().dim; }
+  std::vector<Tensor>* values() { return &get_storage().values; }
+  std::vector<Tensor>* gradients() { return &get_storage().grads; }
+  std::string get_fullname() const { return get_storage().name; }
+  void set_updated(bool b) { get_storage().updated = b; }
+  bool is_updated() { return get_storage().updated; }
+  void scale(float s) { get_storage().scale_parameters(s); }
+  void scale_gradient(float s) { get_storage().scale_gradient(s); }
+
+  std::shared_ptr<LookupParameterStorage> p;
+};
+
+/// Owns parameters.  A handle: copies refer to the same collection.  A
+/// subcollection's parameters belong to its ancestors too, so a trainer on the
+/// root updates everything.
+class ParameterCollection {
+ public:
+  ParameterCollection();
+  ~ParameterCollection();
+
+  /// Glorot-uniform when scale == 0, else uniform in [-scale, scale].
+  Parameter add_parameters(const Dim& d, float scale = 0.0f, const std::string& name = "",
+                           Device* device = nullptr);
+  Parameter add_parameters(const Dim& d, Device* device);
+  Parameter add_parameters(const Dim& d, const std::string& name, Device* device = nullptr);
+  Parameter add_parameters(const Dim& d, const ParameterInit& init, const std::string& name = "",
+                           Device* device = nullptr);
+  /// n rows of shape d, Glorot-initialised.
+  LookupParameter add_lookup_parameters(unsigned n, const Dim& d, const std::string& name = "",
+                                        Device* device = nullptr);
+  LookupParameter add_lookup_parameters(unsigned n, const Dim& d, const ParameterInit& init,
+                                        const std::string& name = "", Device* device = nullptr);
+  ParameterCollection add_subcollection(const std::string& name = "", float weight_decay_lambda = -1.f);
+
+  /// Number of scalars in all parameters and lookup tables.
+  size_t parameter_count() const;
+  float gradient_l2_norm() const;
+  void reset_gradient();
+  /// L2 weight decay: each update multiplies the weights by (1 - lambda).
+  void set_weight_decay_lambda(float lambda);
+  float get_weight_decay_lambda() const;
+  /// "/" for a root collection, "/name/" for a subcollection.
+  std::string get_fullname() const;
+  std::string get_namespace() const { return get_fullname(); }
+
+  const std::vector<std::shared_ptr<ParameterStorage>>& parameters_list() const;
+  const std::vector<std::shared_ptr<LookupParameterStorage>>& lookup_parameters_list() const;
+  std::vector<Parameter> get_parameters() const;
+  std::vector<LookupParameter> get_lookup_parameters() const;
+
+ private:
+  explicit ParameterCollection(std::shared_ptr<ParameterCollectionStorage> s) : storage_(std::move(s)) {}
+  std::shared_ptr<ParameterCollectionStorage> storage_;
+};
+
+/// DyNet 1's name for ParameterCollection.
+using Model = ParameterCollection;
+
+}  // namespace dynet_lite

@@ -1,0 +1,387 @@
+// Leaves: user inputs, constants, random tensors, parameters and lookups.
+#include <cmath>
+#include <cstring>
+#include <random>
+
+#include "dynet_lite/core/node.h"
+#include "dynet_lite/exec/exec_context.h"
+#include "dynet_lite/expr.h"
+#include "dynet_lite/model.h"
+
+namespace dynet_lite {
+
+namespace {
+
+// ---------------------------------------------------------------- input
+struct InputParams {
+  const float* data = nullptr;                 // copied user data (graph memory)
+  const std::vector<float>* pdata = nullptr;   // read at forward time
+  const float* pscalar = nullptr;              // read at forward time
+  const unsigned* sparse_ids = nullptr;        // sparse input positions
+  unsigned nsparse = 0;
+  float scalar = 0.f;
+  float defdata = 0.f;
+};
+
+
+// y = the user's data
+void input_forward(const Tensor* const*, unsigned, Node& n, ExecContext& ctx) {
+  const InputParams& p = n.p<InputParams>();
+  size_t sz = n.value.d.size();
+  Device* dev = ctx.device();
+  if (p.pscalar) {
+    dev->copy_from_host(n.value.v, p.pscalar, 1);
+  } else if (p.pdata) {
+    DYNET_LITE_DIM_CHECK(p.pdata->size() == sz, "input: the vector behind the pointer now holds " << p.pdata->size()
+                                                     << " values, but the input was declared with shape "
+                                                     << n.value.d << " (" << sz << " values)");
+    dev->copy_from_host(n.value.v, p.pdata->data(), sz);
+  } else if (p.sparse_ids) {
+    dev->fill(n.value.v, p.defdata, sz);
+    for (unsigned k = 0; k < p.nsparse; ++k) dev->copy_from_host(n.value.v + p.sparse_ids[k], p.data + k, 1);
+  } else if (p.data) {
+    dev->copy_from_host(n.value.v, p.data, sz);
+  } else {
+    dev->copy_from_host(n.value.v, &p.scalar, 1);
+  }
+}
+
+// ---------------------------------------------------------------- constant / random
+struct FillParams {
+  float a = 0.f;  // constant value, mean, p, left or mu
+  float b = 0.f;  // stddev, scale, right or beta
+};
+
+// Leaves get their shape from the expression function (add_node's leaf_dim).
+Dim leaf_shape(const Tensor* const*, unsigned, const Node& n) {
+  DYNET_LITE_DIM_CHECK(n.value.d.size() > 0, op_name(n.op) << ": shape " << n.value.d << " has no elements");
+  return n.value.d;
+}
+
+// y = c
+void constant_forward(const Tensor* const*, unsigned, Node& n, ExecContext& ctx) {
+  ctx.device()->fill(n.value.v, n.p<FillParams>().a, n.value.d.size());
+}
+
+template <class Draw>
+void fill_random(Node& n, ExecContext& ctx, Draw draw) {
+  size_t sz = n.value.d.size();
+  float* host = ctx.device()->type == DeviceType::CPU ? n.value.v : ctx.scratch_floats(sz);
+  for (size_t i = 0; i < sz; ++i) host[i] = draw(ctx.rng());
+  if (host != n.value.v) ctx.device()->copy_from_host(n.value.v, host, sz);
+}
+
+// y ~ N(a, b^2)
+void random_normal_forward(const Tensor* const*, unsigned, Node& n, ExecContext& ctx) {
+  std::normal_distribution<float> d(n.p<FillParams>().a, n.p<FillParams>().b);
+  fill_random(n, ctx, [&](std::mt19937& g) { return d(g); });
+}
+// y ~ U(a, b)
+void random_uniform_forward(const Tensor* const*, unsigned, Node& n, ExecContext& ctx) {
+  std::uniform_real_distribution<float> d(n.p<FillParams>().a, n.p<FillParams>().b);
+  fill_random(n, ctx, [&](std::mt19937& g) { return d(g); });
+}
+// y = b with probability a, else 0
+void random_bernoulli_forward(const Tensor* const*, unsigned, Node& n, ExecContext& ctx) {
+  std::bernoulli_distribution d(n.p<FillParams>().a);
+  float scale = n.p<FillParams>().b;
+  fill_random(n, ctx, [&](std::mt19937& g) { return d(g) ? scale : 0.f; });
+}
+// y = mu - beta * log(-log(u)), u ~ U(0, 1)
+void random_gumbel_forward(const Tensor* const*, unsigned, Node& n, ExecContext& ctx) {
+  std::uniform_real_distribution<float> d(0.f, 1.f);
+  float mu = n.p<FillParams>().a, beta = n.p<FillParams>().b;
+  fill_random(n, ctx, [&](std::mt19937& g) {
+    float u = d(g);
+    while (u <= 0.f || u >= 1.f) u = d(g);
+    return mu - beta * std::log(-std::log(u));
+  });
+}
+
+// ---------------------------------------------------------------- parameters
+struct ParamParams {
+  ParameterStorage* p = nullptr;
+  LookupParameterStorage* lp = nullptr;  // the whole table as one matrix
+};
+
+Dim param_shape(const Tensor* const*, unsigned, const Node& n) {
+  const ParamParams& p = n.p<ParamParams>();
+  return p.p ? p.p->dim : p.lp->all_dim;
+}
+// y = the parameter's own memory (no copy)
+void param_forward(const Tensor* const*, unsigned, Node& n, ExecContext&) {
+  const ParamParams& p = n.p<ParamParams>();
+  n.value.v = p.p ? p.p->values.v : p.lp->all_values.v;
+}
+// grad(W) += dy
+void param_accumulate(const Node& n, const Tensor& dy) {
+  const ParamParams& p = n.p<ParamParams>();
+  if (p.p) {
+    p.p->accumulate_grad(dy.v);
+  } else {
+    std::lock_guard<std::mutex> lock(p.lp->mutex);
+    size_t sz = p.lp->size();
+    for (size_t i = 0; i < sz; ++i) p.lp->all_grads.v[i] += dy.v[i];
+    p.lp->all_updated = true;
+  }
+}
+
+// ---------------------------------------------------------------- lookup
+struct LookupParams {
+  LookupParameterStorage* lp = nullptr;
+  const unsigned* indices = nullptr;               // copied indices (graph memory)
+  const unsigned* pindex = nullptr;                // read at forward time
+  const std::vector<unsigned>* pindices = nullptr;  // read at forward time
+  unsigned index = 0;
+};
+
+const unsigned* lookup_indices(const LookupParams& p, unsigned bd) {
+  if (p.pindex) return p.pindex;
+  if (p.pindices) {
+    DYNET_LITE_DIM_CHECK(p.pindices->size() == bd, "lookup: the index vector behind the pointer now holds "
+                                                        << p.pindices->size() << " indices, but the node was built for "
+                                                        << bd);
+    return p.pindices->data();
+  }
+  if (p.indices) return p.indices;
+  return &p.index;
+}
+
+void check_rows(const char* what, const LookupParameterStorage& lp, const unsigned* idx, unsigned n) {
+  for (unsigned b = 0; b < n; ++b)
+    DYNET_LITE_INDEX_CHECK(idx[b] < lp.num_rows(), what << ": index " << idx[b] << " out of range for lookup parameter '"
+                                                       << lp.name << "' with " << lp.num_rows() << " rows");
+}
+
+
+// y[:, b] = E[:, idx[b]]  (one row is used in place, a batch is copied)
+void lookup_forward(const Tensor* const*, unsigned, Node& n, ExecContext& ctx) {
+  const LookupParams& p = n.p<LookupParams>();
+  unsigned bd = n.value.d.bd;
+  const unsigned* idx = lookup_indices(p, bd);
+  if (p.pindex || p.pindices) check_rows("lookup", *p.lp, idx, bd);
+  if (bd == 1) {
+    n.value.v = p.lp->values[idx[0]].v;
+    return;
+  }
+  size_t row = p.lp->dim.size();
+  n.value.v = ctx.persistent_floats(row * bd);
+  for (unsigned b = 0; b < bd; ++b) ctx.device()->copy(n.value.v + b * row, p.lp->values[idx[b]].v, row);
+}
+// grad(E[:, idx[b]]) += dy[:, b]
+void lookup_accumulate(const Node& n, const Tensor& dy) {
+  const LookupParams& p = n.p<LookupParams>();
+  unsigned bd = n.value.d.bd;
+  const unsigned* idx = lookup_indices(p, bd);
+  size_t row = p.lp->dim.size();
+  for (unsigned b = 0; b < bd; ++b) p.lp->accumulate_grad(idx[b], dy.v + b * row);
+}
+
+}  // namespace
+
+void register_input_ops(OpTable& t) {
+  OpInfo& in = t.row(OpKind::Input);
+  in.name = "input";
+  in.shape = leaf_shape;
+  in.forward[0] = input_forward;
+  in.blocks_gradient = true;
+
+  struct Row {
+    OpKind op;
+    const char* name;
+    ForwardFn f;
+  };
+  for (Row r : {Row{OpKind::Constant, "constant", constant_forward},
+                Row{OpKind::RandomNormal, "random_normal", random_normal_forward},
+                Row{OpKind::RandomUniform, "random_uniform", random_uniform_forward},
+                Row{OpKind::RandomBernoulli, "random_bernoulli", random_bernoulli_forward},
+                Row{OpKind::RandomGumbel, "random_gumbel", random_gumbel_forward}}) {
+    OpInfo& o = t.row(r.op);
+    o.name = r.name;
+    o.shape = leaf_shape;
+    o.forward[0] = r.f;
+    o.blocks_gradient = true;
+  }
+
+  OpInfo& p = t.row(OpKind::Parameter);
+  p.name = "parameter";
+  p.shape = param_shape;
+  p.forward[0] = param_forward;
+  p.accumulate = param_accumulate;
+  p.sets_own_value = true;
+  p.trainable_leaf = true;
+
+  OpInfo& l = t.row(OpKind::Lookup);
+  l.name = "lookup";
+  l.shape = leaf_shape;
+  l.forward[0] = lookup_forward;
+  l.accumulate = lookup_accumulate;
+  l.sets_own_value = true;
+  l.trainable_leaf = true;
+  l.batch = BatchKind::Custom;
+}
+
+// ---------------------------------------------------------------- expressions
+
+Expression input(ComputationGraph& g, real s, Device* device) {
+  InputParams p;
+  p.scalar = s;
+  return detail::add_leaf(g, OpKind::Input, Dim({1}), p, false, device);
+}
+Expression input(ComputationGraph& g, const real* ps, Device* device) {
+  DYNET_LITE_ARG_CHECK(ps != nullptr, "input: null pointer for a scalar input");
+  InputParams p;
+  p.pscalar = ps;
+  return detail::add_leaf(g, OpKind::Input, Dim({1}), p, false, device);
+}
+Expression input(ComputationGraph& g, const Dim& d, const std::vector<float>& data, Device* device) {
+  DYNET_LITE_DIM_CHECK(data.size() == d.size(), "input: " << data.size() << " values given for shape " << d << " ("
+                                                          << d.size() << " values)");
+  InputParams p;
+  p.data = detail::copy_to_graph(g, data.data(), data.size());
+  return detail::add_leaf(g, OpKind::Input, d, p, false, device);
+}
+Expression input(ComputationGraph& g, const Dim& d, const std::vector<float>* pdata, Device* device) {
+  DYNET_LITE_ARG_CHECK(pdata != nullptr, "input: null pointer for the input vector of shape " << d);
+  DYNET_LITE_DIM_CHECK(pdata->size() == d.size(), "input: " << pdata->size() << " values given for shape " << d
+                                                            << " (" << d.size() << " values)");
+  InputParams p;
+  p.pdata = pdata;
+  return detail::add_leaf(g, OpKind::Input, d, p, false, device);
+}
+Expression input(ComputationGraph& g, const Dim& d, const std::vector<unsigned int>& ids,
+                 const std::vector<float>& data, float defdata, Device* device) {
+  DYNET_LITE_DIM_CHECK(ids.size() == data.size(), "input (sparse): " << ids.size() << " positions but " << data.size()
+                                                                     << " values");
+  for (unsigned id : ids)
+    DYNET_LITE_INDEX_CHECK(id < d.size(), "input (sparse): position " << id << " out of range for shape " << d);
+  InputParams p;
+  p.sparse_ids = detail::copy_to_graph(g, ids.data(), ids.size());
+  p.data = detail::copy_to_graph(g, data.data(), data.size());
+  p.nsparse = static_cast<unsigned>(ids.size());
+  p.defdata = defdata;
+  return detail::add_leaf(g, OpKind::Input, d, p, false, device);
+}
+
+namespace {
+Expression fill_leaf(ComputationGraph& g, OpKind op, const Dim& d, float a, float b) {
+  FillParams p;
+  p.a = a;
+  p.b = b;
+  return detail::add_leaf(g, op, d, p);
+}
+}  // namespace
+
+Expression zeros(ComputationGraph& g, const Dim& d) { return fill_leaf(g, OpKind::Constant, d, 0.f, 0.f); }
+Expression zeroes(ComputationGraph& g, const Dim& d) { return zeros(g, d); }
+Expression ones(ComputationGraph& g, const Dim& d) { return fill_leaf(g, OpKind::Constant, d, 1.f, 0.f); }
+Expression constant(ComputationGraph& g, const Dim& d, float val) {
+  return fill_leaf(g, OpKind::Constant, d, val, 0.f);
+}
+Expression random_normal(ComputationGraph& g, const Dim& d, float mean, float stddev) {
+  DYNET_LITE_ARG_CHECK(stddev >= 0.f, "random_normal: stddev must be >= 0, got " << stddev);
+  return fill_leaf(g, OpKind::RandomNormal, d, mean, stddev);
+}
+Expression random_bernoulli(ComputationGraph& g, const Dim& d, real p, real scale) {
+  DYNET_LITE_ARG_CHECK(p >= 0.f && p <= 1.f, "random_bernoulli: p must be in [0, 1], got " << p);
+  return fill_leaf(g, OpKind::RandomBernoulli, d, p, scale);
+}
+Expression random_uniform(ComputationGraph& g, const Dim& d, real left, real right) {
+  DYNET_LITE_ARG_CHECK(left <= right, "random_uniform: left " << left << " > right " << right);
+  return fill_leaf(g, OpKind::RandomUniform, d, left, right);
+}
+Expression random_gumbel(ComputationGraph& g, const Dim& d, real mu, real beta) {
+  DYNET_LITE_ARG_CHECK(beta > 0.f, "random_gumbel: beta must be > 0, got " << beta);
+  return fill_leaf(g, OpKind::RandomGumbel, d, mu, beta);
+}
+
+namespace {
+Expression param_leaf(ComputationGraph& g, ParameterStorage* ps, LookupParameterStorage* lps, bool trainable) {
+  ParamParams p;
+  p.p = ps;
+  p.lp = lps;
+  Device* dev = ps ? ps->device : lps->device;
+  return detail::add_leaf(g, OpKind::Parameter, ps ? ps->dim : lps->all_dim, p, trainable, dev);
+}
+}  // namespace
+
+Expression parameter(ComputationGraph& g, Parameter p) {
+  ParameterStorage& s = p.get_storage();
+  return param_leaf(g, &s, nullptr, s.updated);
+}
+Expression parameter(ComputationGraph& g, LookupParameter lp) {
+  LookupParameterStorage& s = lp.get_storage();
+  return param_leaf(g, nullptr, &s, s.updated);
+}
+Expression const_parameter(ComputationGraph& g, Parameter p) { return param_leaf(g, &p.get_storage(), nullptr, false); }
+Expression const_parameter(ComputationGraph& g, LookupParameter lp) {
+  return param_leaf(g, nullptr, &lp.get_storage(), false);
+}
+
+namespace {
+Expression lookup_leaf(ComputationGraph& g, LookupParameterStorage& s, LookupParams p, unsigned bd, bool trainable) {
+  p.lp = &s;
+  DYNET_LITE_DIM_CHECK(bd > 0, "lookup: empty list of indices for '" << s.name << "'");
+  Dim d = s.dim;
+  d.bd = bd;
+  return detail::add_leaf(g, OpKind::Lookup, d, p, trainable, s.device);
+}
+Expression lookup_one(ComputationGraph& g, LookupParameter lp, unsigned index, bool trainable) {
+  LookupParameterStorage& s = lp.get_storage();
+  check_rows("lookup", s, &index, 1);
+  LookupParams p;
+  p.index = index;
+  return lookup_leaf(g, s, p, 1, trainable && s.updated);
+}
+Expression lookup_ptr(ComputationGraph& g, LookupParameter lp, const unsigned* pindex, bool trainable) {
+  DYNET_LITE_ARG_CHECK(pindex != nullptr, "lookup: null index pointer");
+  LookupParameterStorage& s = lp.get_storage();
+  LookupParams p;
+  p.pindex = pindex;
+  return lookup_leaf(g, s, p, 1, trainable && s.updated);
+}
+Expression lookup_many(ComputationGraph& g, LookupParameter lp, const std::vector<unsigned>& indices, bool trainable) {
+  LookupParameterStorage& s = lp.get_storage();
+  check_rows("lookup", s, indices.data(), static_cast<unsigned>(indices.size()));
+  LookupParams p;
+  if (indices.size() == 1) {
+    p.index = indices[0];
+  } else {
+    p.indices = detail::copy_to_graph(g, indices.data(), indices.size());
+  }
+  return lookup_leaf(g, s, p, static_cast<unsigned>(indices.size()), trainable && s.updated);
+}
+Expression lookup_many_ptr(ComputationGraph& g, LookupParameter lp, const std::vector<unsigned>* pindices,
+                           bool trainable) {
+  DYNET_LITE_ARG_CHECK(pindices != nullptr, "lookup: null pointer to the index vector");
+  LookupParameterStorage& s = lp.get_storage();
+  LookupParams p;
+  p.pindices = pindices;
+  return lookup_leaf(g, s, p, static_cast<unsigned>(pindices->size()), trainable && s.updated);
+}
+}  // namespace
+
+Expression lookup(ComputationGraph& g, LookupParameter p, unsigned index) { return lookup_one(g, p, index, true); }
+Expression lookup(ComputationGraph& g, LookupParameter p, const unsigned* pindex) {
+  return lookup_ptr(g, p, pindex, true);
+}
+Expression lookup(ComputationGraph& g, LookupParameter p, const std::vector<unsigned>& indices) {
+  return lookup_many(g, p, indices, true);
+}
+Expression lookup(ComputationGraph& g, LookupParameter p, const std::vector<unsigned>* pindices) {
+  return lookup_many_ptr(g, p, pindices, true);
+}
+Expression const_lookup(ComputationGraph& g, LookupParameter p, unsigned index) {
+  return lookup_one(g, p, index, false);
+}
+Expression const_lookup(ComputationGraph& g, LookupParameter p, const unsigned* pindex) {
+  return lookup_ptr(g, p, pindex, false);
+}
+Expression const_lookup(ComputationGraph& g, LookupParameter p, const std::vector<unsigned>& indices) {
+  return lookup_many(g, p, indices, false);
+}
+Expression const_lookup(ComputationGraph& g, LookupParameter p, const std::vector<unsigned>* pindices) {
+  return lookup_many_ptr(g, p, pindices, false);
+}
+
+}  // namespace dynet_lite

@@ -1,0 +1,43 @@
+#include "dynet_lite/ops/op_table.h"
+
+#include <vector>
+
+namespace dynet_lite {
+
+namespace {
+struct FilledTable {
+  OpTable table;
+  std::vector<const char*> incomplete;
+  FilledTable() {
+    register_input_ops(table);
+    register_arith_ops(table);
+    register_unary_ops(table);
+    register_matrix_ops(table);
+    register_softmax_ops(table);
+    register_loss_ops(table);
+    register_reduce_ops(table);
+    register_shape_ops(table);
+    register_random_ops(table);
+    register_norm_ops(table);
+    register_cuda_kernels(table);
+    for (unsigned i = 0; i < kNumOps; ++i) {
+      const OpInfo& r = table.row(static_cast<OpKind>(i));
+      bool has_backward = r.backward[0] || r.accumulate || r.blocks_gradient;
+      if (!r.name || !r.shape || !r.forward[0] || !has_backward) incomplete.push_back(r.name ? r.name : "(unnamed)");
+    }
+  }
+};
+const FilledTable& filled() {
+  static const FilledTable t;
+  return t;
+}
+}  // namespace
+
+const OpInfo& op_info(OpKind op) { return filled().table.row(op); }
+
+const char* const* incomplete_ops(unsigned* count) {
+  *count = static_cast<unsigned>(filled().incomplete.size());
+  return filled().incomplete.data();
+}
+
+}  // namespace dynet_lite

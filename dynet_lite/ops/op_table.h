@@ -1,0 +1,176 @@
+#pragma once
+// The table of operations: the single place that says, for every op, its name,
+// how it infers its shape, its kernels per device, and how it batches.
+// Each family file under ops/ fills the rows of its ops (register_*_ops); a test
+// checks that no row is left empty.
+#include <cstdint>
+
+#include "dynet_lite/dim.h"
+#include "dynet_lite/tensor.h"
+
+namespace dynet_lite {
+
+struct Node;
+class ExecContext;
+
+enum class OpKind : uint16_t {
+  // ops/inputs.cc: leaves
+  Input,
+  Constant,
+  RandomNormal,
+  RandomUniform,
+  RandomBernoulli,
+  RandomGumbel,
+  Parameter,
+  Lookup,
+  // ops/arith.cc: arithmetic with broadcasting
+  Add,
+  Subtract,
+  CMult,
+  CDiv,
+  Negate,
+  AddScalar,
+  MultiplyScalar,
+  ScalarMinus,
+  ScalarDivide,
+  Pow,
+  Max,
+  Min,
+  Sum,
+  // ops/unary.cc: element-wise functions
+  Tanh,
+  Logistic,
+  Rectify,
+  Elu,
+  Selu,
+  Silu,
+  Softsign,
+  Exp,
+  Log,
+  Sqrt,
+  Square,
+  Cube,
+  Abs,
+  Erf,
+  LogSigmoid,
+  // ops/matrix.cc: products
+  MatMul,
+  AffineTransform,
+  Transpose,
+  // ops/softmax.cc
+  Softmax,
+  LogSoftmax,
+  RestrictedLogSoftmax,
+  LogSumExp,
+  PickNegLogSoftmax,
+  // ops/losses.cc
+  Hinge,
+  BinaryLogLoss,
+  SquaredDistance,
+  L1Distance,
+  HuberDistance,
+  SquaredNorm,
+  L2Norm,
+  DotProduct,
+  // ops/reduce.cc
+  SumElems,
+  SumBatches,
+  SumDim,
+  MeanElems,
+  MeanBatches,
+  MeanDim,
+  MaxDim,
+  MinDim,
+  // ops/shape.cc: selecting, reshaping, joining
+  Reshape,
+  Pick,
+  PickRange,
+  PickBatchElems,
+  SelectRows,
+  SelectCols,
+  Concatenate,
+  ConcatenateToBatch,
+  NoBackprop,
+  FlipGradient,
+  ScaleGradient,
+  // ops/random.cc: dropout and noise
+  Dropout,
+  DropoutDim,
+  DropoutBatch,
+  BlockDropout,
+  Noise,
+  // ops/norm.cc
+  LayerNorm,
+  Count
+};
+constexpr unsigned kNumOps = static_cast<unsigned>(OpKind::Count);
+static_assert(kNumOps == 77, "a new op needs its row in the table: update this count with it");
+
+/// Shape inference; runs when the node is added and throws a dim_error naming the
+/// op and the offending dimensions.  `xs[i]->d` are the argument shapes (values
+/// may not be computed yet).
+using ShapeFn = Dim (*)(const Tensor* const* xs, unsigned n, const Node& node);
+/// y = f(xs): writes node.value (memory already allocated unless the op sets
+/// `sets_own_value`).
+using ForwardFn = void (*)(const Tensor* const* xs, unsigned n, Node& node, ExecContext& ctx);
+/// dx_i += (d y / d x_i)^T dy.  Must accumulate, never overwrite.
+using BackwardFn = void (*)(const Tensor* const* xs, unsigned n, const Node& node, const Tensor& dy,
+                            unsigned i, Tensor& dx, ExecContext& ctx);
+/// For leaves that own trainable memory (parameter, lookup): adds dy into it.
+using AccumulateFn = void (*)(const Node& node, const Tensor& dy);
+
+/// How a node of this op can run together with identical nodes of other instances
+/// (the automatic batching pass reads this).
+enum class BatchKind : uint8_t {
+  Never,        ///< always runs alone
+  Elementwise,  ///< all args stacked along the batch dimension; shapes must match
+  SharedFirst,  ///< arg 0 (a weight) must be the same node; the others are stacked
+  Custom,       ///< the op has its own batched kernel
+};
+
+struct OpInfo {
+  const char* name = nullptr;
+  ShapeFn shape = nullptr;
+  ForwardFn forward[kNumDeviceTypes] = {};
+  BackwardFn backward[kNumDeviceTypes] = {};
+  AccumulateFn accumulate = nullptr;
+  /// Forward points node.value.v at memory it does not allocate (a parameter, an
+  /// input's own buffer, a reshape of its argument).
+  bool sets_own_value = false;
+  /// A leaf whose value depends on trainable memory (parameter, lookup).
+  bool trainable_leaf = false;
+  /// Gradient does not flow back through this op (nobackprop, random leaves).
+  bool blocks_gradient = false;
+  BatchKind batch = BatchKind::Never;
+};
+
+/// The row of `op`.  The table is filled on first use.
+const OpInfo& op_info(OpKind op);
+inline const char* op_name(OpKind op) { return op_info(op).name; }
+/// Ops whose row lacks a name, a shape function or CPU kernels (must be empty).
+const char* const* incomplete_ops(unsigned* count);
+
+/// Mutable access for the family files while the table is filled.
+class OpTable {
+ public:
+  OpInfo& row(OpKind op) { return rows_[static_cast<unsigned>(op)]; }
+  const OpInfo& row(OpKind op) const { return rows_[static_cast<unsigned>(op)]; }
+
+ private:
+  OpInfo rows_[kNumOps];
+};
+
+void register_input_ops(OpTable& t);
+void register_arith_ops(OpTable& t);
+void register_unary_ops(OpTable& t);
+void register_matrix_ops(OpTable& t);
+void register_softmax_ops(OpTable& t);
+void register_loss_ops(OpTable& t);
+void register_reduce_ops(OpTable& t);
+void register_shape_ops(OpTable& t);
+void register_random_ops(OpTable& t);
+void register_norm_ops(OpTable& t);
+/// Filled by the CUDA backend when it is built; a no-op otherwise.
+void register_cuda_kernels(OpTable& t);
+
+}  // namespace dynet_lite

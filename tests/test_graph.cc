@@ -1,0 +1,21 @@
+#define BOOST_TEST_MODULE graph
+#include "test_utils.h"
+
+using namespace dynet_lite;
+
+BOOST_AUTO_TEST_CASE(op_table_is_complete) {
+  unsigned n = 0;
+  const char* const* missing = incomplete_ops(&n);
+  std::string names;
+  for (unsigned i = 0; i < n; ++i) names += std::string(missing[i]) + " ";
+  BOOST_CHECK_MESSAGE(n == 0, "ops without a complete row: " << names);
+}
+
+BOOST_AUTO_TEST_CASE(tanh_of_input) {
+  ComputationGraph cg;
+  Expression x = input(cg, Dim({3}), std::vector<float>{-1.f, 0.f, 2.f});
+  Expression y = tanh(x);
+  std::vector<float> v = as_vector(cg.forward(y));
+  test::check_close(v, {std::tanh(-1.f), 0.f, std::tanh(2.f)});
+  BOOST_CHECK_EQUAL(y.dim(), Dim({3}));
+}

@@ -1,0 +1,142 @@
+#pragma once
+// Shared helpers for the test suites: fixed-value parameters, and a
+// central-difference gradient check over parameters and inputs.
+#include <boost/test/unit_test.hpp>
+#include <cmath>
+#include <functional>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "dynet_lite/dynet.h"
+#include "dynet_lite/expr.h"
+#include "dynet_lite/model.h"
+
+namespace dl = dynet_lite;
+
+namespace test {
+
+/// An input whose values the gradient check perturbs in place.
+struct TestInput {
+  dl::Dim dim;
+  std::vector<float> values;
+};
+
+/// Builds the expression under test from the inputs (created by the checker as
+/// pointer inputs in the same order).
+using Builder = std::function<dl::Expression(dl::ComputationGraph&, const std::vector<dl::Expression>&)>;
+
+/// Deterministic values in roughly [-1, 1] that avoid 0 and ties.
+inline std::vector<float> test_values(size_t n, float offset = 0.f) {
+  std::vector<float> v(n);
+  for (size_t i = 0; i < n; ++i) v[i] = offset + 0.9f * std::sin(1.3f * static_cast<float>(i) + 0.7f) + 0.05f;
+  return v;
+}
+
+/// Reduces any expression to a scalar with fixed, non-symmetric weights so that a
+/// wrong gradient component cannot cancel out: sum_b sum_i w_i e_bi.
+inline dl::Expression weighted_reduce(dl::ComputationGraph& cg, const dl::Expression& e) {
+  dl::Dim d = e.dim();
+  std::vector<float> w(d.size());
+  for (size_t i = 0; i < w.size(); ++i) w[i] = 0.5f + 0.37f * static_cast<float>((i * 7) % 11) / 11.f;
+  dl::Expression we = dl::input(cg, d, w);
+  return dl::sum_batches(dl::sum_elems(dl::cmult(e, we)));
+}
+
+inline double loss_value(dl::ParameterCollection&, std::vector<TestInput>& inputs, const Builder& build) {
+  dl::ComputationGraph cg;
+  std::vector<dl::Expression> xs;
+  for (auto& in : inputs) xs.push_back(dl::input(cg, in.dim, &in.values));
+  dl::Expression loss = weighted_reduce(cg, build(cg, xs));
+  return dl::as_scalar(cg.forward(loss));
+}
+
+/// Checks d loss / d (every parameter element and every input element) against
+/// central differences.  Returns the number of elements checked.
+inline size_t check_gradients(dl::ParameterCollection& m, std::vector<TestInput> inputs, const Builder& build,
+                              float eps = 1e-3f, double rtol = 2e-2, double atol = 2e-3) {
+  m.reset_gradient();
+  std::vector<std::vector<float>> input_grads;
+  {
+    dl::ComputationGraph cg;
+    std::vector<dl::Expression> xs;
+    for (auto& in : inputs) xs.push_back(dl::input(cg, in.dim, &in.values));
+    dl::Expression loss = weighted_reduce(cg, build(cg, xs));
+    cg.forward(loss);
+    cg.backward(loss, true);
+    for (auto& x : xs) input_grads.push_back(dl::as_vector(cg.get_gradient(x)));
+  }
+  size_t checked = 0;
+  auto compare = [&](double analytic, double numeric, const std::string& what) {
+    double err = std::fabs(analytic - numeric);
+    double tol = atol + rtol * std::max(std::fabs(analytic), std::fabs(numeric));
+    BOOST_CHECK_MESSAGE(err <= tol, what << ": analytic " << analytic << " vs numeric " << numeric);
+    ++checked;
+  };
+  for (auto& p : m.parameters_list()) {
+    std::vector<float> g = dl::as_vector(p->g);
+    for (size_t i = 0; i < p->size(); ++i) {
+      float old = p->values.v[i];
+      p->values.v[i] = old + eps;
+      double up = loss_value(m, inputs, build);
+      p->values.v[i] = old - eps;
+      double down = loss_value(m, inputs, build);
+      p->values.v[i] = old;
+      compare(g[i], (up - down) / (2 * eps), p->name + "[" + std::to_string(i) + "]");
+    }
+  }
+  for (auto& lp : m.lookup_parameters_list()) {
+    std::vector<float> g = dl::as_vector(lp->all_grads);
+    for (size_t i = 0; i < lp->size(); ++i) {
+      float old = lp->all_values.v[i];
+      lp->all_values.v[i] = old + eps;
+      double up = loss_value(m, inputs, build);
+      lp->all_values.v[i] = old - eps;
+      double down = loss_value(m, inputs, build);
+      lp->all_values.v[i] = old;
+      compare(g[i], (up - down) / (2 * eps), lp->name + "[" + std::to_string(i) + "]");
+    }
+  }
+  for (size_t k = 0; k < inputs.size(); ++k) {
+    for (size_t i = 0; i < inputs[k].values.size(); ++i) {
+      float old = inputs[k].values[i];
+      inputs[k].values[i] = old + eps;
+      double up = loss_value(m, inputs, build);
+      inputs[k].values[i] = old - eps;
+      double down = loss_value(m, inputs, build);
+      inputs[k].values[i] = old;
+      compare(input_grads[k][i], (up - down) / (2 * eps), "input " + std::to_string(k) + "[" + std::to_string(i) + "]");
+    }
+  }
+  m.reset_gradient();
+  return checked;
+}
+
+/// Values of an expression built over fixed inputs.
+inline std::vector<float> eval(const std::vector<TestInput>& inputs, const Builder& build) {
+  dl::ComputationGraph cg;
+  std::vector<dl::Expression> xs;
+  for (auto& in : inputs) xs.push_back(dl::input(cg, in.dim, in.values));
+  return dl::as_vector(cg.forward(build(cg, xs)));
+}
+
+inline void check_close(const std::vector<float>& got, const std::vector<float>& want, double tol = 1e-5) {
+  BOOST_REQUIRE_EQUAL(got.size(), want.size());
+  for (size_t i = 0; i < got.size(); ++i)
+    BOOST_CHECK_MESSAGE(std::fabs(got[i] - want[i]) <= tol * (1 + std::fabs(want[i])),
+                        "element " << i << ": got " << got[i] << ", want " << want[i]);
+}
+
+/// Checks that `f` throws E and that the message contains every `parts` string.
+template <class E, class F>
+void check_throws_with(F f, std::initializer_list<const char*> parts) {
+  try {
+    f();
+    BOOST_ERROR("no exception thrown");
+  } catch (const E& e) {
+    std::string msg = e.what();
+    for (const char* p : parts) BOOST_CHECK_MESSAGE(msg.find(p) != std::string::npos, "message '" << msg << "' lacks '" << p << "'");
+  }
+}
+
+}  // namespace test
