@@ -1,5 +1,6 @@
 #include "dynet_lite/ops/op_table.h"
 
+#include <string>
 #include <vector>
 
 namespace dynet_lite {
@@ -7,6 +8,7 @@ namespace dynet_lite {
 namespace {
 struct FilledTable {
   OpTable table;
+  std::vector<std::string> incomplete_names;
   std::vector<const char*> incomplete;
   FilledTable() {
     register_input_ops(table);
@@ -23,8 +25,10 @@ struct FilledTable {
     for (unsigned i = 0; i < kNumOps; ++i) {
       const OpInfo& r = table.row(static_cast<OpKind>(i));
       bool has_backward = r.backward[0] || r.accumulate || r.blocks_gradient;
-      if (!r.name || !r.shape || !r.forward[0] || !has_backward) incomplete.push_back(r.name ? r.name : "(unnamed)");
+      if (!r.name || !r.shape || !r.forward[0] || !has_backward)
+        incomplete_names.push_back(r.name ? std::string(r.name) : "op #" + std::to_string(i));
     }
+    for (const std::string& s : incomplete_names) incomplete.push_back(s.c_str());
   }
 };
 const FilledTable& filled() {
