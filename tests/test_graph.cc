@@ -19,3 +19,13 @@ BOOST_AUTO_TEST_CASE(tanh_of_input) {
   test::check_close(v, {std::tanh(-1.f), 0.f, std::tanh(2.f)});
   BOOST_CHECK_EQUAL(y.dim(), Dim({3}));
 }
+
+BOOST_AUTO_TEST_CASE(gradient_check_harness_on_cmult_and_tanh) {
+  ParameterCollection m;
+  Parameter w = m.add_parameters({3});
+  size_t n = test::check_gradients(m, {{Dim({3}, 2), test::test_values(6)}},
+                                   [&](ComputationGraph& cg, const std::vector<Expression>& xs) {
+                                     return tanh(cmult(xs[0], parameter(cg, w)) + 0.5f);
+                                   });
+  BOOST_CHECK_EQUAL(n, 9u);
+}
