@@ -1,0 +1,281 @@
+#define BOOST_TEST_MODULE memory
+#include "test_utils.h"
+
+#include <cstdint>
+#include <fstream>
+#include <random>
+#include <string>
+
+#include "dynet_lite/core/arena.h"
+#include "dynet_lite/devices.h"
+
+using dl::Arena;
+using dl::ComputationGraph;
+using dl::Dim;
+using dl::Expression;
+
+namespace {
+
+bool aligned(const void* p) { return reinterpret_cast<std::uintptr_t>(p) % Arena::kAlign == 0; }
+
+/// Resident set size of this process in kB (VmRSS in /proc/self/status), or -1.
+long resident_kb() {
+  std::ifstream in("/proc/self/status");
+  std::string line;
+  while (std::getline(in, line))
+    if (line.rfind("VmRSS:", 0) == 0) return std::stol(line.substr(6));
+  return -1;
+}
+
+/// x = input(4 values); `steps` times x = tanh(x * p + 0.5); loss = sum_elems(x).
+Expression chain(ComputationGraph& cg, dl::Parameter& p, unsigned steps) {
+  Expression w = dl::parameter(cg, p);
+  Expression x = dl::input(cg, Dim({4}), {0.1f, -0.2f, 0.3f, -0.4f});
+  for (unsigned s = 0; s < steps; ++s) x = dl::tanh(dl::cmult(x, w) + 0.5f);
+  return dl::sum_elems(x);
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(arena)
+
+BOOST_AUTO_TEST_CASE(allocations_are_aligned_and_disjoint) {
+  Arena a(dl::cpu_device(), 64 * 1024);
+  char* p1 = static_cast<char*>(a.allocate(1));
+  char* p2 = static_cast<char*>(a.allocate(100));
+  char* p3 = static_cast<char*>(a.allocate(64));
+  BOOST_CHECK(aligned(p1) && aligned(p2) && aligned(p3));
+  BOOST_CHECK(p2 >= p1 + 1);
+  BOOST_CHECK(p3 >= p2 + 100);
+  BOOST_CHECK_EQUAL(a.used_bytes(), 64u + 128u + 64u);
+  BOOST_CHECK_EQUAL(a.num_chunks(), 1u);
+  BOOST_CHECK_EQUAL(a.capacity_bytes(), 64u * 1024u);
+  BOOST_CHECK(a.device() == dl::cpu_device());
+}
+
+BOOST_AUTO_TEST_CASE(initial_size_is_only_a_hint) {
+  Arena a(dl::cpu_device(), 10);  // too small: rounded up to a sensible minimum
+  BOOST_CHECK_GE(a.capacity_bytes(), 64u * 1024u);
+  float* f = a.allocate_floats(1000);
+  for (int i = 0; i < 1000; ++i) f[i] = static_cast<float>(i);
+  BOOST_CHECK_EQUAL(f[999], 999.f);
+}
+
+BOOST_AUTO_TEST_CASE(reset_keeps_the_chunk) {
+  Arena a(dl::cpu_device(), 64 * 1024);
+  void* first = a.allocate(1000);
+  a.allocate(5000);
+  size_t cap = a.capacity_bytes();
+  a.reset();
+  BOOST_CHECK_EQUAL(a.used_bytes(), 0u);
+  BOOST_CHECK_EQUAL(a.capacity_bytes(), cap);
+  BOOST_CHECK_EQUAL(a.num_chunks(), 1u);
+  // The memory is handed out again from the start: nothing was freed.
+  BOOST_CHECK(a.allocate(1000) == first);
+}
+
+BOOST_AUTO_TEST_CASE(grows_past_the_first_chunk) {
+  Arena a(dl::cpu_device(), 64 * 1024);
+  std::vector<float*> blocks;
+  // 10 blocks of 40 kB = 400 kB, far more than the first 64 kB chunk.
+  for (int k = 0; k < 10; ++k) {
+    float* f = a.allocate_floats(10 * 1024);
+    BOOST_REQUIRE(aligned(f));
+    for (int i = 0; i < 10 * 1024; ++i) f[i] = static_cast<float>(k);
+    blocks.push_back(f);
+  }
+  BOOST_CHECK_GT(a.num_chunks(), 1u);
+  BOOST_CHECK_GE(a.capacity_bytes(), 400u * 1024u);
+  // Earlier blocks were not moved or overwritten by the growth.
+  for (int k = 0; k < 10; ++k) {
+    BOOST_CHECK_EQUAL(blocks[k][0], static_cast<float>(k));
+    BOOST_CHECK_EQUAL(blocks[k][10 * 1024 - 1], static_cast<float>(k));
+  }
+  // A request larger than twice the last chunk gets a chunk of its own size.
+  float* big = a.allocate_floats(4 * 1024 * 1024);
+  big[4 * 1024 * 1024 - 1] = 1.f;
+  BOOST_CHECK_GE(a.capacity_bytes(), 16u * 1024u * 1024u);
+
+  // After reset the chunks are merged: the same sequence fits in one chunk.
+  size_t cap = a.capacity_bytes();
+  a.reset();
+  BOOST_CHECK_EQUAL(a.num_chunks(), 1u);
+  BOOST_CHECK_EQUAL(a.capacity_bytes(), cap);
+  for (int k = 0; k < 10; ++k) a.allocate_floats(10 * 1024);
+  a.allocate_floats(4 * 1024 * 1024);
+  BOOST_CHECK_EQUAL(a.num_chunks(), 1u);
+  BOOST_CHECK_EQUAL(a.capacity_bytes(), cap);
+}
+
+BOOST_AUTO_TEST_CASE(rewind_within_a_chunk) {
+  Arena a(dl::cpu_device(), 64 * 1024);
+  a.allocate(128);
+  Arena::Mark m = a.mark();
+  size_t used = a.used_bytes();
+  void* p = a.allocate(256);
+  a.allocate(512);
+  a.rewind(m);
+  BOOST_CHECK_EQUAL(a.used_bytes(), used);
+  BOOST_CHECK(a.allocate(256) == p);
+  // Rewinding to a later mark than the current position does nothing.
+  Arena::Mark later = a.mark();
+  a.rewind(m);
+  a.rewind(later);
+  BOOST_CHECK_EQUAL(a.used_bytes(), used);
+}
+
+BOOST_AUTO_TEST_CASE(rewind_across_chunks) {
+  Arena a(dl::cpu_device(), 64 * 1024);
+  a.allocate(1024);
+  Arena::Mark m = a.mark();
+  void* p = a.allocate(1024);
+  for (int k = 0; k < 8; ++k) a.allocate(60 * 1024);  // spills into new chunks
+  size_t chunks = a.num_chunks();
+  BOOST_CHECK_GT(chunks, 1u);
+  a.rewind(m);
+  BOOST_CHECK(a.allocate(1024) == p);
+  // The spilled chunks are reused, not reallocated.
+  for (int k = 0; k < 8; ++k) a.allocate(60 * 1024);
+  BOOST_CHECK_EQUAL(a.num_chunks(), chunks);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_SUITE(graph_memory)
+
+BOOST_AUTO_TEST_CASE(graph_larger_than_the_initial_arena) {
+  // 2M floats per node (8 MB), several nodes: far past the default 1 MB arena.
+  const unsigned n = 2 * 1024 * 1024;
+  std::vector<float> data(n);
+  for (unsigned i = 0; i < n; ++i) data[i] = static_cast<float>(i % 7) - 3.f;
+  ComputationGraph cg;
+  Expression x = dl::input(cg, Dim({n}), data);
+  Expression y = dl::square(x) + 1.f;
+  Expression z = dl::sum_elems(dl::cmult(y, x));
+  // sum over i of (v^2 + 1) v, with v cycling over -3..3: each period sums to 0.
+  double want = 0;
+  for (unsigned i = 0; i < n; ++i) want += (double(data[i]) * data[i] + 1) * data[i];
+  BOOST_CHECK_CLOSE(dl::as_scalar(cg.forward(z)), want, 1e-3);
+  BOOST_CHECK_GE(cg.arena_capacity_bytes(), 3u * n * sizeof(float));
+  std::vector<float> yv = dl::as_vector(y.value());
+  BOOST_CHECK_EQUAL(yv[0], 10.f);  // (-3)^2 + 1
+  BOOST_CHECK_EQUAL(yv[n - 1], data[n - 1] * data[n - 1] + 1.f);
+}
+
+BOOST_AUTO_TEST_CASE(capacity_constant_over_graphs_of_one_size) {
+  dl::ParameterCollection m;
+  dl::Parameter p = m.add_parameters({4});
+  size_t cap = 0;
+  for (int g = 0; g < 500; ++g) {
+    ComputationGraph cg;
+    Expression loss = chain(cg, p, 300);
+    cg.forward(loss);
+    cg.backward(loss);
+    if (g == 2) cap = cg.arena_capacity_bytes();
+    if (g > 2) BOOST_REQUIRE_EQUAL(cg.arena_capacity_bytes(), cap);
+  }
+  BOOST_CHECK_GT(cap, 0u);
+}
+
+BOOST_AUTO_TEST_CASE(capacity_constant_when_one_graph_is_cleared) {
+  dl::ParameterCollection m;
+  dl::Parameter p = m.add_parameters({4});
+  ComputationGraph cg;
+  size_t cap = 0;
+  for (int g = 0; g < 500; ++g) {
+    cg.clear();
+    Expression loss = chain(cg, p, 300);
+    cg.forward(loss);
+    cg.backward(loss);
+    if (g == 2) cap = cg.arena_capacity_bytes();
+    if (g > 2) BOOST_REQUIRE_EQUAL(cg.arena_capacity_bytes(), cap);
+  }
+}
+
+BOOST_AUTO_TEST_CASE(resident_memory_flat_over_100000_graphs) {
+  long start = resident_kb();
+  if (start < 0) {
+    BOOST_TEST_MESSAGE("no /proc/self/status: skipped");
+    return;
+  }
+  dl::ParameterCollection m;
+  dl::Parameter p = m.add_parameters({4});
+  std::mt19937 rng(12345);
+  std::uniform_int_distribution<unsigned> steps(1, 200);
+  long at_10000 = 0;
+  double checksum = 0;
+  for (int g = 1; g <= 100000; ++g) {
+    ComputationGraph cg;
+    Expression loss = chain(cg, p, steps(rng));
+    checksum += dl::as_scalar(cg.forward(loss));
+    if (g % 4 == 0) cg.backward(loss);
+    if (g == 10000) at_10000 = resident_kb();
+  }
+  long at_100000 = resident_kb();
+  BOOST_TEST_MESSAGE("VmRSS: start " << start << " kB, graph 10000 " << at_10000 << " kB, graph 100000 "
+                                     << at_100000 << " kB");
+  BOOST_CHECK(std::isfinite(checksum));
+  // Graph memory is reused: 90,000 more graphs may not grow the process (256 kB
+  // leaves room for allocator noise, far below one leaked node per graph).
+  BOOST_CHECK_LT(at_100000 - at_10000, 256);
+}
+
+BOOST_AUTO_TEST_CASE(checkpoint_and_revert) {
+  dl::ParameterCollection m;
+  dl::Parameter p = m.add_parameters({4});
+  ComputationGraph cg;
+  Expression x = dl::input(cg, Dim({2}), {1.f, 2.f});
+  Expression y = 2.f * x;
+  cg.checkpoint();
+  unsigned kept = cg.size();
+  Expression z = dl::square(y);
+  test::check_close(dl::as_vector(z.value()), {4.f, 16.f});
+  cg.revert();
+  BOOST_CHECK_EQUAL(cg.size(), kept);
+  BOOST_CHECK(z.is_stale());
+  BOOST_CHECK(!y.is_stale());
+  test::check_throws_with<std::invalid_argument>([&] { dl::tanh(z); }, {"tanh", "stale"});
+  // Older values survive the revert; new nodes can be added and computed.
+  test::check_close(dl::as_vector(y.value()), {2.f, 4.f});
+  Expression w = y + 1.f;
+  test::check_close(dl::as_vector(w.value()), {3.f, 5.f});
+
+  // Nested checkpoints revert in reverse order.
+  cg.checkpoint();
+  Expression a = w * 3.f;
+  cg.checkpoint();
+  Expression b = a * 3.f;
+  test::check_close(dl::as_vector(b.value()), {27.f, 45.f});
+  cg.revert();
+  BOOST_CHECK(b.is_stale());
+  BOOST_CHECK(!a.is_stale());
+  cg.revert();
+  BOOST_CHECK(a.is_stale());
+  BOOST_CHECK(!w.is_stale());
+
+  // Repeated checkpoint/extend/revert does not grow the graph's memory.
+  size_t cap = 0;
+  for (int k = 0; k < 200; ++k) {
+    cg.checkpoint();
+    Expression loss = dl::sum_elems(w * chain(cg, p, 100));
+    cg.forward(loss);
+    cg.backward(loss);
+    if (k == 2) cap = cg.arena_capacity_bytes();
+    if (k > 2) BOOST_REQUIRE_EQUAL(cg.arena_capacity_bytes(), cap);
+    cg.revert();
+    BOOST_REQUIRE_EQUAL(cg.size(), w.i + 1);
+  }
+  test::check_close(dl::as_vector(w.value()), {3.f, 5.f});
+}
+
+BOOST_AUTO_TEST_CASE(cleared_graph_reuses_memory_and_ids_change) {
+  ComputationGraph cg;
+  Expression x = dl::input(cg, Dim({3}), {1.f, 2.f, 3.f});
+  unsigned id = cg.get_id();
+  cg.clear();
+  BOOST_CHECK_NE(cg.get_id(), id);
+  BOOST_CHECK_EQUAL(cg.size(), 0u);
+  BOOST_CHECK(x.is_stale());
+}
+
+BOOST_AUTO_TEST_SUITE_END()
