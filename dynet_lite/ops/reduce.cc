@@ -1,5 +1,7 @@
 // Reductions over elements, dimensions and the batch.
+#include <cstdint>
 #include <cstring>
+#include <vector>
 
 #include "dynet_lite/backends/cpu/eigen.h"
 #include "dynet_lite/core/node.h"
@@ -48,6 +50,249 @@ void sum_batches_backward(const Tensor* const*, unsigned, const Node&, const Ten
   for (unsigned b = 0; b < dx.d.bd; ++b) batch_arr(dx, b) += cpu::arr(dy);
 }
 
+
+// ---------------------------------------------------------------- mean_elems
+// y_b = mean_i x_bi;  dx_bi += dy_b / n
+void mean_elems_forward(const Tensor* const* xs, unsigned, Node& n, ExecContext&) {
+  for (unsigned b = 0; b < n.value.d.bd; ++b) n.value.v[b] = batch_arr(*xs[0], b).mean();
+}
+void mean_elems_backward(const Tensor* const*, unsigned, const Node&, const Tensor& dy, unsigned, Tensor& dx,
+                         ExecContext&) {
+  float scale = 1.f / static_cast<float>(dx.d.batch_size());
+  for (unsigned b = 0; b < dx.d.bd; ++b) batch_arr(dx, b) += dy.v[b] * scale;
+}
+
+// ---------------------------------------------------------------- mean_batches
+// y = (1/B) sum_b x_b;  dx_b += dy / B
+void mean_batches_forward(const Tensor* const* xs, unsigned n, Node& node, ExecContext& ctx) {
+  sum_batches_forward(xs, n, node, ctx);
+  cpu::arr(node.value) *= 1.f / static_cast<float>(xs[0]->d.bd);
+}
+void mean_batches_backward(const Tensor* const*, unsigned, const Node&, const Tensor& dy, unsigned, Tensor& dx,
+                           ExecContext&) {
+  float scale = 1.f / static_cast<float>(dx.d.bd);
+  for (unsigned b = 0; b < dx.d.bd; ++b) batch_arr(dx, b) += cpu::arr(dy) * scale;
+}
+
+// ---------------------------------------------------------------- sum_dim / mean_dim
+// The reduced dimensions are kept as a bit mask (bit k: dimension k) so the
+// parameters stay inline; `batch` also reduces the batch dimension.
+struct DimReduceParams {
+  uint32_t mask = 0;
+  bool batch = false;
+};
+
+// The input seen as up to 8 groups of adjacent dimensions (the batch is the last
+// one) that are all reduced or all kept, with the output stride of each group.
+struct ReduceLayout {
+  unsigned ng = 0;
+  size_t size[DYNET_MAX_TENSOR_DIM + 1];
+  size_t out_stride[DYNET_MAX_TENSOR_DIM + 1];  // 0 for a reduced group
+  bool reduced[DYNET_MAX_TENSOR_DIM + 1];
+  size_t count = 1;  // how many input elements fall on one output element
+
+  ReduceLayout(const Dim& x, const DimReduceParams& p) {
+    size_t out = 1;
+    for (unsigned k = 0; k <= x.nd; ++k) {
+      size_t s = k < x.nd ? x.d[k] : x.bd;
+      bool r = k < x.nd ? ((p.mask >> k) & 1u) != 0 : p.batch;
+      if (r) count *= s;
+      if (s == 1) continue;  // a length-1 dimension changes no offset
+      if (ng > 0 && reduced[ng - 1] == r) {
+        size[ng - 1] *= s;
+      } else {
+        size[ng] = s;
+        reduced[ng] = r;
+        out_stride[ng] = r ? 0 : out;
+        ++ng;
+      }
+      if (!r) out *= s;
+    }
+    if (ng == 0) {  // a single element
+      size[0] = 1;
+      reduced[0] = false;
+      out_stride[0] = 1;
+      ng = 1;
+    }
+  }
+
+  // Calls f(x_offset, y_offset) for each run of size[0] consecutive input
+  // elements; reduced[0] says whether the run maps onto one output element or
+  // onto size[0] consecutive ones.
+  template <class F>
+  void for_each_run(F f) const {
+    size_t counter[DYNET_MAX_TENSOR_DIM + 1] = {};
+    size_t runs = 1;
+    for (unsigned g = 1; g < ng; ++g) runs *= size[g];
+    size_t xo = 0, yo = 0;
+    for (size_t r = 0; r < runs; ++r) {
+      f(xo, yo);
+      xo += size[0];
+      for (unsigned g = 1; g < ng; ++g) {
+        yo += out_stride[g];
+        if (++counter[g] < size[g]) break;
+        yo -= out_stride[g] * size[g];
+        counter[g] = 0;
+      }
+    }
+  }
+};
+
+Dim dim_reduce_shape(const Tensor* const* xs, unsigned n, const Node& node) {
+  Dim d = one_arg(xs, n, node);
+  const DimReduceParams& p = node.p<DimReduceParams>();
+  DYNET_LITE_DIM_CHECK(p.mask != 0 || p.batch, op_name(node.op) << ": nothing to reduce for " << d
+                                                                << " (no dimension listed and the batch not included)");
+  // As in DyNet, dimension nd (an implicit length-1 dimension) may be named.
+  for (unsigned k = d.nd + 1; k < DYNET_MAX_TENSOR_DIM; ++k)
+    DYNET_LITE_DIM_CHECK(!((p.mask >> k) & 1u), op_name(node.op) << ": dimension " << k << " is out of range for " << d
+                                                                   << " (" << d.nd << " dimensions)");
+  Dim r = d;
+  // Highest dimension first so that lower indices stay valid.
+  for (unsigned k = DYNET_MAX_TENSOR_DIM; k-- > 0;)
+    if (((p.mask >> k) & 1u) && k < r.nd) r.delete_dim(k);
+  if (p.batch) r.bd = 1;
+  return r;
+}
+
+// y[j] = scale * sum over the reduced positions i of x[i]
+void dim_reduce(const Tensor& x, const DimReduceParams& p, float* y, size_t ysize, bool mean) {
+  ReduceLayout l(x.d, p);
+  std::memset(y, 0, ysize * sizeof(float));
+  const float* xv = x.v;
+  size_t run = l.size[0];
+  if (l.reduced[0]) {
+    l.for_each_run([&](size_t xo, size_t yo) {
+      y[yo] += cpu::ArrMap(const_cast<float*>(xv) + xo, static_cast<Eigen::Index>(run)).sum();
+    });
+  } else {
+    l.for_each_run([&](size_t xo, size_t yo) {
+      for (size_t j = 0; j < run; ++j) y[yo + j] += xv[xo + j];
+    });
+  }
+  if (mean && l.count != 1) {
+    float scale = 1.f / static_cast<float>(l.count);
+    for (size_t j = 0; j < ysize; ++j) y[j] *= scale;
+  }
+}
+
+// dx[i] += scale * dy[j(i)]
+void dim_reduce_backward(const Tensor& dx, const DimReduceParams& p, const float* dy, bool mean) {
+  ReduceLayout l(dx.d, p);
+  float scale = mean ? 1.f / static_cast<float>(l.count) : 1.f;
+  float* g = dx.v;
+  size_t run = l.size[0];
+  if (l.reduced[0]) {
+    l.for_each_run([&](size_t xo, size_t yo) {
+      float v = scale * dy[yo];
+      for (size_t j = 0; j < run; ++j) g[xo + j] += v;
+    });
+  } else {
+    l.for_each_run([&](size_t xo, size_t yo) {
+      for (size_t j = 0; j < run; ++j) g[xo + j] += scale * dy[yo + j];
+    });
+  }
+}
+
+// y = sum over the listed dims (and the batch when b) of x;  dx += dy broadcast back
+void sum_dim_forward(const Tensor* const* xs, unsigned, Node& n, ExecContext&) {
+  dim_reduce(*xs[0], n.p<DimReduceParams>(), n.value.v, n.value.d.size(), false);
+}
+void sum_dim_backward(const Tensor* const*, unsigned, const Node& n, const Tensor& dy, unsigned, Tensor& dx,
+                      ExecContext&) {
+  dim_reduce_backward(dx, n.p<DimReduceParams>(), dy.v, false);
+}
+// y = sum_dim(x) / (number of reduced elements);  dx += dy / count broadcast back
+void mean_dim_forward(const Tensor* const* xs, unsigned, Node& n, ExecContext&) {
+  dim_reduce(*xs[0], n.p<DimReduceParams>(), n.value.v, n.value.d.size(), true);
+}
+void mean_dim_backward(const Tensor* const*, unsigned, const Node& n, const Tensor& dy, unsigned, Tensor& dx,
+                       ExecContext&) {
+  dim_reduce_backward(dx, n.p<DimReduceParams>(), dy.v, true);
+}
+
+Expression dim_reduce_expr(OpKind op, const char* name, const Expression& x, const std::vector<unsigned>& dims,
+                           bool b) {
+  DimReduceParams p;
+  p.batch = b;
+  for (unsigned k : dims) {
+    DYNET_LITE_DIM_CHECK(k < DYNET_MAX_TENSOR_DIM, name << ": dimension " << k << " is out of range (a tensor has at most "
+                                                        << DYNET_MAX_TENSOR_DIM << " dimensions)");
+    DYNET_LITE_DIM_CHECK(!((p.mask >> k) & 1u), name << ": dimension " << k << " is listed twice");
+    p.mask |= 1u << k;
+  }
+  return detail::add(op, {x}, p);
+}
+
+// ---------------------------------------------------------------- max_dim / min_dim
+struct ArgReduceParams {
+  unsigned dim = 0;
+};
+
+Dim arg_reduce_shape(const Tensor* const* xs, unsigned n, const Node& node) {
+  Dim d = one_arg(xs, n, node);
+  unsigned k = node.p<ArgReduceParams>().dim;
+  DYNET_LITE_DIM_CHECK(k < d.nd, op_name(node.op) << ": dimension " << k << " is out of range for " << d << " ("
+                                                  << d.nd << " dimensions)");
+  d.delete_dim(k);
+  return d;
+}
+
+// inner: elements before dimension d; len: its length; outer: everything after
+// (batch included).  Element (i, k, o) sits at (o * len + k) * inner + i.
+struct AxisLayout {
+  size_t inner = 1, len = 1, outer = 1;
+  AxisLayout(const Dim& x, unsigned d) {
+    for (unsigned k = 0; k < d; ++k) inner *= x[k];
+    len = x[d];
+    for (unsigned k = d + 1; k < x.nd; ++k) outer *= x.d[k];
+    outer *= x.bd;
+  }
+};
+
+// y = max (or min) of x along d; the position of the first extreme is kept in
+// node.aux for backward: dx[argmax] += dy.
+template <bool kMax>
+void arg_reduce_forward(const Tensor* const* xs, unsigned, Node& n, ExecContext& ctx) {
+  const Tensor& x = *xs[0];
+  AxisLayout l(x.d, n.p<ArgReduceParams>().dim);
+  size_t out = l.inner * l.outer;
+  static_assert(sizeof(uint32_t) == sizeof(float), "positions are kept in float memory");
+  uint32_t* pos = reinterpret_cast<uint32_t*>(ctx.persistent_floats(out));
+  n.aux = pos;
+  float* y = n.value.v;
+  for (size_t o = 0; o < l.outer; ++o) {
+    const float* xo = x.v + o * l.len * l.inner;
+    float* yo = y + o * l.inner;
+    uint32_t* po = pos + o * l.inner;
+    for (size_t i = 0; i < l.inner; ++i) {
+      yo[i] = xo[i];
+      po[i] = 0;
+    }
+    for (size_t k = 1; k < l.len; ++k) {
+      const float* xk = xo + k * l.inner;
+      for (size_t i = 0; i < l.inner; ++i) {
+        // Strict comparison: the first of equal values wins.
+        if (kMax ? xk[i] > yo[i] : xk[i] < yo[i]) {
+          yo[i] = xk[i];
+          po[i] = static_cast<uint32_t>(k);
+        }
+      }
+    }
+  }
+}
+void arg_reduce_backward(const Tensor* const*, unsigned, const Node& n, const Tensor& dy, unsigned, Tensor& dx,
+                         ExecContext&) {
+  AxisLayout l(dx.d, n.p<ArgReduceParams>().dim);
+  const uint32_t* pos = static_cast<const uint32_t*>(n.aux);
+  DYNET_LITE_ASSERT(pos != nullptr, op_name(n.op) << ": backward without forward");
+  for (size_t o = 0; o < l.outer; ++o)
+    for (size_t i = 0; i < l.inner; ++i) {
+      size_t j = o * l.inner + i;
+      dx.v[(o * l.len + pos[j]) * l.inner + i] += dy.v[j];
+    }
+}
+
 }  // namespace
 
 void register_reduce_ops(OpTable& t) {
@@ -63,9 +308,68 @@ void register_reduce_ops(OpTable& t) {
   sb.shape = sum_batches_shape;
   sb.forward[0] = sum_batches_forward;
   sb.backward[0] = sum_batches_backward;
+
+  OpInfo& me = t.row(OpKind::MeanElems);
+  me.name = "mean_elems";
+  me.shape = sum_elems_shape;
+  me.forward[0] = mean_elems_forward;
+  me.backward[0] = mean_elems_backward;
+  me.batch = BatchKind::Elementwise;
+
+  OpInfo& mb = t.row(OpKind::MeanBatches);
+  mb.name = "mean_batches";
+  mb.shape = sum_batches_shape;
+  mb.forward[0] = mean_batches_forward;
+  mb.backward[0] = mean_batches_backward;
+
+  // sum_dim / mean_dim may reduce the batch too: they never run stacked.
+  OpInfo& sd = t.row(OpKind::SumDim);
+  sd.name = "sum_dim";
+  sd.shape = dim_reduce_shape;
+  sd.forward[0] = sum_dim_forward;
+  sd.backward[0] = sum_dim_backward;
+
+  OpInfo& md = t.row(OpKind::MeanDim);
+  md.name = "mean_dim";
+  md.shape = dim_reduce_shape;
+  md.forward[0] = mean_dim_forward;
+  md.backward[0] = mean_dim_backward;
+
+  OpInfo& xd = t.row(OpKind::MaxDim);
+  xd.name = "max_dim";
+  xd.shape = arg_reduce_shape;
+  xd.forward[0] = arg_reduce_forward<true>;
+  xd.backward[0] = arg_reduce_backward;
+  xd.batch = BatchKind::Elementwise;
+
+  OpInfo& nd = t.row(OpKind::MinDim);
+  nd.name = "min_dim";
+  nd.shape = arg_reduce_shape;
+  nd.forward[0] = arg_reduce_forward<false>;
+  nd.backward[0] = arg_reduce_backward;
+  nd.batch = BatchKind::Elementwise;
 }
 
 Expression sum_elems(const Expression& x) { return detail::add(OpKind::SumElems, {x}); }
 Expression sum_batches(const Expression& x) { return detail::add(OpKind::SumBatches, {x}); }
+
+Expression mean_elems(const Expression& x) { return detail::add(OpKind::MeanElems, {x}); }
+Expression mean_batches(const Expression& x) { return detail::add(OpKind::MeanBatches, {x}); }
+Expression sum_dim(const Expression& x, const std::vector<unsigned>& dims, bool b) {
+  return dim_reduce_expr(OpKind::SumDim, "sum_dim", x, dims, b);
+}
+Expression mean_dim(const Expression& x, const std::vector<unsigned>& dims, bool b) {
+  return dim_reduce_expr(OpKind::MeanDim, "mean_dim", x, dims, b);
+}
+Expression max_dim(const Expression& x, unsigned d) {
+  ArgReduceParams p;
+  p.dim = d;
+  return detail::add(OpKind::MaxDim, {x}, p);
+}
+Expression min_dim(const Expression& x, unsigned d) {
+  ArgReduceParams p;
+  p.dim = d;
+  return detail::add(OpKind::MinDim, {x}, p);
+}
 
 }  // namespace dynet_lite
