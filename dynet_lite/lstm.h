@@ -1,0 +1,208 @@
+#pragma once
+/// \file lstm.h
+/// LSTM builders (DyNet's): VanillaLSTMBuilder (the standard LSTM, also called
+/// LSTMBuilder), CoupledLSTMBuilder (coupled input/forget gates with peepholes)
+/// and CompactVanillaLSTMBuilder (vanilla maths without forget bias, for fused
+/// kernels).
+///
+/// The state of every layer is a memory cell c and an output h.  The initial
+/// state h_0 given to start_new_sequence holds 2 * layers expressions: the cells
+/// of layers 0..L-1, then the outputs of layers 0..L-1 (DyNet's layout); empty
+/// means zeros.  final_s() / get_s() use the same layout.
+#include <vector>
+
+#include "dynet_lite/rnn.h"
+
+namespace dynet_lite {
+
+namespace detail {
+/// The per-step states of an LSTM-like builder, stored flat (step-major) so a
+/// step costs no allocation once the vectors have grown.
+struct LSTMHistory {
+  unsigned layers = 0, hidden = 0;
+  std::vector<Expression> h, c;    ///< [t * layers + layer]
+  std::vector<Expression> h0, c0;  ///< empty: zero initial state
+
+  size_t steps() const { return layers ? h.size() / layers : 0; }
+  /// Clears the history and takes the initial state (cells, then outputs).
+  void start(const std::vector<Expression>& hinit);
+  /// Appends room for one step and returns its index.
+  size_t push_step();
+  /// Drops the latest step (when building it failed).
+  void pop_step();
+  /// State of `layer` before a step from `prev`; nullptr means zero.
+  const Expression* prev_h(int prev, unsigned layer) const;
+  const Expression* prev_c(int prev, unsigned layer) const;
+  Expression back(int cur, const char* builder) const;
+  std::vector<Expression> get_h(int p, const char* builder) const;
+  std::vector<Expression> get_s(int p, const char* builder) const;
+  /// A new step with the outputs h_new and the cells of `prev` (zeros when none).
+  Expression set_h(int prev, const std::vector<Expression>& h_new, const char* builder);
+  /// A new step with the cells (and outputs when 2 * layers are given) s_new.
+  Expression set_s(int prev, const std::vector<Expression>& s_new, const char* builder);
+};
+}  // namespace detail
+
+/// The standard LSTM (Hochreiter & Schmidhuber 1997 with a forget gate, no
+/// peepholes), per layer:
+///   [i; f; o; g] = [W_x W_h] [x; h_{t-1}] + b    (one affine_transform)
+///   i, f, o = logistic(.) (forget_bias added to f's pre-activation), g = tanh(.)
+///   c_t = f * c_{t-1} + i * g,   h_t = o * tanh(c_t)
+/// Parameters per layer: W_x {4h, in}, W_h {4h, h}, b {4h} (zeros), gate rows in
+/// the order i, f, o, g.  With ln_lstm, the W_x x and W_h h terms and the cell go
+/// through layer normalisation (Ba et al. 2016).
+///
+/// Dropout is variational (Gal & Ghahramani 2016): one mask for the inputs and one
+/// for the recurrent outputs of every layer, drawn at the first step of a sequence
+/// (or by set_dropout_masks) and kept for the whole sequence.
+class VanillaLSTMBuilder : public RNNBuilder {
+ public:
+  VanillaLSTMBuilder() = default;
+  VanillaLSTMBuilder(unsigned layers, unsigned input_dim, unsigned hidden_dim, ParameterCollection& model,
+                     bool ln_lstm = false, float forget_bias = 1.f);
+
+  /// Dropout rate d on the inputs and on the recurrent states.
+  void set_dropout(float d) override;
+  /// Dropout rate d on the inputs and d_h on the recurrent states.
+  void set_dropout(float d, float d_h);
+  void disable_dropout() override;
+  /// Draws new masks for batches of `batch_size` (done automatically at the first
+  /// step of each sequence).
+  void set_dropout_masks(unsigned batch_size = 1);
+
+  Expression back() const override { return hist.back(cur, "VanillaLSTMBuilder"); }
+  std::vector<Expression> final_h() const override { return hist.get_h(cur, "VanillaLSTMBuilder"); }
+  std::vector<Expression> get_h(RNNPointer p) const override { return hist.get_h(p, "VanillaLSTMBuilder"); }
+  std::vector<Expression> final_s() const override { return hist.get_s(cur, "VanillaLSTMBuilder"); }
+  std::vector<Expression> get_s(RNNPointer p) const override { return hist.get_s(p, "VanillaLSTMBuilder"); }
+  unsigned num_h0_components() const override { return 2 * layers; }
+  void copy(const RNNBuilder& params) override;
+  ParameterCollection& get_parameter_collection() override { return local_model; }
+
+  /// Parameters per layer: {W_x, W_h, b}; with ln_lstm also ln_params per layer:
+  /// {g_h, b_h, g_x, b_x, g_c, b_c}.
+  std::vector<std::vector<Parameter>> params;
+  std::vector<std::vector<Parameter>> ln_params;
+
+ protected:
+  void new_graph_impl(ComputationGraph& cg, bool update) override;
+  void start_new_sequence_impl(const std::vector<Expression>& h_0) override;
+  Expression add_input_impl(int prev, const Expression& x) override;
+  Expression set_h_impl(int prev, const std::vector<Expression>& h_new) override;
+  Expression set_s_impl(int prev, const std::vector<Expression>& s_new) override;
+  const char* builder_name() const override { return "VanillaLSTMBuilder"; }
+
+ private:
+  ParameterCollection local_model;
+  std::vector<std::vector<Expression>> param_vars, ln_param_vars;
+  std::vector<Expression> mask_x, mask_h;  ///< per layer, when the rate is > 0
+  detail::LSTMHistory hist;
+  unsigned layers = 0, input_dim = 0, hid = 0;
+  bool ln_lstm = false;
+  float forget_bias = 1.f;
+  float dropout_rate_h = 0.f;
+  bool dropout_masks_valid = false;
+};
+
+/// DyNet 2's default LSTM.
+using LSTMBuilder = VanillaLSTMBuilder;
+
+/// LSTM with coupled input and forget gates and peephole connections (DyNet's
+/// CoupledLSTMBuilder, after Greff et al. 2015), per layer:
+///   i = logistic(W_xi x + W_hi h_{t-1} + W_ci c_{t-1} + b_i),   f = 1 - i
+///   g = tanh(W_xc x + W_hc h_{t-1} + b_c)
+///   c_t = f * c_{t-1} + i * g
+///   o = logistic(W_xo x + W_ho h_{t-1} + W_co c_t + b_o),       h_t = o * tanh(c_t)
+/// Dropout: variational masks on the input (d), the previous output (d_h) and the
+/// previous cell (d_c), fixed per sequence.
+class CoupledLSTMBuilder : public RNNBuilder {
+ public:
+  CoupledLSTMBuilder() = default;
+  CoupledLSTMBuilder(unsigned layers, unsigned input_dim, unsigned hidden_dim, ParameterCollection& model);
+
+  void set_dropout(float d) override;
+  void set_dropout(float d, float d_h, float d_c);
+  void disable_dropout() override;
+  void set_dropout_masks(unsigned batch_size = 1);
+
+  Expression back() const override { return hist.back(cur, "CoupledLSTMBuilder"); }
+  std::vector<Expression> final_h() const override { return hist.get_h(cur, "CoupledLSTMBuilder"); }
+  std::vector<Expression> get_h(RNNPointer p) const override { return hist.get_h(p, "CoupledLSTMBuilder"); }
+  std::vector<Expression> final_s() const override { return hist.get_s(cur, "CoupledLSTMBuilder"); }
+  std::vector<Expression> get_s(RNNPointer p) const override { return hist.get_s(p, "CoupledLSTMBuilder"); }
+  unsigned num_h0_components() const override { return 2 * layers; }
+  void copy(const RNNBuilder& params) override;
+  ParameterCollection& get_parameter_collection() override { return local_model; }
+
+  /// Per layer: {x2i, h2i, c2i, bi, x2o, h2o, c2o, bo, x2c, h2c, bc}.
+  std::vector<std::vector<Parameter>> params;
+
+ protected:
+  void new_graph_impl(ComputationGraph& cg, bool update) override;
+  void start_new_sequence_impl(const std::vector<Expression>& h_0) override;
+  Expression add_input_impl(int prev, const Expression& x) override;
+  Expression set_h_impl(int prev, const std::vector<Expression>& h_new) override;
+  Expression set_s_impl(int prev, const std::vector<Expression>& s_new) override;
+  const char* builder_name() const override { return "CoupledLSTMBuilder"; }
+
+ private:
+  ParameterCollection local_model;
+  std::vector<std::vector<Expression>> param_vars;
+  std::vector<Expression> mask_x, mask_h, mask_c;
+  detail::LSTMHistory hist;
+  unsigned layers = 0, input_dim = 0, hid = 0;
+  float dropout_rate_h = 0.f, dropout_rate_c = 0.f;
+  bool dropout_masks_valid = false;
+};
+
+/// The vanilla LSTM with DyNet's compact parameterisation (W_x {4h, in}, W_h {4h, h},
+/// b {4h}, gates i, f, o, g; no forget bias), variational dropout and optional
+/// Gaussian weight noise.  Built from the basic ops for now.
+class CompactVanillaLSTMBuilder : public RNNBuilder {
+ public:
+  CompactVanillaLSTMBuilder() = default;
+  CompactVanillaLSTMBuilder(unsigned layers, unsigned input_dim, unsigned hidden_dim, ParameterCollection& model);
+
+  void set_dropout(float d) override;
+  void set_dropout(float d, float d_h);
+  void disable_dropout() override;
+  void set_dropout_masks(unsigned batch_size = 1);
+  /// Standard deviation of Gaussian noise added to W_x, W_h and b at every step
+  /// (0 turns it off).
+  void set_weightnoise(float std);
+
+  Expression back() const override { return hist.back(cur, "CompactVanillaLSTMBuilder"); }
+  std::vector<Expression> final_h() const override { return hist.get_h(cur, "CompactVanillaLSTMBuilder"); }
+  std::vector<Expression> get_h(RNNPointer p) const override {
+    return hist.get_h(p, "CompactVanillaLSTMBuilder");
+  }
+  std::vector<Expression> final_s() const override { return hist.get_s(cur, "CompactVanillaLSTMBuilder"); }
+  std::vector<Expression> get_s(RNNPointer p) const override {
+    return hist.get_s(p, "CompactVanillaLSTMBuilder");
+  }
+  unsigned num_h0_components() const override { return 2 * layers; }
+  void copy(const RNNBuilder& params) override;
+  ParameterCollection& get_parameter_collection() override { return local_model; }
+
+  /// Per layer: {W_x, W_h, b}.
+  std::vector<std::vector<Parameter>> params;
+
+ protected:
+  void new_graph_impl(ComputationGraph& cg, bool update) override;
+  void start_new_sequence_impl(const std::vector<Expression>& h_0) override;
+  Expression add_input_impl(int prev, const Expression& x) override;
+  Expression set_h_impl(int prev, const std::vector<Expression>& h_new) override;
+  Expression set_s_impl(int prev, const std::vector<Expression>& s_new) override;
+  const char* builder_name() const override { return "CompactVanillaLSTMBuilder"; }
+
+ private:
+  ParameterCollection local_model;
+  std::vector<std::vector<Expression>> param_vars;
+  std::vector<Expression> mask_x, mask_h;
+  detail::LSTMHistory hist;
+  unsigned layers = 0, input_dim = 0, hid = 0;
+  float dropout_rate_h = 0.f, weightnoise_std = 0.f;
+  bool dropout_masks_valid = false;
+};
+
+}  // namespace dynet_lite

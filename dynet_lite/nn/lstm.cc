@@ -1,0 +1,551 @@
+// LSTM builders: vanilla (one affine_transform for the four gates), coupled with
+// peepholes, and the compact parameterisation.
+#include "dynet_lite/lstm.h"
+
+#include "dynet_lite/except.h"
+
+namespace dynet_lite {
+
+// ---------------------------------------------------------------- shared history
+
+namespace detail {
+
+void LSTMHistory::start(const std::vector<Expression>& hinit) {
+  h.clear();
+  c.clear();
+  h0.clear();
+  c0.clear();
+  if (hinit.empty()) return;
+  c0.assign(hinit.begin(), hinit.begin() + layers);
+  h0.assign(hinit.begin() + layers, hinit.end());
+}
+
+size_t LSTMHistory::push_step() {
+  const size_t t = steps();
+  h.resize((t + 1) * layers);
+  c.resize((t + 1) * layers);
+  return t;
+}
+
+void LSTMHistory::pop_step() {
+  const size_t t = steps();
+  if (t == 0) return;
+  h.resize((t - 1) * layers);
+  c.resize((t - 1) * layers);
+}
+
+const Expression* LSTMHistory::prev_h(int prev, unsigned layer) const {
+  if (prev >= 0) return &h[static_cast<size_t>(prev) * layers + layer];
+  return h0.empty() ? nullptr : &h0[layer];
+}
+
+const Expression* LSTMHistory::prev_c(int prev, unsigned layer) const {
+  if (prev >= 0) return &c[static_cast<size_t>(prev) * layers + layer];
+  return c0.empty() ? nullptr : &c0[layer];
+}
+
+Expression LSTMHistory::back(int cur, const char* builder) const {
+  if (cur < 0) {
+    DYNET_LITE_ARG_CHECK(!h0.empty(), builder << "::back: no step yet and no initial state");
+    return h0.back();
+  }
+  return h[static_cast<size_t>(cur) * layers + layers - 1];
+}
+
+std::vector<Expression> LSTMHistory::get_h(int p, const char* builder) const {
+  if (p < 0) return h0;
+  DYNET_LITE_INDEX_CHECK(static_cast<size_t>(p) < steps(),
+                         builder << "::get_h: state " << p << " does not exist (" << steps() << " steps)");
+  return std::vector<Expression>(h.begin() + static_cast<long>(p) * layers,
+                                 h.begin() + static_cast<long>(p + 1) * layers);
+}
+
+std::vector<Expression> LSTMHistory::get_s(int p, const char* builder) const {
+  std::vector<Expression> r;
+  if (p < 0) {
+    r = c0;
+    r.insert(r.end(), h0.begin(), h0.end());
+    return r;
+  }
+  DYNET_LITE_INDEX_CHECK(static_cast<size_t>(p) < steps(),
+                         builder << "::get_s: state " << p << " does not exist (" << steps() << " steps)");
+  r.assign(c.begin() + static_cast<long>(p) * layers, c.begin() + static_cast<long>(p + 1) * layers);
+  r.insert(r.end(), h.begin() + static_cast<long>(p) * layers, h.begin() + static_cast<long>(p + 1) * layers);
+  return r;
+}
+
+namespace {
+void check_state_dims(const std::vector<Expression>& es, unsigned hidden, const char* builder, const char* what) {
+  for (size_t k = 0; k < es.size(); ++k) {
+    const Dim d = es[k].dim();
+    DYNET_LITE_DIM_CHECK(d.rows() == hidden && d.batch_size() == hidden,
+                         builder << "::" << what << ": expression " << k << " has dimension " << d
+                                 << ", expected {" << hidden << "}");
+  }
+}
+}  // namespace
+
+Expression LSTMHistory::set_h(int prev, const std::vector<Expression>& h_new, const char* builder) {
+  DYNET_LITE_ARG_CHECK(h_new.size() == layers,
+                       builder << "::set_h: expected " << layers << " expressions (one per layer), got "
+                               << h_new.size());
+  check_state_dims(h_new, hidden, builder, "set_h");
+  const size_t t = push_step();
+  for (unsigned i = 0; i < layers; ++i) {
+    h[t * layers + i] = h_new[i];
+    const Expression* pc = prev_c(prev, i);
+    c[t * layers + i] = pc ? *pc : zeros(*h_new[i].pg, Dim({hidden}, h_new[i].dim().bd));
+  }
+  return h[t * layers + layers - 1];
+}
+
+Expression LSTMHistory::set_s(int prev, const std::vector<Expression>& s_new, const char* builder) {
+  DYNET_LITE_ARG_CHECK(s_new.size() == layers || s_new.size() == 2 * layers,
+                       builder << "::set_s: expected " << layers << " cells or " << 2 * layers
+                               << " cells and outputs, got " << s_new.size() << " expressions");
+  check_state_dims(s_new, hidden, builder, "set_s");
+  const bool only_c = s_new.size() == layers;
+  const size_t t = push_step();
+  for (unsigned i = 0; i < layers; ++i) {
+    c[t * layers + i] = s_new[i];
+    if (only_c) {
+      const Expression* ph = prev_h(prev, i);
+      h[t * layers + i] = ph ? *ph : zeros(*s_new[i].pg, Dim({hidden}, s_new[i].dim().bd));
+    } else {
+      h[t * layers + i] = s_new[layers + i];
+    }
+  }
+  return h[t * layers + layers - 1];
+}
+
+}  // namespace detail
+
+namespace {
+
+Expression param_expr(ComputationGraph& cg, Parameter& p, bool update) {
+  return update ? parameter(cg, p) : const_parameter(cg, p);
+}
+
+void check_rate(float d, const char* builder, const char* what) {
+  DYNET_LITE_ARG_CHECK(d >= 0.f && d <= 1.f, builder << "::" << what << ": rate " << d
+                                                     << " is not a probability in [0, 1]");
+}
+
+/// An inverted-dropout mask: entries 1/(1-rate) with probability 1-rate, else 0.
+Expression dropout_mask(ComputationGraph& cg, unsigned dim, unsigned batch, float rate) {
+  const float keep = 1.f - rate;
+  return random_bernoulli(cg, Dim({dim}, batch), keep, keep > 0.f ? 1.f / keep : 0.f);
+}
+
+void copy_values(std::vector<std::vector<Parameter>>& dst, const std::vector<std::vector<Parameter>>& src,
+                 const char* builder) {
+  DYNET_LITE_ARG_CHECK(dst.size() == src.size(), builder << "::copy: " << src.size() << " layers, expected "
+                                                         << dst.size());
+  for (size_t i = 0; i < dst.size(); ++i) {
+    DYNET_LITE_ARG_CHECK(dst[i].size() == src[i].size(), builder << "::copy: layer " << i << " differs");
+    for (size_t j = 0; j < dst[i].size(); ++j) {
+      DYNET_LITE_DIM_CHECK(dst[i][j].dim() == src[i][j].dim(), builder << "::copy: parameter " << j
+                                                                       << " of layer " << i << " is "
+                                                                       << src[i][j].dim() << ", expected "
+                                                                       << dst[i][j].dim());
+      dst[i][j].set_value(as_vector(src[i][j].get_storage().values));
+    }
+  }
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------- VanillaLSTMBuilder
+
+enum { V_X2I, V_H2I, V_BI };
+enum { LN_GH, LN_BH, LN_GX, LN_BX, LN_GC, LN_BC };
+
+VanillaLSTMBuilder::VanillaLSTMBuilder(unsigned layers, unsigned input_dim, unsigned hidden_dim,
+                                       ParameterCollection& model, bool ln_lstm, float forget_bias)
+    : layers(layers), input_dim(input_dim), hid(hidden_dim), ln_lstm(ln_lstm), forget_bias(forget_bias) {
+  DYNET_LITE_ARG_CHECK(layers > 0 && input_dim > 0 && hidden_dim > 0,
+                       "VanillaLSTMBuilder: layers, input_dim and hidden_dim must be positive, got "
+                           << layers << ", " << input_dim << ", " << hidden_dim);
+  local_model = model.add_subcollection("vanilla-lstm-builder");
+  unsigned in = input_dim;
+  for (unsigned i = 0; i < layers; ++i) {
+    params.push_back({local_model.add_parameters({hidden_dim * 4, in}, "x2i"),
+                      local_model.add_parameters({hidden_dim * 4, hidden_dim}, "h2i"),
+                      local_model.add_parameters({hidden_dim * 4}, ParameterInitConst(0.f), "bi")});
+    if (ln_lstm) {
+      ln_params.push_back({local_model.add_parameters({hidden_dim * 4}, ParameterInitConst(1.f), "gh"),
+                           local_model.add_parameters({hidden_dim * 4}, ParameterInitConst(0.f), "bh"),
+                           local_model.add_parameters({hidden_dim * 4}, ParameterInitConst(1.f), "gx"),
+                           local_model.add_parameters({hidden_dim * 4}, ParameterInitConst(0.f), "bx"),
+                           local_model.add_parameters({hidden_dim}, ParameterInitConst(1.f), "gc"),
+                           local_model.add_parameters({hidden_dim}, ParameterInitConst(0.f), "bc")});
+    }
+    in = hidden_dim;
+  }
+  hist.layers = layers;
+  hist.hidden = hidden_dim;
+}
+
+void VanillaLSTMBuilder::new_graph_impl(ComputationGraph& cg, bool update) {
+  param_vars.resize(layers);
+  ln_param_vars.resize(ln_lstm ? layers : 0);
+  // The forget bias is folded into the bias once per graph: b + [0; fb; 0; 0].
+  Expression fb;
+  if (forget_bias != 0.f) {
+    std::vector<float> v(4 * hid, 0.f);
+    for (unsigned k = hid; k < 2 * hid; ++k) v[k] = forget_bias;
+    fb = input(cg, Dim({4 * hid}), v);
+  }
+  for (unsigned i = 0; i < layers; ++i) {
+    auto& p = params[i];
+    Expression b = param_expr(cg, p[V_BI], update);
+    if (forget_bias != 0.f) b = b + fb;
+    param_vars[i] = {param_expr(cg, p[V_X2I], update), param_expr(cg, p[V_H2I], update), b};
+    if (ln_lstm) {
+      ln_param_vars[i].clear();
+      for (auto& q : ln_params[i]) ln_param_vars[i].push_back(param_expr(cg, q, update));
+    }
+  }
+}
+
+void VanillaLSTMBuilder::start_new_sequence_impl(const std::vector<Expression>& h_0) {
+  detail::check_state_dims(h_0, hid, "VanillaLSTMBuilder", "start_new_sequence (h_0)");
+  hist.start(h_0);
+  dropout_masks_valid = false;
+}
+
+void VanillaLSTMBuilder::set_dropout(float d) {
+  check_rate(d, "VanillaLSTMBuilder", "set_dropout");
+  dropout_rate = dropout_rate_h = d;
+}
+
+void VanillaLSTMBuilder::set_dropout(float d, float d_h) {
+  check_rate(d, "VanillaLSTMBuilder", "set_dropout");
+  check_rate(d_h, "VanillaLSTMBuilder", "set_dropout");
+  dropout_rate = d;
+  dropout_rate_h = d_h;
+}
+
+void VanillaLSTMBuilder::disable_dropout() { dropout_rate = dropout_rate_h = 0.f; }
+
+void VanillaLSTMBuilder::set_dropout_masks(unsigned batch_size) {
+  DYNET_LITE_ARG_CHECK(graph_ != nullptr, "VanillaLSTMBuilder::set_dropout_masks: call new_graph() first");
+  mask_x.clear();
+  mask_h.clear();
+  for (unsigned i = 0; i < layers; ++i) {
+    if (dropout_rate > 0.f) mask_x.push_back(dropout_mask(*graph_, i == 0 ? input_dim : hid, batch_size, dropout_rate));
+    if (dropout_rate_h > 0.f) mask_h.push_back(dropout_mask(*graph_, hid, batch_size, dropout_rate_h));
+  }
+  dropout_masks_valid = true;
+}
+
+Expression VanillaLSTMBuilder::add_input_impl(int prev, const Expression& x) {
+  check_input_dim(x, input_dim, "add_input");
+  if ((dropout_rate > 0.f || dropout_rate_h > 0.f) && !dropout_masks_valid) set_dropout_masks(x.dim().bd);
+  const bool drop_x = dropout_rate > 0.f && mask_x.size() == layers;
+  const bool drop_h = dropout_rate_h > 0.f && mask_h.size() == layers;
+  const size_t t = hist.push_step();
+  Expression in = x;
+  try {
+    for (unsigned i = 0; i < layers; ++i) {
+      const std::vector<Expression>& v = param_vars[i];
+      const Expression* hp = hist.prev_h(prev, i);
+      const Expression* cp = hist.prev_c(prev, i);
+      if (drop_x) in = cmult(in, mask_x[i]);
+      Expression h_tm1;
+      if (hp) h_tm1 = drop_h ? cmult(*hp, mask_h[i]) : *hp;
+      Expression pre;
+      if (ln_lstm) {
+        const std::vector<Expression>& ln = ln_param_vars[i];
+        Expression tx = layer_norm(v[V_X2I] * in, ln[LN_GX], ln[LN_BX]);
+        pre = hp ? v[V_BI] + tx + layer_norm(v[V_H2I] * h_tm1, ln[LN_GH], ln[LN_BH]) : v[V_BI] + tx;
+      } else {
+        pre = hp ? affine_transform({v[V_BI], v[V_X2I], in, v[V_H2I], h_tm1})
+                 : affine_transform({v[V_BI], v[V_X2I], in});
+      }
+      Expression gi = logistic(pick_range(pre, 0, hid));
+      Expression go = logistic(pick_range(pre, 2 * hid, 3 * hid));
+      Expression gg = tanh(pick_range(pre, 3 * hid, 4 * hid));
+      Expression ct;
+      if (cp) {
+        Expression gf = logistic(pick_range(pre, hid, 2 * hid));
+        ct = cmult(gf, *cp) + cmult(gi, gg);
+      } else {
+        ct = cmult(gi, gg);
+      }
+      hist.c[t * layers + i] = ct;
+      Expression cn = ln_lstm ? layer_norm(ct, ln_param_vars[i][LN_GC], ln_param_vars[i][LN_BC]) : ct;
+      in = hist.h[t * layers + i] = cmult(go, tanh(cn));
+    }
+  } catch (...) {
+    hist.pop_step();
+    throw;
+  }
+  return in;
+}
+
+Expression VanillaLSTMBuilder::set_h_impl(int prev, const std::vector<Expression>& h_new) {
+  return hist.set_h(prev, h_new, "VanillaLSTMBuilder");
+}
+
+Expression VanillaLSTMBuilder::set_s_impl(int prev, const std::vector<Expression>& s_new) {
+  return hist.set_s(prev, s_new, "VanillaLSTMBuilder");
+}
+
+void VanillaLSTMBuilder::copy(const RNNBuilder& other) {
+  const auto* o = dynamic_cast<const VanillaLSTMBuilder*>(&other);
+  DYNET_LITE_ARG_CHECK(o != nullptr, "VanillaLSTMBuilder::copy: the other builder is not a VanillaLSTMBuilder");
+  copy_values(params, o->params, "VanillaLSTMBuilder");
+  copy_values(ln_params, o->ln_params, "VanillaLSTMBuilder");
+}
+
+// ---------------------------------------------------------------- CoupledLSTMBuilder
+
+enum { X2I, H2I, C2I, BI, X2O, H2O, C2O, BO, X2C, H2C, BC };
+
+CoupledLSTMBuilder::CoupledLSTMBuilder(unsigned layers, unsigned input_dim, unsigned hidden_dim,
+                                       ParameterCollection& model)
+    : layers(layers), input_dim(input_dim), hid(hidden_dim) {
+  DYNET_LITE_ARG_CHECK(layers > 0 && input_dim > 0 && hidden_dim > 0,
+                       "CoupledLSTMBuilder: layers, input_dim and hidden_dim must be positive, got "
+                           << layers << ", " << input_dim << ", " << hidden_dim);
+  local_model = model.add_subcollection("coupled-lstm-builder");
+  unsigned in = input_dim;
+  const unsigned h = hidden_dim;
+  for (unsigned i = 0; i < layers; ++i) {
+    params.push_back({local_model.add_parameters({h, in}, "x2i"), local_model.add_parameters({h, h}, "h2i"),
+                      local_model.add_parameters({h, h}, "c2i"),
+                      local_model.add_parameters({h}, ParameterInitConst(0.f), "bi"),
+                      local_model.add_parameters({h, in}, "x2o"), local_model.add_parameters({h, h}, "h2o"),
+                      local_model.add_parameters({h, h}, "c2o"),
+                      local_model.add_parameters({h}, ParameterInitConst(0.f), "bo"),
+                      local_model.add_parameters({h, in}, "x2c"), local_model.add_parameters({h, h}, "h2c"),
+                      local_model.add_parameters({h}, ParameterInitConst(0.f), "bc")});
+    in = hidden_dim;
+  }
+  hist.layers = layers;
+  hist.hidden = hidden_dim;
+}
+
+void CoupledLSTMBuilder::new_graph_impl(ComputationGraph& cg, bool update) {
+  param_vars.resize(layers);
+  for (unsigned i = 0; i < layers; ++i) {
+    param_vars[i].clear();
+    for (auto& p : params[i]) param_vars[i].push_back(param_expr(cg, p, update));
+  }
+}
+
+void CoupledLSTMBuilder::start_new_sequence_impl(const std::vector<Expression>& h_0) {
+  detail::check_state_dims(h_0, hid, "CoupledLSTMBuilder", "start_new_sequence (h_0)");
+  hist.start(h_0);
+  dropout_masks_valid = false;
+}
+
+void CoupledLSTMBuilder::set_dropout(float d) {
+  check_rate(d, "CoupledLSTMBuilder", "set_dropout");
+  dropout_rate = dropout_rate_h = dropout_rate_c = d;
+}
+
+void CoupledLSTMBuilder::set_dropout(float d, float d_h, float d_c) {
+  check_rate(d, "CoupledLSTMBuilder", "set_dropout");
+  check_rate(d_h, "CoupledLSTMBuilder", "set_dropout");
+  check_rate(d_c, "CoupledLSTMBuilder", "set_dropout");
+  dropout_rate = d;
+  dropout_rate_h = d_h;
+  dropout_rate_c = d_c;
+}
+
+void CoupledLSTMBuilder::disable_dropout() { dropout_rate = dropout_rate_h = dropout_rate_c = 0.f; }
+
+void CoupledLSTMBuilder::set_dropout_masks(unsigned batch_size) {
+  DYNET_LITE_ARG_CHECK(graph_ != nullptr, "CoupledLSTMBuilder::set_dropout_masks: call new_graph() first");
+  mask_x.clear();
+  mask_h.clear();
+  mask_c.clear();
+  for (unsigned i = 0; i < layers; ++i) {
+    if (dropout_rate > 0.f) mask_x.push_back(dropout_mask(*graph_, i == 0 ? input_dim : hid, batch_size, dropout_rate));
+    if (dropout_rate_h > 0.f) mask_h.push_back(dropout_mask(*graph_, hid, batch_size, dropout_rate_h));
+    if (dropout_rate_c > 0.f) mask_c.push_back(dropout_mask(*graph_, hid, batch_size, dropout_rate_c));
+  }
+  dropout_masks_valid = true;
+}
+
+Expression CoupledLSTMBuilder::add_input_impl(int prev, const Expression& x) {
+  check_input_dim(x, input_dim, "add_input");
+  if ((dropout_rate > 0.f || dropout_rate_h > 0.f || dropout_rate_c > 0.f) && !dropout_masks_valid)
+    set_dropout_masks(x.dim().bd);
+  const bool drop_x = dropout_rate > 0.f && mask_x.size() == layers;
+  const bool drop_h = dropout_rate_h > 0.f && mask_h.size() == layers;
+  const bool drop_c = dropout_rate_c > 0.f && mask_c.size() == layers;
+  const size_t t = hist.push_step();
+  Expression in = x;
+  try {
+    for (unsigned i = 0; i < layers; ++i) {
+      const std::vector<Expression>& v = param_vars[i];
+      const Expression* hp = hist.prev_h(prev, i);
+      const Expression* cp = hist.prev_c(prev, i);
+      if (drop_x) in = cmult(in, mask_x[i]);
+      Expression h_tm1, c_tm1;
+      if (hp) h_tm1 = drop_h ? cmult(*hp, mask_h[i]) : *hp;
+      if (cp) c_tm1 = drop_c ? cmult(*cp, mask_c[i]) : *cp;
+      // input gate (the forget gate is 1 - i)
+      Expression ai;
+      if (hp && cp)
+        ai = affine_transform({v[BI], v[X2I], in, v[H2I], h_tm1, v[C2I], c_tm1});
+      else if (hp)
+        ai = affine_transform({v[BI], v[X2I], in, v[H2I], h_tm1});
+      else if (cp)
+        ai = affine_transform({v[BI], v[X2I], in, v[C2I], c_tm1});
+      else
+        ai = affine_transform({v[BI], v[X2I], in});
+      Expression gi = logistic(ai);
+      // candidate
+      Expression ag = hp ? affine_transform({v[BC], v[X2C], in, v[H2C], h_tm1}) : affine_transform({v[BC], v[X2C], in});
+      Expression gg = tanh(ag);
+      Expression ct = cp ? cmult(1.f - gi, c_tm1) + cmult(gi, gg) : cmult(gi, gg);
+      hist.c[t * layers + i] = ct;
+      // output gate, peeping at the new cell
+      Expression ao = hp ? affine_transform({v[BO], v[X2O], in, v[H2O], h_tm1, v[C2O], ct})
+                         : affine_transform({v[BO], v[X2O], in, v[C2O], ct});
+      in = hist.h[t * layers + i] = cmult(logistic(ao), tanh(ct));
+    }
+  } catch (...) {
+    hist.pop_step();
+    throw;
+  }
+  return in;
+}
+
+Expression CoupledLSTMBuilder::set_h_impl(int prev, const std::vector<Expression>& h_new) {
+  return hist.set_h(prev, h_new, "CoupledLSTMBuilder");
+}
+
+Expression CoupledLSTMBuilder::set_s_impl(int prev, const std::vector<Expression>& s_new) {
+  return hist.set_s(prev, s_new, "CoupledLSTMBuilder");
+}
+
+void CoupledLSTMBuilder::copy(const RNNBuilder& other) {
+  const auto* o = dynamic_cast<const CoupledLSTMBuilder*>(&other);
+  DYNET_LITE_ARG_CHECK(o != nullptr, "CoupledLSTMBuilder::copy: the other builder is not a CoupledLSTMBuilder");
+  copy_values(params, o->params, "CoupledLSTMBuilder");
+}
+
+// ---------------------------------------------------------------- CompactVanillaLSTMBuilder
+
+CompactVanillaLSTMBuilder::CompactVanillaLSTMBuilder(unsigned layers, unsigned input_dim, unsigned hidden_dim,
+                                                     ParameterCollection& model)
+    : layers(layers), input_dim(input_dim), hid(hidden_dim) {
+  DYNET_LITE_ARG_CHECK(layers > 0 && input_dim > 0 && hidden_dim > 0,
+                       "CompactVanillaLSTMBuilder: layers, input_dim and hidden_dim must be positive, got "
+                           << layers << ", " << input_dim << ", " << hidden_dim);
+  local_model = model.add_subcollection("compact-vanilla-lstm-builder");
+  unsigned in = input_dim;
+  for (unsigned i = 0; i < layers; ++i) {
+    params.push_back({local_model.add_parameters({hidden_dim * 4, in}, "Wx"),
+                      local_model.add_parameters({hidden_dim * 4, hidden_dim}, "Wh"),
+                      local_model.add_parameters({hidden_dim * 4}, ParameterInitConst(0.f), "b")});
+    in = hidden_dim;
+  }
+  hist.layers = layers;
+  hist.hidden = hidden_dim;
+}
+
+void CompactVanillaLSTMBuilder::new_graph_impl(ComputationGraph& cg, bool update) {
+  param_vars.resize(layers);
+  for (unsigned i = 0; i < layers; ++i) {
+    param_vars[i].clear();
+    for (auto& p : params[i]) param_vars[i].push_back(param_expr(cg, p, update));
+  }
+}
+
+void CompactVanillaLSTMBuilder::start_new_sequence_impl(const std::vector<Expression>& h_0) {
+  detail::check_state_dims(h_0, hid, "CompactVanillaLSTMBuilder", "start_new_sequence (h_0)");
+  hist.start(h_0);
+  dropout_masks_valid = false;
+}
+
+void CompactVanillaLSTMBuilder::set_dropout(float d) {
+  check_rate(d, "CompactVanillaLSTMBuilder", "set_dropout");
+  dropout_rate = dropout_rate_h = d;
+}
+
+void CompactVanillaLSTMBuilder::set_dropout(float d, float d_h) {
+  check_rate(d, "CompactVanillaLSTMBuilder", "set_dropout");
+  check_rate(d_h, "CompactVanillaLSTMBuilder", "set_dropout");
+  dropout_rate = d;
+  dropout_rate_h = d_h;
+}
+
+void CompactVanillaLSTMBuilder::disable_dropout() { dropout_rate = dropout_rate_h = 0.f; }
+
+void CompactVanillaLSTMBuilder::set_weightnoise(float std) {
+  DYNET_LITE_ARG_CHECK(std >= 0.f, "CompactVanillaLSTMBuilder::set_weightnoise: standard deviation " << std
+                                                                                                   << " < 0");
+  weightnoise_std = std;
+}
+
+void CompactVanillaLSTMBuilder::set_dropout_masks(unsigned batch_size) {
+  DYNET_LITE_ARG_CHECK(graph_ != nullptr, "CompactVanillaLSTMBuilder::set_dropout_masks: call new_graph() first");
+  mask_x.clear();
+  mask_h.clear();
+  for (unsigned i = 0; i < layers; ++i) {
+    if (dropout_rate > 0.f) mask_x.push_back(dropout_mask(*graph_, i == 0 ? input_dim : hid, batch_size, dropout_rate));
+    if (dropout_rate_h > 0.f) mask_h.push_back(dropout_mask(*graph_, hid, batch_size, dropout_rate_h));
+  }
+  dropout_masks_valid = true;
+}
+
+Expression CompactVanillaLSTMBuilder::add_input_impl(int prev, const Expression& x) {
+  check_input_dim(x, input_dim, "add_input");
+  if ((dropout_rate > 0.f || dropout_rate_h > 0.f) && !dropout_masks_valid) set_dropout_masks(x.dim().bd);
+  const bool drop_x = dropout_rate > 0.f && mask_x.size() == layers;
+  const bool drop_h = dropout_rate_h > 0.f && mask_h.size() == layers;
+  const size_t t = hist.push_step();
+  Expression in = x;
+  try {
+    for (unsigned i = 0; i < layers; ++i) {
+      const std::vector<Expression>& v = param_vars[i];
+      Expression wx = v[0], wh = v[1], b = v[2];
+      if (weightnoise_std > 0.f) {
+        wx = noise(wx, weightnoise_std);
+        wh = noise(wh, weightnoise_std);
+        b = noise(b, weightnoise_std);
+      }
+      const Expression* hp = hist.prev_h(prev, i);
+      const Expression* cp = hist.prev_c(prev, i);
+      if (drop_x) in = cmult(in, mask_x[i]);
+      Expression pre;
+      if (hp)
+        pre = affine_transform({b, wx, in, wh, drop_h ? cmult(*hp, mask_h[i]) : *hp});
+      else
+        pre = affine_transform({b, wx, in});
+      Expression gi = logistic(pick_range(pre, 0, hid));
+      Expression go = logistic(pick_range(pre, 2 * hid, 3 * hid));
+      Expression gg = tanh(pick_range(pre, 3 * hid, 4 * hid));
+      Expression ct = cp ? cmult(logistic(pick_range(pre, hid, 2 * hid)), *cp) + cmult(gi, gg) : cmult(gi, gg);
+      hist.c[t * layers + i] = ct;
+      in = hist.h[t * layers + i] = cmult(go, tanh(ct));
+    }
+  } catch (...) {
+    hist.pop_step();
+    throw;
+  }
+  return in;
+}
+
+Expression CompactVanillaLSTMBuilder::set_h_impl(int prev, const std::vector<Expression>& h_new) {
+  return hist.set_h(prev, h_new, "CompactVanillaLSTMBuilder");
+}
+
+Expression CompactVanillaLSTMBuilder::set_s_impl(int prev, const std::vector<Expression>& s_new) {
+  return hist.set_s(prev, s_new, "CompactVanillaLSTMBuilder");
+}
+
+void CompactVanillaLSTMBuilder::copy(const RNNBuilder& other) {
+  const auto* o = dynamic_cast<const CompactVanillaLSTMBuilder*>(&other);
+  DYNET_LITE_ARG_CHECK(o != nullptr,
+                       "CompactVanillaLSTMBuilder::copy: the other builder is not a CompactVanillaLSTMBuilder");
+  copy_values(params, o->params, "CompactVanillaLSTMBuilder");
+}
+
+}  // namespace dynet_lite

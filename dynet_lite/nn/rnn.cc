@@ -1,0 +1,236 @@
+// RNNBuilder bookkeeping (the history of steps) and the Elman network.
+#include "dynet_lite/rnn.h"
+
+#include "dynet_lite/except.h"
+
+namespace dynet_lite {
+
+RNNBuilder::~RNNBuilder() = default;
+
+void RNNBuilder::new_graph(ComputationGraph& cg, bool update) {
+  graph_ = &cg;
+  graph_id_ = cg.get_id();
+  sequence_started_ = false;
+  new_graph_impl(cg, update);
+}
+
+void RNNBuilder::check_ready(const char* what) const {
+  DYNET_LITE_ARG_CHECK(graph_ != nullptr, builder_name() << "::" << what << ": call new_graph() first");
+  DYNET_LITE_ARG_CHECK(graph_->get_id() == graph_id_,
+                       builder_name() << "::" << what
+                                      << ": the graph was cleared since new_graph(); call new_graph() again");
+  DYNET_LITE_ARG_CHECK(sequence_started_, builder_name() << "::" << what << ": call start_new_sequence() first");
+}
+
+void RNNBuilder::check_input_dim(const Expression& x, unsigned dim, const char* what) const {
+  const Dim d = x.dim();
+  DYNET_LITE_DIM_CHECK(d.rows() == dim && d.batch_size() == dim,
+                       builder_name() << "::" << what << ": expected an input of dimension {" << dim
+                                      << "} (any batch size), got " << d);
+}
+
+void RNNBuilder::start_new_sequence(const std::vector<Expression>& h_0) {
+  DYNET_LITE_ARG_CHECK(graph_ != nullptr, builder_name() << "::start_new_sequence: call new_graph() first");
+  DYNET_LITE_ARG_CHECK(graph_->get_id() == graph_id_,
+                       builder_name() << "::start_new_sequence: the graph was cleared since new_graph(); "
+                                         "call new_graph() again");
+  DYNET_LITE_ARG_CHECK(h_0.empty() || h_0.size() == num_h0_components(),
+                       builder_name() << "::start_new_sequence: h_0 has " << h_0.size()
+                                      << " expressions, expected " << num_h0_components() << " (or none)");
+  cur = RNNPointer(-1);
+  head.clear();
+  sequence_started_ = true;
+  start_new_sequence_impl(h_0);
+}
+
+Expression RNNBuilder::set_h(const RNNPointer& prev, const std::vector<Expression>& h_new) {
+  check_ready("set_h");
+  DYNET_LITE_INDEX_CHECK(prev.t >= -1 && prev.t < static_cast<int>(head.size()),
+                         builder_name() << "::set_h: state " << prev.t << " does not exist (" << head.size()
+                                        << " steps so far)");
+  Expression r = set_h_impl(prev, h_new);
+  head.push_back(prev);
+  cur = static_cast<int>(head.size()) - 1;
+  return r;
+}
+
+Expression RNNBuilder::set_s(const RNNPointer& prev, const std::vector<Expression>& s_new) {
+  check_ready("set_s");
+  DYNET_LITE_INDEX_CHECK(prev.t >= -1 && prev.t < static_cast<int>(head.size()),
+                         builder_name() << "::set_s: state " << prev.t << " does not exist (" << head.size()
+                                        << " steps so far)");
+  Expression r = set_s_impl(prev, s_new);
+  head.push_back(prev);
+  cur = static_cast<int>(head.size()) - 1;
+  return r;
+}
+
+Expression RNNBuilder::add_input(const Expression& x) { return add_input(cur, x); }
+
+Expression RNNBuilder::add_input(const RNNPointer& prev, const Expression& x) {
+  check_ready("add_input");
+  DYNET_LITE_INDEX_CHECK(prev.t >= -1 && prev.t < static_cast<int>(head.size()),
+                         builder_name() << "::add_input: state " << prev.t << " does not exist ("
+                                        << head.size() << " steps so far)");
+  // The implementation records the new step only after its checks pass.
+  Expression r = add_input_impl(prev, x);
+  head.push_back(prev);
+  cur = static_cast<int>(head.size()) - 1;
+  return r;
+}
+
+void RNNBuilder::rewind_one_step() {
+  DYNET_LITE_INDEX_CHECK(cur.t >= 0, builder_name() << "::rewind_one_step: already at the initial state");
+  cur = head[cur.t];
+}
+
+RNNPointer RNNBuilder::get_head(const RNNPointer& p) {
+  DYNET_LITE_INDEX_CHECK(p.t >= 0 && p.t < static_cast<int>(head.size()),
+                         builder_name() << "::get_head: state " << p.t << " does not exist (" << head.size()
+                                        << " steps so far)");
+  return head[p.t];
+}
+
+void RNNBuilder::set_dropout(float d) {
+  DYNET_LITE_ARG_CHECK(d >= 0.f && d <= 1.f,
+                       builder_name() << "::set_dropout: rate " << d << " is not a probability in [0, 1]");
+  dropout_rate = d;
+}
+
+void RNNBuilder::disable_dropout() { dropout_rate = 0.f; }
+
+// ---------------------------------------------------------------- SimpleRNNBuilder
+
+enum { X2H, H2H, HB, L2H };
+
+SimpleRNNBuilder::SimpleRNNBuilder(unsigned layers, unsigned input_dim, unsigned hidden_dim,
+                                   ParameterCollection& model, bool support_lags)
+    : layers(layers), input_dim(input_dim), hidden_dim(hidden_dim), lagging(support_lags) {
+  DYNET_LITE_ARG_CHECK(layers > 0 && input_dim > 0 && hidden_dim > 0,
+                       "SimpleRNNBuilder: layers, input_dim and hidden_dim must be positive, got "
+                           << layers << ", " << input_dim << ", " << hidden_dim);
+  local_model = model.add_subcollection("simple-rnn-builder");
+  unsigned in = input_dim;
+  for (unsigned i = 0; i < layers; ++i) {
+    std::vector<Parameter> p;
+    p.push_back(local_model.add_parameters({hidden_dim, in}, "x2h"));
+    p.push_back(local_model.add_parameters({hidden_dim, hidden_dim}, "h2h"));
+    p.push_back(local_model.add_parameters({hidden_dim}, ParameterInitConst(0.f), "hb"));
+    if (lagging) p.push_back(local_model.add_parameters({hidden_dim, hidden_dim}, "l2h"));
+    params.push_back(std::move(p));
+    in = hidden_dim;
+  }
+}
+
+void SimpleRNNBuilder::new_graph_impl(ComputationGraph& cg, bool update) {
+  param_vars.resize(layers);
+  for (unsigned i = 0; i < layers; ++i) {
+    param_vars[i].clear();
+    for (auto& p : params[i]) param_vars[i].push_back(update ? parameter(cg, p) : const_parameter(cg, p));
+  }
+}
+
+void SimpleRNNBuilder::start_new_sequence_impl(const std::vector<Expression>& h_0) {
+  h.clear();
+  h0 = h_0;
+  for (unsigned i = 0; i < h0.size(); ++i) check_input_dim(h0[i], hidden_dim, "start_new_sequence (h_0)");
+}
+
+Expression SimpleRNNBuilder::add_input_impl(int prev, const Expression& x) { return step(prev, x, nullptr); }
+
+Expression SimpleRNNBuilder::add_auxiliary_input(const Expression& x, const Expression& aux) {
+  DYNET_LITE_ARG_CHECK(lagging,
+                       "SimpleRNNBuilder::add_auxiliary_input: the builder was made without support_lags");
+  check_input_dim(aux, hidden_dim, "add_auxiliary_input (aux)");
+  // Goes through add_input's bookkeeping with the auxiliary term attached.
+  pending_aux_ = &aux;
+  Expression r;
+  try {
+    r = add_input(x);
+  } catch (...) {
+    pending_aux_ = nullptr;
+    throw;
+  }
+  pending_aux_ = nullptr;
+  return r;
+}
+
+Expression SimpleRNNBuilder::step(int prev, const Expression& x, const Expression* aux) {
+  check_input_dim(x, input_dim, "add_input");
+  if (aux == nullptr) aux = pending_aux_;
+  const size_t t = h.size() / layers;
+  h.resize((t + 1) * layers);
+  Expression in = x;
+  try {
+  for (unsigned i = 0; i < layers; ++i) {
+    const std::vector<Expression>& v = param_vars[i];
+    if (dropout_rate > 0.f) in = dropout(in, dropout_rate);
+    const Expression* h_prev = nullptr;
+    if (prev >= 0)
+      h_prev = &h[static_cast<size_t>(prev) * layers + i];
+    else if (!h0.empty())
+      h_prev = &h0[i];
+    Expression y;
+    if (h_prev && aux)
+      y = affine_transform({v[HB], v[X2H], in, v[H2H], *h_prev, v[L2H], *aux});
+    else if (h_prev)
+      y = affine_transform({v[HB], v[X2H], in, v[H2H], *h_prev});
+    else if (aux)
+      y = affine_transform({v[HB], v[X2H], in, v[L2H], *aux});
+    else
+      y = affine_transform({v[HB], v[X2H], in});
+    in = h[t * layers + i] = tanh(y);
+  }
+  } catch (...) {
+    h.resize(t * layers);  // leave the history as it was
+    throw;
+  }
+  return in;
+}
+
+Expression SimpleRNNBuilder::set_h_impl(int, const std::vector<Expression>& h_new) {
+  DYNET_LITE_ARG_CHECK(h_new.size() == layers, "SimpleRNNBuilder::set_h: expected " << layers
+                                                   << " expressions (one per layer), got " << h_new.size());
+  for (auto& e : h_new) check_input_dim(e, hidden_dim, "set_h");
+  h.insert(h.end(), h_new.begin(), h_new.end());
+  return h.back();
+}
+
+Expression SimpleRNNBuilder::set_s_impl(int prev, const std::vector<Expression>& s_new) {
+  return set_h_impl(prev, s_new);
+}
+
+Expression SimpleRNNBuilder::back() const {
+  if (cur.t < 0) {
+    DYNET_LITE_ARG_CHECK(!h0.empty(), "SimpleRNNBuilder::back: no step yet and no initial state");
+    return h0.back();
+  }
+  return h[static_cast<size_t>(cur.t) * layers + layers - 1];
+}
+
+std::vector<Expression> SimpleRNNBuilder::final_h() const { return get_h(cur); }
+
+std::vector<Expression> SimpleRNNBuilder::get_h(RNNPointer p) const {
+  if (p.t < 0) return h0;
+  DYNET_LITE_INDEX_CHECK(static_cast<size_t>(p.t) < h.size() / layers,
+                         "SimpleRNNBuilder::get_h: state " << p.t << " does not exist");
+  return std::vector<Expression>(h.begin() + static_cast<long>(p.t) * layers,
+                                 h.begin() + static_cast<long>(p.t + 1) * layers);
+}
+
+void SimpleRNNBuilder::copy(const RNNBuilder& other) {
+  const auto* o = dynamic_cast<const SimpleRNNBuilder*>(&other);
+  DYNET_LITE_ARG_CHECK(o != nullptr, "SimpleRNNBuilder::copy: the other builder is not a SimpleRNNBuilder");
+  DYNET_LITE_ARG_CHECK(o->layers == layers && o->input_dim == input_dim && o->hidden_dim == hidden_dim &&
+                           o->lagging == lagging,
+                       "SimpleRNNBuilder::copy: sizes differ (layers " << o->layers << " vs " << layers
+                                                                       << ", input " << o->input_dim << " vs "
+                                                                       << input_dim << ", hidden "
+                                                                       << o->hidden_dim << " vs " << hidden_dim
+                                                                       << ")");
+  for (size_t i = 0; i < params.size(); ++i)
+    for (size_t j = 0; j < params[i].size(); ++j)
+      params[i][j].set_value(as_vector(o->params[i][j].get_storage().values));
+}
+
+}  // namespace dynet_lite

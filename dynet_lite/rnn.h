@@ -1,0 +1,143 @@
+#pragma once
+/// \file rnn.h
+/// Recurrent builders: the abstract RNNBuilder interface (DyNet's) and the
+/// Elman network SimpleRNNBuilder.
+///
+/// A builder owns its parameters (in a subcollection of the model it was given).
+/// Per graph: new_graph(cg) adds the parameters to the graph; per sequence:
+/// start_new_sequence(h_0); per step: add_input(x) returns the top layer's output.
+/// Each step remembers its predecessor, so add_input(prev, x) branches from any
+/// earlier state (beam search, trees) and rewind_one_step() goes back.
+#include <vector>
+
+#include "dynet_lite/dynet.h"
+#include "dynet_lite/expr.h"
+#include "dynet_lite/model.h"
+
+namespace dynet_lite {
+
+/// A position in a builder's history: -1 is the initial state, t >= 0 the state
+/// after the t-th add_input / set_h / set_s of the current sequence.
+struct RNNPointer {
+  RNNPointer() : t() {}
+  RNNPointer(int i) : t(i) {}  // NOLINT: implicit, as in DyNet
+  operator int() const { return t; }
+  int t;
+};
+
+/// The interface of every recurrent builder.
+class RNNBuilder {
+ public:
+  RNNBuilder() = default;
+  virtual ~RNNBuilder();
+
+  /// The current position (the state after the latest step).
+  RNNPointer state() const { return cur; }
+
+  /// Adds the parameters to `cg` (as constants when `update` is false).  Must be
+  /// called once for every new graph before start_new_sequence.
+  void new_graph(ComputationGraph& cg, bool update = true);
+  /// Starts a sequence from the initial state `h_0` (zeros when empty); see
+  /// num_h0_components() for its layout.
+  void start_new_sequence(const std::vector<Expression>& h_0 = {});
+  /// Replaces the hidden state: a new step whose predecessor is `prev`.
+  Expression set_h(const RNNPointer& prev, const std::vector<Expression>& h_new = {});
+  /// Replaces the whole state (memory cells then hidden states for LSTMs).
+  Expression set_s(const RNNPointer& prev, const std::vector<Expression>& s_new = {});
+  /// One step from the current state; returns the output of the top layer.
+  Expression add_input(const Expression& x);
+  /// One step from the state `prev`.
+  Expression add_input(const RNNPointer& prev, const Expression& x);
+  /// Makes the predecessor of the current state current.
+  void rewind_one_step();
+  /// The predecessor of `p`.
+  RNNPointer get_head(const RNNPointer& p);
+
+  /// Dropout rate (what it applies to depends on the builder).
+  virtual void set_dropout(float d);
+  virtual void disable_dropout();
+
+  /// Output of the top layer at the current position.
+  virtual Expression back() const = 0;
+  /// Hidden state of every layer at the current position.
+  virtual std::vector<Expression> final_h() const = 0;
+  /// Hidden state of every layer at position `p`.
+  virtual std::vector<Expression> get_h(RNNPointer p) const = 0;
+  /// Whole state (e.g. cells then hidden states) at the current position.
+  virtual std::vector<Expression> final_s() const = 0;
+  virtual std::vector<Expression> get_s(RNNPointer p) const = 0;
+  /// Number of expressions start_new_sequence expects in h_0.
+  virtual unsigned num_h0_components() const = 0;
+  /// Copies the parameter values of another builder of the same kind and sizes.
+  virtual void copy(const RNNBuilder& params) = 0;
+  virtual ParameterCollection& get_parameter_collection() = 0;
+
+ protected:
+  virtual void new_graph_impl(ComputationGraph& cg, bool update) = 0;
+  virtual void start_new_sequence_impl(const std::vector<Expression>& h_0) = 0;
+  virtual Expression add_input_impl(int prev, const Expression& x) = 0;
+  virtual Expression set_h_impl(int prev, const std::vector<Expression>& h_new) = 0;
+  virtual Expression set_s_impl(int prev, const std::vector<Expression>& s_new) = 0;
+  /// The builder's name in error messages.
+  virtual const char* builder_name() const { return "RNNBuilder"; }
+  /// Throws unless new_graph and start_new_sequence were called (in this order).
+  void check_ready(const char* what) const;
+  /// Throws a dim_error unless x is a column vector of `dim` rows (any batch size).
+  void check_input_dim(const Expression& x, unsigned dim, const char* what) const;
+
+  RNNPointer cur = -1;
+  float dropout_rate = 0.f;
+  ComputationGraph* graph_ = nullptr;  ///< the graph of the latest new_graph
+  unsigned graph_id_ = 0;
+
+ private:
+  std::vector<RNNPointer> head;  ///< predecessor of each step
+  bool sequence_started_ = false;
+};
+
+/// Elman RNN: h_t = tanh(W_x x_t + W_h h_{t-1} + b) per layer; the output of a
+/// layer is the input of the next.  With support_lags, add_auxiliary_input adds
+/// a further term W_l aux.  set_dropout(d) drops the input of every layer
+/// (inverted dropout, a fresh mask every step); the returned output is not dropped.
+class SimpleRNNBuilder : public RNNBuilder {
+ public:
+  SimpleRNNBuilder() = default;
+  SimpleRNNBuilder(unsigned layers, unsigned input_dim, unsigned hidden_dim, ParameterCollection& model,
+                   bool support_lags = false);
+
+  /// A step with an extra input `aux` (of hidden_dim) fed to every layer through
+  /// its own weights; needs support_lags.
+  Expression add_auxiliary_input(const Expression& x, const Expression& aux);
+
+  Expression back() const override;
+  std::vector<Expression> final_h() const override;
+  std::vector<Expression> get_h(RNNPointer p) const override;
+  std::vector<Expression> final_s() const override { return final_h(); }
+  std::vector<Expression> get_s(RNNPointer p) const override { return get_h(p); }
+  unsigned num_h0_components() const override { return layers; }
+  void copy(const RNNBuilder& params) override;
+  ParameterCollection& get_parameter_collection() override { return local_model; }
+
+ protected:
+  void new_graph_impl(ComputationGraph& cg, bool update) override;
+  void start_new_sequence_impl(const std::vector<Expression>& h_0) override;
+  Expression add_input_impl(int prev, const Expression& x) override;
+  Expression set_h_impl(int prev, const std::vector<Expression>& h_new) override;
+  Expression set_s_impl(int prev, const std::vector<Expression>& s_new) override;
+  const char* builder_name() const override { return "SimpleRNNBuilder"; }
+
+ private:
+  Expression step(int prev, const Expression& x, const Expression* aux);
+
+  ParameterCollection local_model;
+  // per layer: x2h, h2h, hb (and l2h with lags)
+  std::vector<std::vector<Parameter>> params;
+  std::vector<std::vector<Expression>> param_vars;
+  std::vector<Expression> h;   ///< h[t * layers + layer]
+  std::vector<Expression> h0;  ///< empty: zero initial state
+  unsigned layers = 0, input_dim = 0, hidden_dim = 0;
+  bool lagging = false;
+  const Expression* pending_aux_ = nullptr;  ///< set during add_auxiliary_input
+};
+
+}  // namespace dynet_lite
