@@ -1,0 +1,132 @@
+// Trainers with per-element adaptive rates: Adagrad, Adadelta, RMSProp, Adam, AMSGrad.
+#include <cmath>
+
+#include "dynet_lite/backends/cpu/eigen.h"
+#include "dynet_lite/except.h"
+#include "dynet_lite/training.h"
+
+namespace dynet_lite {
+
+namespace {
+using ConstArr = Eigen::Map<const Eigen::ArrayXf>;
+inline cpu::ArrMap arr(float* p, size_t n) { return cpu::ArrMap(p, static_cast<Eigen::Index>(n)); }
+inline ConstArr carr(const float* p, size_t n) { return ConstArr(p, static_cast<Eigen::Index>(n)); }
+
+void check_decay_rate(const char* who, const char* what, float r) {
+  DYNET_LITE_ARG_CHECK(r >= 0 && r < 1, who << ": " << what << " must be in [0, 1), got " << r);
+}
+void check_eps(const char* who, float eps) {
+  DYNET_LITE_ARG_CHECK(eps >= 0 && std::isfinite(eps), who << ": eps must be finite and >= 0, got " << eps);
+}
+
+// lr * sqrt(1 - b2^t) / (1 - b1^t): Adam's bias-corrected rate for step t.
+float adam_rate(float lr, float b1, float b2, double t) {
+  return static_cast<float>(lr * std::sqrt(1 - std::pow(static_cast<double>(b2), t)) /
+                            (1 - std::pow(static_cast<double>(b1), t)));
+}
+}  // namespace
+
+// ------------------------------------------------------------ Adagrad
+
+AdagradTrainer::AdagradTrainer(ParameterCollection& m, real lr, real eps) : Trainer(m, lr), epsilon(eps) {
+  check_eps("AdagradTrainer", eps);
+}
+
+// s += (gscale g)^2;  x -= lr * gscale g / sqrt(s + eps)
+void AdagradTrainer::update_rule(real gscale, const UpdateSpan& span) {
+  require_cpu(span);
+  auto g = carr(span.grads, span.size) * gscale;
+  auto s = arr(span.state[0], span.size);
+  s += g.square();
+  arr(span.values, span.size) -= learning_rate * g / (s + epsilon).sqrt();
+}
+
+// ------------------------------------------------------------ Adadelta
+
+AdadeltaTrainer::AdadeltaTrainer(ParameterCollection& m, real eps, real r) : Trainer(m, 1.0f), epsilon(eps), rho(r) {
+  check_eps("AdadeltaTrainer", eps);
+  check_decay_rate("AdadeltaTrainer", "rho", r);
+}
+
+// hg = rho hg + (1-rho) g^2;  d = -g sqrt(hd+eps)/sqrt(hg+eps);  hd = rho hd + (1-rho) d^2;  x += lr d
+void AdadeltaTrainer::update_rule(real gscale, const UpdateSpan& span) {
+  require_cpu(span);
+  const Eigen::Index n = static_cast<Eigen::Index>(span.size);
+  const float* g = span.grads;
+  float* hg = span.state[0];
+  float* hd = span.state[1];
+  float* x = span.values;
+  // One scalar loop: d is needed twice and an Eigen expression would evaluate it twice.
+  for (Eigen::Index i = 0; i < n; ++i) {
+    float gi = g[i] * gscale;
+    hg[i] = rho * hg[i] + (1 - rho) * gi * gi;
+    float d = -gi * std::sqrt(hd[i] + epsilon) / std::sqrt(hg[i] + epsilon);
+    hd[i] = rho * hd[i] + (1 - rho) * d * d;
+    x[i] += learning_rate * d;
+  }
+}
+
+// ------------------------------------------------------------ RMSProp
+
+RMSPropTrainer::RMSPropTrainer(ParameterCollection& m, real lr, real eps, real r)
+    : Trainer(m, lr), epsilon(eps), rho(r) {
+  check_eps("RMSPropTrainer", eps);
+  check_decay_rate("RMSPropTrainer", "rho", r);
+}
+
+// s = rho s + (1-rho) (gscale g)^2;  x -= lr * gscale g / sqrt(s + eps)
+void RMSPropTrainer::update_rule(real gscale, const UpdateSpan& span) {
+  require_cpu(span);
+  auto g = carr(span.grads, span.size) * gscale;
+  auto s = arr(span.state[0], span.size);
+  s = rho * s + (1 - rho) * g.square();
+  arr(span.values, span.size) -= learning_rate * g / (s + epsilon).sqrt();
+}
+
+// ------------------------------------------------------------ Adam
+
+AdamTrainer::AdamTrainer(ParameterCollection& m, float lr, float b1, float b2, float eps)
+    : Trainer(m, lr), beta_1(b1), beta_2(b2), epsilon(eps) {
+  check_decay_rate("AdamTrainer", "beta_1", b1);
+  check_decay_rate("AdamTrainer", "beta_2", b2);
+  check_eps("AdamTrainer", eps);
+}
+
+void AdamTrainer::begin_update() { step_rate_ = adam_rate(learning_rate, beta_1, beta_2, updates + 1.0); }
+
+// m = b1 m + (1-b1) g;  v = b2 v + (1-b2) g^2;  x -= rate_t * m / (sqrt(v) + eps)
+void AdamTrainer::update_rule(real gscale, const UpdateSpan& span) {
+  require_cpu(span);
+  auto g = carr(span.grads, span.size) * gscale;
+  auto m = arr(span.state[0], span.size);
+  auto v = arr(span.state[1], span.size);
+  m = beta_1 * m + (1 - beta_1) * g;
+  v = beta_2 * v + (1 - beta_2) * g.square();
+  arr(span.values, span.size) -= step_rate_ * m / (v.sqrt() + epsilon);
+}
+
+// ------------------------------------------------------------ AMSGrad
+
+AmsgradTrainer::AmsgradTrainer(ParameterCollection& m, float lr, float b1, float b2, float eps)
+    : Trainer(m, lr), beta_1(b1), beta_2(b2), epsilon(eps) {
+  check_decay_rate("AmsgradTrainer", "beta_1", b1);
+  check_decay_rate("AmsgradTrainer", "beta_2", b2);
+  check_eps("AmsgradTrainer", eps);
+}
+
+void AmsgradTrainer::begin_update() { step_rate_ = adam_rate(learning_rate, beta_1, beta_2, updates + 1.0); }
+
+// as Adam, with vhat = max(vhat, v) in place of v
+void AmsgradTrainer::update_rule(real gscale, const UpdateSpan& span) {
+  require_cpu(span);
+  auto g = carr(span.grads, span.size) * gscale;
+  auto m = arr(span.state[0], span.size);
+  auto v = arr(span.state[1], span.size);
+  auto vhat = arr(span.state[2], span.size);
+  m = beta_1 * m + (1 - beta_1) * g;
+  v = beta_2 * v + (1 - beta_2) * g.square();
+  vhat = vhat.max(v);
+  arr(span.values, span.size) -= step_rate_ * m / (vhat.sqrt() + epsilon);
+}
+
+}  // namespace dynet_lite

@@ -1,0 +1,74 @@
+// Plain, cyclical and momentum SGD.
+#include <cmath>
+
+#include "dynet_lite/backends/cpu/eigen.h"
+#include "dynet_lite/except.h"
+#include "dynet_lite/train/schedule.h"
+#include "dynet_lite/training.h"
+
+namespace dynet_lite {
+
+namespace {
+using ConstArr = Eigen::Map<const Eigen::ArrayXf>;
+inline cpu::ArrMap arr(float* p, size_t n) { return cpu::ArrMap(p, static_cast<Eigen::Index>(n)); }
+inline ConstArr carr(const float* p, size_t n) { return ConstArr(p, static_cast<Eigen::Index>(n)); }
+
+// x -= rate * g  (one fused pass; the hot loop of SimpleSGD)
+void sgd_step_cpu(const UpdateSpan& s, float rate) { arr(s.values, s.size) -= rate * carr(s.grads, s.size); }
+}  // namespace
+
+// ------------------------------------------------------------ SimpleSGD
+
+SimpleSGDTrainer::SimpleSGDTrainer(ParameterCollection& m, real lr) : Trainer(m, lr) {}
+
+// x -= lr * gscale * g
+void SimpleSGDTrainer::update_rule(real gscale, const UpdateSpan& span) {
+  require_cpu(span);
+  sgd_step_cpu(span, learning_rate * gscale);
+}
+
+// ------------------------------------------------------------ CyclicalSGD
+
+CyclicalSGDTrainer::CyclicalSGDTrainer(ParameterCollection& m, float lr_min, float lr_max, float step, float g,
+                                       float edecay)
+    : Trainer(m, lr_min), e_min(lr_min), e_max(lr_max), step_size(step), gamma(g) {
+  DYNET_LITE_ARG_CHECK(step > 0, "CyclicalSGDTrainer: step_size must be positive, got " << step);
+  DYNET_LITE_ARG_CHECK(lr_min <= lr_max, "CyclicalSGDTrainer: learning_rate_min " << lr_min
+                                             << " exceeds learning_rate_max " << lr_max);
+  learning_rate_decay = edecay;
+}
+
+void CyclicalSGDTrainer::begin_update() {
+  float r = train_detail::cyclical_rate(e_min, e_max, step_size, gamma, it);
+  if (learning_rate_decay > 0) r /= (1 + epoch * learning_rate_decay);
+  learning_rate = r;
+  ++it;
+}
+
+void CyclicalSGDTrainer::restart() {
+  Trainer::restart();
+  it = 0;
+  learning_rate = e_min;
+}
+
+// x -= lr(it) * gscale * g
+void CyclicalSGDTrainer::update_rule(real gscale, const UpdateSpan& span) {
+  require_cpu(span);
+  sgd_step_cpu(span, learning_rate * gscale);
+}
+
+// ------------------------------------------------------------ MomentumSGD
+
+MomentumSGDTrainer::MomentumSGDTrainer(ParameterCollection& m, real lr, real mom) : Trainer(m, lr), momentum(mom) {
+  DYNET_LITE_ARG_CHECK(mom >= 0 && mom < 1, "MomentumSGDTrainer: momentum must be in [0, 1), got " << mom);
+}
+
+// v = mom * v - lr * gscale * g;  x += v
+void MomentumSGDTrainer::update_rule(real gscale, const UpdateSpan& span) {
+  require_cpu(span);
+  auto v = arr(span.state[0], span.size);
+  v = momentum * v - (learning_rate * gscale) * carr(span.grads, span.size);
+  arr(span.values, span.size) += v;
+}
+
+}  // namespace dynet_lite

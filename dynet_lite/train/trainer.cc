@@ -1,0 +1,206 @@
+// The Trainer base: gradient clipping, the loop over parameters and lookup rows,
+// weight decay, gradient clearing, learning-rate bookkeeping, trainer state.
+#include <cmath>
+#include <iostream>
+
+#include "dynet_lite/backends/cpu/eigen.h"
+#include "dynet_lite/except.h"
+#include "dynet_lite/training.h"
+
+namespace dynet_lite {
+
+namespace {
+
+using ConstArr = Eigen::Map<const Eigen::ArrayXf>;
+
+// Accumulated in double: the sum runs over every gradient of the model.
+double squared_norm(const float* g, size_t n) {
+  return ConstArr(g, static_cast<Eigen::Index>(n)).cast<double>().square().sum();
+}
+
+}  // namespace
+
+/// The moment buffers of one parameter or lookup table, on its device.
+struct Trainer::StateBuffers {
+  Device* device = nullptr;
+  float* buf[3] = {nullptr, nullptr, nullptr};
+  size_t size = 0;
+  unsigned count = 0;
+
+  StateBuffers(Device* dev, size_t n, unsigned k) : device(dev), size(n), count(k) {
+    for (unsigned i = 0; i < k; ++i) {
+      buf[i] = static_cast<float*>(device->allocate(n * sizeof(float)));
+      device->fill(buf[i], 0.f, n);
+    }
+  }
+  ~StateBuffers() {
+    for (unsigned i = 0; i < count; ++i) device->release(buf[i]);
+  }
+  StateBuffers(const StateBuffers&) = delete;
+  StateBuffers& operator=(const StateBuffers&) = delete;
+  void zero() {
+    for (unsigned i = 0; i < count; ++i) device->fill(buf[i], 0.f, size);
+  }
+};
+
+Trainer::Trainer(ParameterCollection& m, real lr)
+    : learning_rate(lr), learning_rate0(lr), collection_(m) {
+  DYNET_LITE_ARG_CHECK(std::isfinite(lr), "Trainer: learning rate must be finite, got " << lr);
+  model = &collection_;
+}
+
+Trainer::~Trainer() = default;
+
+Trainer::StateBuffers& Trainer::state_for(const ParameterStorage& p, size_t index) {
+  if (index >= param_state_.size()) param_state_.resize(index + 1);
+  auto& s = param_state_[index];
+  if (!s) s = std::make_unique<StateBuffers>(p.device, p.size(), num_state_buffers());
+  return *s;
+}
+
+Trainer::StateBuffers& Trainer::state_for(const LookupParameterStorage& p, size_t index) {
+  if (index >= lookup_state_.size()) lookup_state_.resize(index + 1);
+  auto& s = lookup_state_[index];
+  if (!s) s = std::make_unique<StateBuffers>(p.device, p.size(), num_state_buffers());
+  return *s;
+}
+
+float Trainer::squared_gradient_norm() const {
+  double total = 0;
+  for (const auto& p : model->parameters_list()) {
+    if (!p->updated) continue;
+    if (p->device->type == DeviceType::CPU)
+      total += squared_norm(p->g.v, p->size());
+    else
+      total += p->gradient_squared_l2_norm();
+  }
+  for (const auto& lp : model->lookup_parameters_list()) {
+    if (!lp->updated) continue;
+    if (lp->device->type != DeviceType::CPU) {
+      total += lp->gradient_squared_l2_norm();
+    } else if (lp->all_updated) {
+      total += squared_norm(lp->all_grads.v, lp->size());
+    } else {
+      size_t row = lp->dim.size();
+      for (unsigned r : lp->non_zero_grads) total += squared_norm(lp->all_grads.v + r * row, row);
+    }
+  }
+  return static_cast<float>(total);
+}
+
+float Trainer::clip_gradients() {
+  if (!clipping_enabled) return 1.f;
+  DYNET_LITE_ARG_CHECK(clip_threshold > 0, name() << ": clip_threshold must be positive, got " << clip_threshold);
+  float norm = std::sqrt(squared_gradient_norm());
+  DYNET_LITE_CHECK(std::isfinite(norm), numeric_error,
+                   name() << ": the L2 norm of the gradients is " << norm
+                          << " (a NaN or infinite gradient reached the parameters)");
+  if (norm > clip_threshold) {
+    ++clips;
+    ++clips_since_status;
+    return clip_threshold / norm;
+  }
+  return 1.f;
+}
+
+void Trainer::require_cpu(const UpdateSpan& span) const {
+  DYNET_LITE_CHECK(span.device->type == DeviceType::CPU, unsupported_error,
+                   name() << ": updating '" << span.param_name << "' is not implemented on " << span.device->name);
+}
+
+namespace {
+// x *= a over n floats: Eigen on the CPU, the storage's own (host round trip) elsewhere.
+template <class Storage>
+void decay_values(Storage& s, float* v, size_t n, float a) {
+  if (s.device->type == DeviceType::CPU)
+    cpu::ArrMap(v, static_cast<Eigen::Index>(n)) *= a;
+  else
+    s.scale_parameters(a);
+}
+}  // namespace
+
+void Trainer::update() {
+  const auto& params = model->parameters_list();
+  const auto& lookups = model->lookup_parameters_list();
+  const float gscale = clip_gradients();
+  begin_update();
+  const float lambda = model->get_weight_decay_lambda();
+  const unsigned nstate = num_state_buffers();
+
+  for (size_t i = 0; i < params.size(); ++i) {
+    ParameterStorage& p = *params[i];
+    if (p.updated) {
+      StateBuffers& s = state_for(p, i);
+      UpdateSpan span;
+      span.device = p.device;
+      span.values = p.values.v;
+      span.grads = p.g.v;
+      for (unsigned k = 0; k < nstate; ++k) span.state[k] = s.buf[k];
+      span.size = p.size();
+      span.param_name = p.name.c_str();
+      update_rule(gscale, span);
+      if (lambda > 0) decay_values(p, p.values.v, p.size(), 1.f - lambda);
+    }
+    p.clear_gradient();
+  }
+
+  for (size_t i = 0; i < lookups.size(); ++i) {
+    LookupParameterStorage& lp = *lookups[i];
+    if (lp.updated) {
+      StateBuffers& s = state_for(lp, i);
+      const size_t row = lp.dim.size();
+      UpdateSpan span;
+      span.device = lp.device;
+      span.param_name = lp.name.c_str();
+      auto run_rows = [&](size_t first_row, size_t nrows) {
+        size_t off = first_row * row;
+        span.values = lp.all_values.v + off;
+        span.grads = lp.all_grads.v + off;
+        for (unsigned k = 0; k < nstate; ++k) span.state[k] = s.buf[k] + off;
+        span.size = nrows * row;
+        update_rule(gscale, span);
+      };
+      if (sparse_updates_enabled && !lp.all_updated) {
+        for (unsigned r : lp.non_zero_grads) run_rows(r, 1);
+      } else if (rowwise()) {
+        for (unsigned r = 0; r < lp.num_rows(); ++r) run_rows(r, 1);
+      } else {
+        run_rows(0, lp.num_rows());
+      }
+      // Decay touches every row, used or not, like DyNet's global weight scale.
+      if (lambda > 0) decay_values(lp, lp.all_values.v, lp.size(), 1.f - lambda);
+    }
+    lp.clear_gradient();
+  }
+
+  ++updates;
+  ++updates_since_status;
+}
+
+void Trainer::update_epoch(real r) {
+  epoch += r;
+  if (learning_rate_decay > 0) learning_rate = learning_rate0 / (1 + epoch * learning_rate_decay);
+}
+
+void Trainer::restart() {
+  for (auto& s : param_state_)
+    if (s) s->zero();
+  for (auto& s : lookup_state_)
+    if (s) s->zero();
+}
+
+void Trainer::restart(real lr) {
+  DYNET_LITE_ARG_CHECK(std::isfinite(lr), name() << "::restart: learning rate must be finite, got " << lr);
+  learning_rate = lr;
+  learning_rate0 = lr;
+  restart();
+}
+
+void Trainer::status() {
+  std::cerr << "[lr=" << learning_rate << " clips=" << clips_since_status << " updates=" << updates_since_status
+            << "] ";
+  clips_since_status = 0;
+  updates_since_status = 0;
+}
+
+}  // namespace dynet_lite

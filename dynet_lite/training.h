@@ -1,0 +1,269 @@
+#pragma once
+/// \file training.h
+/// Trainers: they read the gradients accumulated in a ParameterCollection by
+/// ComputationGraph::backward, change the parameters, and clear the gradients.
+///
+/// Every trainer follows DyNet 2.1's C++ API:
+/// \code
+///   SimpleSGDTrainer trainer(model, 0.1);
+///   cg.forward(loss); cg.backward(loss); trainer.update();
+/// \endcode
+///
+/// One call to update():
+///  1. computes the L2 norm of the gradients of all parameters that are updated
+///     (`updated == true`); when clipping is on and the norm exceeds
+///     `clip_threshold`, every gradient is scaled by clip_threshold / norm
+///     (counted in `clips`); a NaN or infinite norm throws numeric_error;
+///  2. applies the trainer's rule to every updated parameter, and to the lookup
+///     tables: only the rows in `non_zero_grads` when sparse updates are on and
+///     the table was not used as a whole (`all_updated`), else every row;
+///  3. applies weight decay: when the collection's lambda
+///     (ParameterCollection::get_weight_decay_lambda, `--dynet-weight-decay`) is
+///     positive, the weights of every updated parameter and table are multiplied
+///     by (1 - lambda) after the step;
+///  4. clears the gradients of every parameter (frozen ones included, so their
+///     gradients do not pile up across updates).
+///
+/// Frozen parameters (`set_updated(false)`) are neither stepped nor decayed.
+/// The per-element state of a trainer (moments) is allocated the first time a
+/// parameter is updated, on the parameter's device, and kept until restart().
+#include <memory>
+#include <vector>
+
+#include "dynet_lite/model.h"
+
+namespace dynet_lite {
+
+/// The contiguous elements one call of a trainer's rule changes: a whole
+/// parameter, a whole lookup table, or one row of a table.
+struct UpdateSpan {
+  Device* device = nullptr;
+  float* values = nullptr;
+  const float* grads = nullptr;
+  float* state[3] = {nullptr, nullptr, nullptr};  ///< the trainer's moment buffers
+  size_t size = 0;
+  const char* param_name = "";  ///< for error messages
+};
+
+/// The base of all trainers (DyNet's `Trainer`).
+///
+/// Learning rate: `learning_rate` is the rate the next update uses; assign it
+/// freely.  For DyNet 2.0 programs, update_epoch() also implements the
+/// epoch decay `learning_rate = learning_rate0 / (1 + epoch * learning_rate_decay)`;
+/// with the default decay of 0 it only counts epochs and leaves `learning_rate`
+/// alone.  `eta`, `eta0` and `eta_decay` are DyNet 2.0's names for the same fields.
+class Trainer {
+ public:
+  Trainer(ParameterCollection& m, real learning_rate);
+  virtual ~Trainer();
+  Trainer(const Trainer&) = delete;
+  Trainer& operator=(const Trainer&) = delete;
+
+  /// One step on every parameter of the collection (and its subcollections).
+  virtual void update();
+  /// epoch += r; with learning_rate_decay > 0, learning_rate = learning_rate0 / (1 + epoch * decay).
+  void update_epoch(real r = 1);
+  /// Forgets the trainer's state (moments, step counters of the rule).
+  virtual void restart();
+  /// Sets the learning rate (and learning_rate0), then restart().
+  void restart(real lr);
+  /// Prints "[lr=... clips=... updates=...] " to std::cerr and resets the
+  /// since-status counters.
+  virtual void status();
+  /// The factor the gradients will be scaled by in this update (1 when no clip
+  /// happens); counts the clip.  Throws numeric_error on a NaN/infinite norm.
+  float clip_gradients();
+
+  real learning_rate;
+  real learning_rate0;            ///< the base rate of update_epoch()'s decay
+  real learning_rate_decay = 0;   ///< see update_epoch()
+  real epoch = 0;
+  real& eta = learning_rate;      ///< DyNet 2.0 name
+  real& eta0 = learning_rate0;    ///< DyNet 2.0 name
+  real& eta_decay = learning_rate_decay;  ///< DyNet 2.0 name
+
+  bool clipping_enabled = true;
+  real clip_threshold = 5;
+  real clips = 0;
+  real updates = 0;
+  real clips_since_status = 0;
+  real updates_since_status = 0;
+  bool sparse_updates_enabled = true;
+  ParameterCollection* model;  ///< points to the trainer's own handle on the collection
+
+ protected:
+  /// The trainer's name, for error messages ("AdamTrainer").
+  virtual const char* name() const = 0;
+  /// How many float buffers of the parameter's size the rule keeps (0..3).
+  virtual unsigned num_state_buffers() const = 0;
+  /// Called once per update(), before any rule runs.
+  virtual void begin_update() {}
+  /// Whether a whole lookup table is updated row by row (each row its own span)
+  /// rather than as one span.
+  virtual bool rowwise() const { return false; }
+  /// The rule on one span: reads span.grads scaled by gscale, changes
+  /// span.values and span.state.  The one place that dispatches on the device.
+  virtual void update_rule(real gscale, const UpdateSpan& span) = 0;
+  /// Throws unsupported_error unless the span lives on the CPU.
+  void require_cpu(const UpdateSpan& span) const;
+
+ private:
+  struct StateBuffers;
+  StateBuffers& state_for(const ParameterStorage& p, size_t index);
+  StateBuffers& state_for(const LookupParameterStorage& p, size_t index);
+  float squared_gradient_norm() const;
+  ParameterCollection collection_;
+  std::vector<std::unique_ptr<StateBuffers>> param_state_;
+  std::vector<std::unique_ptr<StateBuffers>> lookup_state_;
+};
+
+/// x -= lr * g
+class SimpleSGDTrainer : public Trainer {
+ public:
+  explicit SimpleSGDTrainer(ParameterCollection& m, real learning_rate = 0.1f);
+
+ protected:
+  const char* name() const override { return "SimpleSGDTrainer"; }
+  unsigned num_state_buffers() const override { return 0; }
+  void update_rule(real gscale, const UpdateSpan& span) override;
+};
+
+/// SGD whose rate follows a triangular cycle between learning_rate_min and
+/// learning_rate_max, `step_size` updates up and `step_size` down, the
+/// amplitude shrinking by `gamma` per update (Smith, "Cyclical Learning Rates").
+/// Update k uses min + (max - min) * max(0, 1 - x) * gamma^k with
+/// x = |k / step_size - 2 * floor(1 + k / (2 * step_size)) + 1|.
+/// `edecay` is DyNet 2.0's epoch decay: the cyclical rate is divided by
+/// (1 + epoch * edecay), epoch being advanced by update_epoch().
+class CyclicalSGDTrainer : public Trainer {
+ public:
+  explicit CyclicalSGDTrainer(ParameterCollection& m, float learning_rate_min = 0.01f,
+                              float learning_rate_max = 0.1f, float step_size = 2000, float gamma = 1.0f,
+                              float edecay = 0.0f);
+  using Trainer::restart;
+  void restart() override;
+
+  float e_min, e_max, step_size, gamma;
+  unsigned it = 0;  ///< updates done in the current schedule
+
+ protected:
+  const char* name() const override { return "CyclicalSGDTrainer"; }
+  unsigned num_state_buffers() const override { return 0; }
+  void begin_update() override;
+  void update_rule(real gscale, const UpdateSpan& span) override;
+};
+
+/// v = mom * v - lr * g;  x += v
+class MomentumSGDTrainer : public Trainer {
+ public:
+  explicit MomentumSGDTrainer(ParameterCollection& m, real learning_rate = 0.01f, real mom = 0.9f);
+  real momentum;
+
+ protected:
+  const char* name() const override { return "MomentumSGDTrainer"; }
+  unsigned num_state_buffers() const override { return 1; }
+  void update_rule(real gscale, const UpdateSpan& span) override;
+};
+
+/// s += g^2;  x -= lr * g / sqrt(s + eps)
+class AdagradTrainer : public Trainer {
+ public:
+  explicit AdagradTrainer(ParameterCollection& m, real learning_rate = 0.1f, real eps = 1e-20f);
+  real epsilon;
+
+ protected:
+  const char* name() const override { return "AdagradTrainer"; }
+  unsigned num_state_buffers() const override { return 1; }
+  void update_rule(real gscale, const UpdateSpan& span) override;
+};
+
+/// hg = rho hg + (1 - rho) g^2;  d = -g sqrt(hd + eps) / sqrt(hg + eps);
+/// hd = rho hd + (1 - rho) d^2;  x += learning_rate * d.
+/// The learning rate is 1 (Zeiler's rule has none); DyNet ignores it, here it
+/// multiplies the step so that restart(lr) has an effect.
+class AdadeltaTrainer : public Trainer {
+ public:
+  explicit AdadeltaTrainer(ParameterCollection& m, real eps = 1e-6f, real rho = 0.95f);
+  real epsilon, rho;
+
+ protected:
+  const char* name() const override { return "AdadeltaTrainer"; }
+  unsigned num_state_buffers() const override { return 2; }
+  void update_rule(real gscale, const UpdateSpan& span) override;
+};
+
+/// s = rho s + (1 - rho) g^2;  x -= lr * g / sqrt(s + eps)
+class RMSPropTrainer : public Trainer {
+ public:
+  explicit RMSPropTrainer(ParameterCollection& m, real learning_rate = 0.1f, real eps = 1e-20f,
+                          real rho = 0.95f);
+  real epsilon, rho;
+
+ protected:
+  const char* name() const override { return "RMSPropTrainer"; }
+  unsigned num_state_buffers() const override { return 1; }
+  void update_rule(real gscale, const UpdateSpan& span) override;
+};
+
+/// m = b1 m + (1 - b1) g;  v = b2 v + (1 - b2) g^2;
+/// x -= lr * sqrt(1 - b2^t) / (1 - b1^t) * m / (sqrt(v) + eps), t = updates + 1
+/// (the trainer's update count, as in DyNet, also for sparse lookup rows).
+class AdamTrainer : public Trainer {
+ public:
+  explicit AdamTrainer(ParameterCollection& m, float learning_rate = 0.001f, float beta_1 = 0.9f,
+                       float beta_2 = 0.999f, float eps = 1e-8f);
+  float beta_1, beta_2, epsilon;
+
+ protected:
+  const char* name() const override { return "AdamTrainer"; }
+  unsigned num_state_buffers() const override { return 2; }
+  void begin_update() override;
+  void update_rule(real gscale, const UpdateSpan& span) override;
+  float step_rate_ = 0;  ///< lr with the bias corrections of this update
+};
+
+/// Adam with v_hat = max(v_hat, v) in the denominator (Reddi et al. 2018), with
+/// Adam's bias-corrected rate as DyNet does.
+class AmsgradTrainer : public Trainer {
+ public:
+  explicit AmsgradTrainer(ParameterCollection& m, float learning_rate = 0.001f, float beta_1 = 0.9f,
+                          float beta_2 = 0.999f, float eps = 1e-8f);
+  float beta_1, beta_2, epsilon;
+
+ protected:
+  const char* name() const override { return "AmsgradTrainer"; }
+  unsigned num_state_buffers() const override { return 3; }
+  void begin_update() override;
+  void update_rule(real gscale, const UpdateSpan& span) override;
+  float step_rate_ = 0;
+};
+
+/// Exponentiated gradient with momentum (Kivinen & Warmuth 1997), as DyNet:
+/// each parameter (each row of a lookup table) is a probability distribution,
+/// so its values must be positive; the step is
+///   v = mom * v - lr * g;   x_i = x_i exp(v_i) / sum_j x_j exp(v_j).
+/// `e` is DyNet 2.0's epoch decay of the rate (see update_epoch()).
+/// enableCyclicalLR() makes the rate follow CyclicalSGDTrainer's schedule.
+/// A non-positive value throws std::invalid_argument naming the parameter.
+class EGTrainer : public Trainer {
+ public:
+  explicit EGTrainer(ParameterCollection& m, real learning_rate = 0.1f, real mom = 0.9f, real e = 0.0f);
+  void enableCyclicalLR(float learning_rate_min = 0.01f, float learning_rate_max = 0.1f, float step_size = 2000,
+                        float gamma = 0.0f);
+  using Trainer::restart;
+  void restart() override;
+
+  real momentum;
+  bool isCyclical = false;
+  float e_min = 0, e_max = 0, step_size = 0, gamma = 0;
+  unsigned it = 0;
+
+ protected:
+  const char* name() const override { return "EGTrainer"; }
+  unsigned num_state_buffers() const override { return 1; }
+  void begin_update() override;
+  bool rowwise() const override { return true; }
+  void update_rule(real gscale, const UpdateSpan& span) override;
+};
+
+}  // namespace dynet_lite
