@@ -20,7 +20,7 @@ using VariableIndex = unsigned;
 struct Node;
 struct Expression;
 struct GraphMemory;
-class Executor;
+struct AutobatchStats;
 
 class ComputationGraph {
  public:
@@ -62,6 +62,9 @@ class ComputationGraph {
   /// 0 plain execution, 1 agenda batching, 2 depth batching (this graph only).
   void set_autobatch(int strategy) { autobatch_ = strategy; }
   int autobatch() const { return autobatch_; }
+  /// Counters of automatic batching since the graph was created or cleared
+  /// (include dynet_lite/exec/autobatch.h for the struct).
+  AutobatchStats autobatch_stats() const;
 
   void print_graphviz() const;
   void print_graphviz(std::ostream& os) const;
@@ -88,9 +91,10 @@ class ComputationGraph {
   std::mt19937& rng() { return rng_; }
 
  private:
-  friend class PlainExecutor;
   void check_index(VariableIndex i, const char* what) const;
   void run_forward(VariableIndex last);
+  void run_forward_batched(VariableIndex last);           // exec/autobatch.cc
+  void backward_batched(VariableIndex last, bool full);  // exec/autobatch.cc
 
   std::unique_ptr<GraphMemory> mem_;
   VariableIndex num_nodes_ = 0;

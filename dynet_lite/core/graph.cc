@@ -44,7 +44,15 @@ DeviceArenas& GraphMemory::arenas_slow(Device* d) {
   return *device_arenas.back();
 }
 
+void GraphMemory::retire_batch_state() {
+  if (!batch_state_) return;
+  batch_state_->clear_groups();
+  add_to_autobatch_totals(batch_state_->stats);
+  batch_state_->stats = AutobatchStats();
+}
+
 void GraphMemory::reset() {
+  retire_batch_state();
   meta.reset();
   for (auto& a : device_arenas) {
     a->values.reset();
@@ -114,6 +122,11 @@ void ComputationGraph::revert() {
   mem_->meta.rewind(c.meta);
   // Values computed after the checkpoint (even of older nodes) are dropped.
   evaluated_ = std::min(evaluated_, c.evaluated);
+  if (mem_->batch_state_) {
+    // Groups run after the checkpoint hold only nodes computed after it.
+    auto& groups = mem_->batch_state_->groups;
+    while (!groups.empty() && groups.back().members[0] >= evaluated_) groups.pop_back();
+  }
   for (size_t k = 0; k < c.values.size(); ++k) mem_->device_arenas[k]->values.rewind(c.values[k]);
   backward_done_ = false;
 }
@@ -225,6 +238,7 @@ const Tensor& ComputationGraph::get_gradient(const Expression& e) {
 void ComputationGraph::invalidate() {
   evaluated_ = 0;
   backward_done_ = false;
+  if (mem_->batch_state_) mem_->batch_state_->clear_groups();
   for (auto& a : mem_->device_arenas) {
     a->values.reset();
     a->grads.reset();

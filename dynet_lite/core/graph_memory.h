@@ -7,6 +7,7 @@
 
 #include "dynet_lite/core/arena.h"
 #include "dynet_lite/core/node.h"
+#include "dynet_lite/exec/autobatch.h"
 
 namespace dynet_lite {
 
@@ -59,6 +60,16 @@ struct GraphMemory {
   };
   std::vector<Checkpoint> checkpoints;
   size_t hint;
+
+  /// State of automatic batching, created on first use.
+  BatchState& batch_state() {
+    if (!batch_state_) batch_state_ = std::make_unique<BatchState>();
+    return *batch_state_;
+  }
+  bool has_batch_groups() const { return batch_state_ && !batch_state_->groups.empty(); }
+  /// Drops the batch groups and adds this graph's counters to the process totals.
+  void retire_batch_state();
+  std::unique_ptr<BatchState> batch_state_;
 };
 
 /// A bundle from the calling thread's pool (or a new one).

@@ -29,7 +29,14 @@ void check_finite(const Tensor& t, const char* what, const OpInfo& info, Variabl
 }  // namespace
 
 void ComputationGraph::run_forward(VariableIndex last) {
+  if (autobatch_) {
+    run_forward_batched(last);
+    return;
+  }
   GraphMemory& m = *mem_;
+  // After batched execution, backward follows the recorded groups: nodes run
+  // here join them as groups of one.
+  const bool record = m.has_batch_groups();
   for (VariableIndex i = evaluated_; i <= last; ++i) {
     Node& n = m.node(i);
     const OpInfo& info = op_info(n.op);
@@ -44,6 +51,11 @@ void ComputationGraph::run_forward(VariableIndex last) {
     f(xs, n.num_args, n, ctx);
     da.scratch.rewind(scratch_mark);
     evaluated_ = i + 1;
+    if (record) {
+      VariableIndex* mem = static_cast<VariableIndex*>(m.meta.allocate(sizeof(VariableIndex)));
+      *mem = i;
+      m.batch_state().groups.push_back({&n, mem, 1, nullptr, nullptr});
+    }
     if (check_validity_) check_finite(n.value, "value", info, i);
   }
 }
@@ -62,6 +74,10 @@ void ComputationGraph::backward(VariableIndex last, bool full) {
   DYNET_LITE_DIM_CHECK(target.value.d.batch_size() == 1,
                        "backward: the loss must be a scalar (one element per batch element), but node "
                            << last << " (" << op_name(target.op) << ") has shape " << target.value.d);
+  if (m.has_batch_groups()) {
+    backward_batched(last, full);
+    return;
+  }
 
   // Mark the nodes that receive a gradient: those the target depends on and
   // that depend on a parameter (or all of them when `full`).

@@ -177,6 +177,32 @@ void lookup_accumulate(const Node& n, const Tensor& dy) {
   for (unsigned b = 0; b < bd; ++b) p.lp->accumulate_grad(idx[b], dy.v + b * row);
 }
 
+// Batching: the members' indices, one after the other, in graph memory.
+bool lookup_combine(const Node* const* members, unsigned k, Node& batched, ExecContext& ctx) {
+  const LookupParams& p0 = members[0]->p<LookupParams>();
+  unsigned total = 0;
+  for (unsigned j = 0; j < k; ++j) total += members[j]->value.d.bd;
+  static_assert(sizeof(float) == sizeof(unsigned), "indices share the float arena");
+  unsigned* idx = reinterpret_cast<unsigned*>(ctx.persistent_floats(total));
+  unsigned pos = 0;
+  for (unsigned j = 0; j < k; ++j) {
+    const LookupParams& pj = members[j]->p<LookupParams>();
+    unsigned bd = members[j]->value.d.bd;
+    const unsigned* src = lookup_indices(pj, bd);
+    if (pj.pindex || pj.pindices) check_rows("lookup", *pj.lp, src, bd);
+    for (unsigned b = 0; b < bd; ++b) idx[pos++] = src[b];
+  }
+  LookupParams& pv = batched.p<LookupParams>();
+  pv = LookupParams();
+  pv.lp = p0.lp;
+  pv.indices = idx;
+  return true;
+}
+// Lookups batch when they read the same table.
+uint64_t lookup_batch_key(const Node& n) {
+  return static_cast<uint64_t>(reinterpret_cast<uintptr_t>(n.p<LookupParams>().lp));
+}
+
 }  // namespace
 
 void register_input_ops(OpTable& t) {
@@ -185,6 +211,7 @@ void register_input_ops(OpTable& t) {
   in.shape = leaf_shape;
   in.forward[0] = input_forward;
   in.blocks_gradient = true;
+  in.leaf = true;
 
   struct Row {
     OpKind op;
@@ -201,6 +228,7 @@ void register_input_ops(OpTable& t) {
     o.shape = leaf_shape;
     o.forward[0] = r.f;
     o.blocks_gradient = true;
+    o.leaf = true;
   }
 
   OpInfo& p = t.row(OpKind::Parameter);
@@ -210,6 +238,7 @@ void register_input_ops(OpTable& t) {
   p.accumulate = param_accumulate;
   p.sets_own_value = true;
   p.trainable_leaf = true;
+  p.leaf = true;
 
   OpInfo& l = t.row(OpKind::Lookup);
   l.name = "lookup";
@@ -218,7 +247,10 @@ void register_input_ops(OpTable& t) {
   l.accumulate = lookup_accumulate;
   l.sets_own_value = true;
   l.trainable_leaf = true;
+  l.leaf = true;
   l.batch = BatchKind::Custom;
+  l.batch_combine = lookup_combine;
+  l.batch_key = lookup_batch_key;
 }
 
 // ---------------------------------------------------------------- expressions

@@ -120,13 +120,25 @@ using BackwardFn = void (*)(const Tensor* const* xs, unsigned n, const Node& nod
 using AccumulateFn = void (*)(const Node& node, const Tensor& dy);
 
 /// How a node of this op can run together with identical nodes of other instances
-/// (the automatic batching pass reads this).
+/// (exec/autobatch.cc reads this).  Batching stacks the members' arguments along
+/// the batch dimension and runs the op's own kernel once on a "virtual" node whose
+/// batch is the sum of the members'; an argument that is the same parameter for
+/// every member is passed once and broadcast.  So an op can batch when its kernel
+/// treats batch elements independently and broadcasts a batch of 1.
 enum class BatchKind : uint8_t {
-  Never,        ///< always runs alone
-  Elementwise,  ///< all args stacked along the batch dimension; shapes must match
-  SharedFirst,  ///< arg 0 (a weight) must be the same node; the others are stacked
-  Custom,       ///< the op has its own batched kernel
+  Never,        ///< always runs alone (e.g. reductions over the batch)
+  Elementwise,  ///< stackable; the members' parameters must be equal
+  SharedFirst,  ///< stackable; arg 0 is usually a shared weight; parameters equal
+  Custom,       ///< stackable with per-member parameters merged by `batch_combine`
 };
+
+/// Custom batching: fills the virtual node's parameters from the members' (e.g.
+/// concatenates their indices into graph memory).  Returns false when these
+/// members cannot run together after all.
+using BatchCombineFn = bool (*)(const Node* const* members, unsigned k, Node& batched, ExecContext& ctx);
+/// Custom batching: the part of a node's parameters that must be equal across a
+/// batch (e.g. pick's dimension), as a hash; members with different keys never batch.
+using BatchKeyFn = uint64_t (*)(const Node& node);
 
 struct OpInfo {
   const char* name = nullptr;
@@ -139,9 +151,13 @@ struct OpInfo {
   bool sets_own_value = false;
   /// A leaf whose value depends on trainable memory (parameter, lookup).
   bool trainable_leaf = false;
+  /// Takes no arguments (inputs, constants, random tensors, parameters, lookups).
+  bool leaf = false;
   /// Gradient does not flow back through this op (nobackprop, random leaves).
   bool blocks_gradient = false;
   BatchKind batch = BatchKind::Never;
+  BatchCombineFn batch_combine = nullptr;  ///< required for BatchKind::Custom
+  BatchKeyFn batch_key = nullptr;          ///< optional for BatchKind::Custom
 };
 
 /// The row of `op`.  The table is filled on first use.

@@ -1,0 +1,657 @@
+// Automatic batching (--dynet-autobatch 1 agenda, 2 depth).
+//
+// Forward over a segment [first, last] of not-yet-computed nodes:
+//  1. each node gets a signature: op, output shape, per argument either "the same
+//     parameter node" (shared, passed once and broadcast) or its shape (stacked),
+//     and the op's parameters (or its batch key for Custom ops); equal signatures
+//     can run as one kernel call;
+//  2. a schedule groups ready nodes of one signature: agenda (repeatedly the
+//     signature whose ready nodes have the lowest average depth) or depth (all
+//     nodes of one signature at one depth together); schedules are cached by the
+//     segment's structure;
+//  3. each group runs the op's own kernel once on a virtual node whose batch is
+//     the members' batches stacked; outputs are allocated side by side, so a later
+//     group whose arguments are an earlier group's outputs in the same order needs
+//     no copy; otherwise arguments are gathered (bytes counted).
+// Backward replays the groups in reverse with gradients laid out the same way.
+#include "dynet_lite/exec/autobatch.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <list>
+#include <mutex>
+
+#include "dynet_lite/core/graph_memory.h"
+#include "dynet_lite/exec/exec_context.h"
+#include "dynet_lite/expr.h"
+
+namespace dynet_lite {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+std::mutex& totals_mutex() {
+  static std::mutex m;
+  return m;
+}
+AutobatchStats& totals() {
+  static AutobatchStats s;
+  return s;
+}
+
+inline uint64_t mix(uint64_t h, uint64_t v) {
+  h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
+  return h * 0xff51afd7ed558ccdULL;
+}
+
+uint64_t hash_dim(uint64_t h, const Dim& d) {
+  h = mix(h, d.nd | (static_cast<uint64_t>(d.bd) << 8));
+  for (unsigned i = 0; i < d.nd; ++i) h = mix(h, d.d[i]);
+  return h;
+}
+
+/// A parameter node is passed once to a batched kernel rather than stacked.
+inline bool is_shared_leaf(const Node& a) { return a.op == OpKind::Parameter; }
+
+bool can_batch(const Node& n, const OpInfo& info, GraphMemory& m) {
+  if (info.batch == BatchKind::Never) return false;
+  if (info.batch == BatchKind::Custom && !info.batch_combine) return false;
+  for (unsigned p = 0; p < n.num_args; ++p) {
+    const Node& a = m.node(n.args[p]);
+    if (is_shared_leaf(a)) continue;
+    // Stacking needs every stacked argument to carry the node's own batch.
+    if (a.value.d.bd != n.value.d.bd) return false;
+  }
+  return true;
+}
+
+uint64_t signature_hash(const Node& n, const OpInfo& info, GraphMemory& m) {
+  uint64_t h = mix(0x1234567ULL, static_cast<uint64_t>(n.op));
+  h = hash_dim(h, n.value.d);
+  for (unsigned p = 0; p < n.num_args; ++p) {
+    const Node& a = m.node(n.args[p]);
+    if (is_shared_leaf(a))
+      h = mix(h, 0x100000000ULL | n.args[p]);
+    else
+      h = hash_dim(mix(h, 2), a.value.d);
+  }
+  if (info.batch == BatchKind::Custom) {
+    if (info.batch_key) h = mix(h, info.batch_key(n));
+  } else {
+    uint64_t w[Node::kParamBytes / 8];
+    std::memcpy(w, n.params, sizeof(w));
+    for (uint64_t x : w) h = mix(h, x);
+  }
+  return h;
+}
+
+bool same_signature(const Node& a, const Node& b, const OpInfo& info, GraphMemory& m) {
+  if (a.op != b.op || a.num_args != b.num_args || !(a.value.d == b.value.d)) return false;
+  for (unsigned p = 0; p < a.num_args; ++p) {
+    const Node& x = m.node(a.args[p]);
+    const Node& y = m.node(b.args[p]);
+    bool sx = is_shared_leaf(x), sy = is_shared_leaf(y);
+    if (sx != sy) return false;
+    if (sx ? a.args[p] != b.args[p] : !(x.value.d == y.value.d)) return false;
+  }
+  if (info.batch == BatchKind::Custom) return !info.batch_key || info.batch_key(a) == info.batch_key(b);
+  return std::memcmp(a.params, b.params, Node::kParamBytes) == 0;
+}
+
+constexpr uint32_t kSolo = 0xffffffffu;
+
+// ------------------------------------------------------------ plan cache
+struct PlanCache {
+  static constexpr size_t kCapacity = 64;
+  std::list<std::pair<uint64_t, BatchPlan>> plans;  // most recent first
+
+  const BatchPlan* find(uint64_t key, const std::vector<uint64_t>& structure) {
+    for (auto it = plans.begin(); it != plans.end(); ++it) {
+      if (it->first == key && it->second.structure == structure) {
+        plans.splice(plans.begin(), plans, it);
+        return &plans.front().second;
+      }
+    }
+    return nullptr;
+  }
+  void insert(uint64_t key, BatchPlan plan) {
+    plans.emplace_front(key, std::move(plan));
+    if (plans.size() > kCapacity) plans.pop_back();
+  }
+};
+PlanCache& plan_cache() {
+  thread_local PlanCache cache;
+  return cache;
+}
+
+}  // namespace
+
+void AutobatchStats::add(const AutobatchStats& o) {
+  nodes += o.nodes;
+  kernels += o.kernels;
+  batched_groups += o.batched_groups;
+  bytes_gathered += o.bytes_gathered;
+  bytes_scattered += o.bytes_scattered;
+  plan_hits += o.plan_hits;
+  plan_misses += o.plan_misses;
+  schedule_seconds += o.schedule_seconds;
+  forward_seconds += o.forward_seconds;
+  backward_seconds += o.backward_seconds;
+}
+
+AutobatchStats autobatch_totals() {
+  std::lock_guard<std::mutex> lock(totals_mutex());
+  return totals();
+}
+void add_to_autobatch_totals(const AutobatchStats& s) {
+  std::lock_guard<std::mutex> lock(totals_mutex());
+  totals().add(s);
+}
+void reset_autobatch_totals() {
+  std::lock_guard<std::mutex> lock(totals_mutex());
+  totals() = AutobatchStats();
+}
+
+std::vector<const char*> unbatchable_ops() {
+  std::vector<const char*> r;
+  for (unsigned i = 0; i < kNumOps; ++i) {
+    const OpInfo& info = op_info(static_cast<OpKind>(i));
+    if (info.leaf) continue;
+    if (info.batch == BatchKind::Never || (info.batch == BatchKind::Custom && !info.batch_combine))
+      r.push_back(info.name);
+  }
+  return r;
+}
+
+// ------------------------------------------------------------ scheduling
+
+/// Fills st.group_buf / st.group_sizes_buf with the schedule of [first, last].
+static void schedule_segment(GraphMemory& m, BatchState& st, VariableIndex first, VariableIndex last, int strategy) {
+  const uint32_t n = last - first + 1;
+  st.sig.assign(n, kSolo);
+  st.depth.assign(n, 0);
+  st.pending.assign(n, 0);
+  st.dep_start.assign(n + 1, 0);
+  st.buckets.clear();
+  size_t table_size = 64;
+  while (table_size < 2 * n) table_size <<= 1;
+  st.table.assign(table_size, 0);
+
+  // Signatures, depths, dependency counts.
+  for (uint32_t o = 0; o < n; ++o) {
+    const Node& node = m.node(first + o);
+    const OpInfo& info = op_info(node.op);
+    uint32_t depth = 0, pending = 0;
+    for (unsigned p = 0; p < node.num_args; ++p) {
+      VariableIndex a = node.args[p];
+      if (a >= first) {
+        depth = std::max(depth, st.depth[a - first] + 1);
+        ++pending;
+        ++st.dep_start[a - first + 1];
+      }
+    }
+    st.depth[o] = depth;
+    st.pending[o] = pending;
+    if (!can_batch(node, info, m)) continue;
+    uint64_t h = signature_hash(node, info, m);
+    size_t mask = table_size - 1;
+    for (size_t slot = h & mask;; slot = (slot + 1) & mask) {
+      uint32_t b = st.table[slot];
+      if (b == 0) {
+        st.buckets.push_back({kSolo, kSolo, 0, 0, o, h});
+        st.table[slot] = static_cast<uint32_t>(st.buckets.size());
+        st.sig[o] = static_cast<uint32_t>(st.buckets.size() - 1);
+        break;
+      }
+      BatchState::Bucket& bk = st.buckets[b - 1];
+      if (bk.hash == h && same_signature(m.node(first + bk.rep), node, info, m)) {
+        st.sig[o] = b - 1;
+        break;
+      }
+    }
+  }
+  // Dependents in CSR form.
+  for (uint32_t o = 0; o < n; ++o) st.dep_start[o + 1] += st.dep_start[o];
+  st.dep_list.resize(st.dep_start[n]);
+  {
+    std::vector<uint32_t>& fill = st.next_ready;  // reused as a cursor here
+    fill.assign(st.dep_start.begin(), st.dep_start.end() - 1);
+    for (uint32_t o = 0; o < n; ++o) {
+      const Node& node = m.node(first + o);
+      for (unsigned p = 0; p < node.num_args; ++p) {
+        VariableIndex a = node.args[p];
+        if (a >= first) st.dep_list[fill[a - first]++] = o;
+      }
+    }
+  }
+
+  st.group_buf.clear();
+  st.group_sizes_buf.clear();
+
+  if (strategy == 2) {
+    // Depth strategy: sort by (depth, signature); each run is a group.
+    st.order.resize(n);
+    for (uint32_t o = 0; o < n; ++o) st.order[o] = o;
+    std::stable_sort(st.order.begin(), st.order.end(), [&](uint32_t a, uint32_t b) {
+      if (st.depth[a] != st.depth[b]) return st.depth[a] < st.depth[b];
+      return st.sig[a] < st.sig[b];
+    });
+    for (uint32_t i = 0; i < n;) {
+      uint32_t j = i + 1;
+      uint32_t s = st.sig[st.order[i]];
+      if (s != kSolo)
+        while (j < n && st.depth[st.order[j]] == st.depth[st.order[i]] && st.sig[st.order[j]] == s) ++j;
+      st.group_sizes_buf.push_back(j - i);
+      for (uint32_t k = i; k < j; ++k) st.group_buf.push_back(st.order[k]);
+      i = j;
+    }
+    return;
+  }
+
+  // Agenda strategy.
+  st.next_ready.assign(n, kSolo);
+  st.active.clear();
+  st.solo.clear();
+  auto make_ready = [&](uint32_t o) {
+    uint32_t s = st.sig[o];
+    if (s == kSolo) {
+      st.solo.push_back(o);
+      return;
+    }
+    BatchState::Bucket& b = st.buckets[s];
+    if (b.count == 0) {
+      b.head = o;
+      st.active.push_back(s);
+    } else {
+      st.next_ready[b.tail] = o;
+    }
+    b.tail = o;
+    st.next_ready[o] = kSolo;
+    ++b.count;
+    b.depth_sum += st.depth[o];
+  };
+  for (uint32_t o = 0; o < n; ++o)
+    if (st.pending[o] == 0) make_ready(o);
+  auto finish = [&](uint32_t o) {
+    for (uint32_t k = st.dep_start[o]; k < st.dep_start[o + 1]; ++k) {
+      uint32_t d = st.dep_list[k];
+      if (--st.pending[d] == 0) make_ready(d);
+    }
+  };
+  std::vector<uint32_t>& ready_now = st.order;
+  while (!st.solo.empty() || !st.active.empty()) {
+    if (!st.solo.empty()) {
+      // Nodes that never batch run as soon as they are ready.
+      uint32_t o = st.solo.back();
+      st.solo.pop_back();
+      st.group_sizes_buf.push_back(1);
+      st.group_buf.push_back(o);
+      finish(o);
+      continue;
+    }
+    // The signature whose ready nodes are shallowest on average.
+    size_t best = 0;
+    double best_avg = 1e300;
+    for (size_t i = 0; i < st.active.size(); ++i) {
+      const BatchState::Bucket& b = st.buckets[st.active[i]];
+      double avg = static_cast<double>(b.depth_sum) / b.count;
+      if (avg < best_avg) {
+        best_avg = avg;
+        best = i;
+      }
+    }
+    uint32_t s = st.active[best];
+    st.active[best] = st.active.back();
+    st.active.pop_back();
+    BatchState::Bucket& b = st.buckets[s];
+    ready_now.clear();
+    for (uint32_t o = b.head; o != kSolo; o = st.next_ready[o]) ready_now.push_back(o);
+    b.count = 0;
+    b.depth_sum = 0;
+    std::sort(ready_now.begin(), ready_now.end());  // node order keeps layouts aligned
+    st.group_sizes_buf.push_back(static_cast<uint32_t>(ready_now.size()));
+    for (uint32_t o : ready_now) st.group_buf.push_back(o);
+    for (uint32_t o : ready_now) finish(o);
+  }
+}
+
+// ------------------------------------------------------------ execution
+
+namespace {
+
+[[noreturn]] void missing_kernel(const OpInfo& info, const Device* d, const char* pass) {
+  DYNET_LITE_CHECK(false, unsupported_error, info.name << " is not implemented on " << d->name << " (" << pass << ")");
+}
+
+}  // namespace
+
+/// Runs one node alone (a group of one).
+static void run_single(GraphMemory& m, Node& n, std::mt19937& rng) {
+  const OpInfo& info = op_info(n.op);
+  Device* dev = n.value.device;
+  DeviceArenas& da = m.arenas(dev);
+  ForwardFn f = info.forward[static_cast<unsigned>(dev->type)];
+  if (!f) missing_kernel(info, dev, "forward");
+  m.xs.resize(n.num_args);
+  for (unsigned k = 0; k < n.num_args; ++k) m.xs[k] = &m.node(n.args[k]).value;
+  if (!info.sets_own_value) n.value.v = da.values.allocate_floats(n.value.d.size());
+  ExecContext ctx(&da.values, &da.scratch, &rng, dev);
+  Arena::Mark mark = da.scratch.mark();
+  f(m.xs.data(), n.num_args, n, ctx);
+  da.scratch.rewind(mark);
+}
+
+/// Tries to run `k` members as one kernel call; false if they cannot (the caller
+/// then runs them one by one).
+static bool run_group(GraphMemory& m, BatchState& st, const VariableIndex* members, unsigned k, std::mt19937& rng) {
+  Node& n0 = m.node(members[0]);
+  const OpInfo& info = op_info(n0.op);
+  Device* dev = n0.value.device;
+  DeviceArenas& da = m.arenas(dev);
+  ForwardFn f = info.forward[static_cast<unsigned>(dev->type)];
+  if (!f) missing_kernel(info, dev, "forward");
+  Arena::Mark values_mark = da.values.mark();
+  ExecContext ctx(&da.values, &da.scratch, &rng, dev);
+
+  Node* v = new (da.values.allocate(sizeof(Node))) Node(n0);
+  v->value.d.bd = n0.value.d.bd * k;
+  v->aux = nullptr;
+  v->args = nullptr;
+  if (info.batch == BatchKind::Custom) {
+    st.member_nodes.resize(k);
+    for (unsigned j = 0; j < k; ++j) st.member_nodes[j] = &m.node(members[j]);
+    if (!info.batch_combine(st.member_nodes.data(), k, *v, ctx)) {
+      da.values.rewind(values_mark);
+      return false;
+    }
+  }
+  unsigned nargs = n0.num_args;
+  Tensor* args = nargs ? static_cast<Tensor*>(da.values.allocate(nargs * sizeof(Tensor))) : nullptr;
+  const Tensor** xs = nargs ? static_cast<const Tensor**>(da.values.allocate(nargs * sizeof(Tensor*))) : nullptr;
+  unsigned char* stacked = nargs ? static_cast<unsigned char*>(da.values.allocate(nargs)) : nullptr;
+  uint64_t gathered = 0;
+  for (unsigned p = 0; p < nargs; ++p) {
+    const Node& a0 = m.node(n0.args[p]);
+    bool same = true, contiguous = true;
+    size_t sz = a0.value.d.size();
+    for (unsigned j = 1; j < k; ++j) {
+      const Node& aj = m.node(m.node(members[j]).args[p]);
+      same &= aj.value.v == a0.value.v;
+      contiguous &= aj.value.v == a0.value.v + j * sz;
+    }
+    if (same && a0.value.d.bd == 1) {
+      // One argument for all members: passed once, broadcast by the kernel.
+      args[p] = a0.value;
+      stacked[p] = 0;
+    } else {
+      args[p] = a0.value;
+      args[p].d.bd = a0.value.d.bd * k;
+      stacked[p] = 1;
+      if (!contiguous) {
+        float* buf = da.values.allocate_floats(sz * k);
+        for (unsigned j = 0; j < k; ++j) dev->copy(buf + j * sz, m.node(m.node(members[j]).args[p]).value.v, sz);
+        args[p].v = buf;
+        gathered += sz * k * sizeof(float);
+      }
+    }
+    xs[p] = &args[p];
+  }
+  // The op's own shape rule must accept the stacked arguments.
+  bool ok = true;
+  if (nargs) {
+    try {
+      ok = info.shape(xs, nargs, *v) == v->value.d;
+    } catch (const std::exception&) {
+      ok = false;
+    }
+  }
+  if (!ok) {
+    da.values.rewind(values_mark);
+    return false;
+  }
+  size_t out = n0.value.d.size();
+  if (!info.sets_own_value) v->value.v = da.values.allocate_floats(out * k);
+  Arena::Mark mark = da.scratch.mark();
+  f(xs, nargs, *v, ctx);
+  da.scratch.rewind(mark);
+  for (unsigned j = 0; j < k; ++j) m.node(members[j]).value.v = v->value.v + j * out;
+  st.stats.bytes_gathered += gathered;
+  st.groups.push_back({v, members, k, xs, stacked});
+  return true;
+}
+
+void ComputationGraph::run_forward_batched(VariableIndex last) {
+  GraphMemory& m = *mem_;
+  BatchState& st = m.batch_state();
+  auto t0 = Clock::now();
+  // Nodes computed earlier without batching become groups of one.
+  if (st.groups.empty() && evaluated_ > 0) {
+    for (VariableIndex i = 0; i < evaluated_; ++i) {
+      VariableIndex* mem = static_cast<VariableIndex*>(m.meta.allocate(sizeof(VariableIndex)));
+      *mem = i;
+      st.groups.push_back({&m.node(i), mem, 1, nullptr, nullptr});
+    }
+  }
+  VariableIndex first = evaluated_;
+  uint32_t n = last - first + 1;
+
+  // Structure of the segment, for the plan cache: each node's signature (or op and
+  // shape for a node that never batches) and where its arguments come from.
+  st.structure.clear();
+  uint64_t key = mix(n, autobatch_);
+  for (uint32_t o = 0; o < n; ++o) {
+    const Node& node = m.node(first + o);
+    const OpInfo& info = op_info(node.op);
+    uint64_t h = can_batch(node, info, m) ? signature_hash(node, info, m)
+                                          : hash_dim(mix(0xabcdefULL, static_cast<uint64_t>(node.op)), node.value.d);
+    st.structure.push_back(h);
+    key = mix(key, h);
+    for (unsigned p = 0; p < node.num_args; ++p) {
+      VariableIndex a = node.args[p];
+      uint64_t w = a >= first ? (static_cast<uint64_t>(a - first) << 1) : ((static_cast<uint64_t>(a) << 1) | 1);
+      st.structure.push_back(w);
+      key = mix(key, w);
+    }
+  }
+  const BatchPlan* plan = plan_cache().find(key, st.structure);
+  const uint32_t* sizes;
+  const uint32_t* offsets;
+  size_t ngroups;
+  if (plan) {
+    ++st.stats.plan_hits;
+    sizes = plan->group_sizes.data();
+    offsets = plan->members.data();
+    ngroups = plan->group_sizes.size();
+  } else {
+    ++st.stats.plan_misses;
+    schedule_segment(m, st, first, last, autobatch_);
+    BatchPlan fresh;
+    fresh.structure = st.structure;
+    fresh.group_sizes = st.group_sizes_buf;
+    fresh.members = st.group_buf;
+    plan_cache().insert(key, std::move(fresh));
+    plan = &plan_cache().plans.front().second;
+    sizes = plan->group_sizes.data();
+    offsets = plan->members.data();
+    ngroups = plan->group_sizes.size();
+  }
+  auto t1 = Clock::now();
+  st.stats.schedule_seconds += std::chrono::duration<double>(t1 - t0).count();
+
+  size_t groups_before = st.groups.size();
+  try {
+    size_t pos = 0;
+    for (size_t g = 0; g < ngroups; ++g) {
+      unsigned k = sizes[g];
+      VariableIndex* members = static_cast<VariableIndex*>(m.meta.allocate(k * sizeof(VariableIndex)));
+      for (unsigned j = 0; j < k; ++j) members[j] = first + offsets[pos + j];
+      pos += k;
+      ++st.stats.kernels;
+      st.stats.nodes += k;
+      if (k > 1 && run_group(m, st, members, k, rng_)) {
+        ++st.stats.batched_groups;
+      } else {
+        st.stats.kernels += k - 1;
+        for (unsigned j = 0; j < k; ++j) {
+          run_single(m, m.node(members[j]), rng_);
+          st.groups.push_back({&m.node(members[j]), members + j, 1, nullptr, nullptr});
+        }
+      }
+      if (check_validity_) {
+        for (unsigned j = 0; j < k; ++j) {
+          const Node& node = m.node(members[j]);
+          DYNET_LITE_CHECK(node.value.is_valid(), numeric_error,
+                           "set_check_validity: the value of node " << members[j] << " (" << op_name(node.op)
+                                                                    << ", shape " << node.value.d
+                                                                    << ") contains NaN or inf");
+        }
+      }
+    }
+  } catch (...) {
+    st.groups.resize(groups_before);
+    throw;
+  }
+  evaluated_ = last + 1;
+  st.stats.forward_seconds += seconds_since(t1);
+}
+
+void ComputationGraph::backward_batched(VariableIndex last, bool full) {
+  GraphMemory& m = *mem_;
+  BatchState& st = m.batch_state();
+  auto t0 = Clock::now();
+  // Groups may hold nodes past `last` (computed by a later forward): they take
+  // part with zero gradient.
+  VariableIndex top = last;
+  for (const BatchGroup& g : st.groups)
+    for (unsigned j = 0; j < g.k; ++j) top = std::max(top, g.members[j]);
+  m.marks.assign(top + 1, 0);
+  for (auto& a : m.device_arenas) a->grads.reset();
+  for (VariableIndex i = 0; i <= top; ++i) m.node(i).grad = Tensor();
+  Node& target = m.node(last);
+  if (full || target.variable) m.marks[last] = 1;
+
+  // Which groups need a gradient; mark their arguments.
+  std::vector<uint32_t>& need = st.order;
+  need.assign(st.groups.size(), 0);
+  for (size_t gi = st.groups.size(); gi-- > 0;) {
+    const BatchGroup& g = st.groups[gi];
+    bool any = false;
+    for (unsigned j = 0; j < g.k; ++j) any |= m.marks[g.members[j]] != 0;
+    if (!any) continue;
+    need[gi] = 1;
+    const Node& n0 = m.node(g.members[0]);
+    const OpInfo& info = op_info(n0.op);
+    // Gradients of the members, side by side.
+    DeviceArenas& da = m.arenas(n0.value.device);
+    size_t sz = n0.value.d.size();
+    float* block = da.grads.allocate_floats(sz * g.k);
+    n0.value.device->fill(block, 0.f, sz * g.k);
+    for (unsigned j = 0; j < g.k; ++j) {
+      Node& nj = m.node(g.members[j]);
+      m.marks[g.members[j]] = 1;
+      nj.grad = Tensor(nj.value.d, block + j * sz, nj.value.device, DeviceMempool::DEDFS);
+      if (info.blocks_gradient) continue;
+      for (unsigned p = 0; p < nj.num_args; ++p)
+        if (full || m.node(nj.args[p]).variable) m.marks[nj.args[p]] = 1;
+    }
+  }
+  backward_done_ = true;
+  if (!m.marks[last]) return;
+  target.value.device->fill(target.grad.v, 1.f, target.value.d.size());
+
+  for (size_t gi = st.groups.size(); gi-- > 0;) {
+    if (!need[gi]) continue;
+    const BatchGroup& g = st.groups[gi];
+    Node& n0 = m.node(g.members[0]);
+    const OpInfo& info = op_info(n0.op);
+    if (check_validity_) {
+      for (unsigned j = 0; j < g.k; ++j) {
+        const Node& node = m.node(g.members[j]);
+        DYNET_LITE_CHECK(node.grad.is_valid(), numeric_error,
+                         "set_check_validity: the gradient of node " << g.members[j] << " (" << op_name(node.op)
+                                                                     << ", shape " << node.value.d
+                                                                     << ") contains NaN or inf");
+      }
+    }
+    if (info.accumulate) {
+      for (unsigned j = 0; j < g.k; ++j) {
+        Node& node = m.node(g.members[j]);
+        if (node.variable) info.accumulate(node, node.grad);
+      }
+      continue;
+    }
+    if (info.blocks_gradient || n0.num_args == 0) continue;
+    Device* dev = n0.value.device;
+    BackwardFn b = info.backward[static_cast<unsigned>(dev->type)];
+    if (!b) missing_kernel(info, dev, "backward");
+    DeviceArenas& da = m.arenas(dev);
+    ExecContext ctx(&da.values, &da.scratch, &rng_, dev);
+    if (g.k == 1) {
+      m.xs.resize(n0.num_args);
+      for (unsigned p = 0; p < n0.num_args; ++p) m.xs[p] = &m.node(n0.args[p]).value;
+      for (unsigned p = 0; p < n0.num_args; ++p) {
+        Node& a = m.node(n0.args[p]);
+        if (!m.marks[n0.args[p]]) continue;
+        Arena::Mark mark = da.scratch.mark();
+        b(m.xs.data(), n0.num_args, n0, n0.grad, p, a.grad, ctx);
+        da.scratch.rewind(mark);
+      }
+      continue;
+    }
+    Node& v = *g.exec;
+    Tensor dy(v.value.d, n0.grad.v, dev, DeviceMempool::DEDFS);
+    for (unsigned p = 0; p < n0.num_args; ++p) {
+      const Node& a0 = m.node(n0.args[p]);
+      Arena::Mark mark = da.scratch.mark();
+      if (!g.stacked[p]) {
+        if (m.marks[n0.args[p]]) {
+          Tensor dx = m.node(n0.args[p]).grad;
+          b(g.xs, n0.num_args, v, dy, p, dx, ctx);
+        }
+      } else {
+        size_t sz = a0.value.d.size();
+        bool contiguous = true, any = false;
+        for (unsigned j = 0; j < g.k; ++j) {
+          VariableIndex aj = m.node(g.members[j]).args[p];
+          any |= m.marks[aj] != 0;
+          contiguous &= m.marks[aj] && m.node(aj).grad.v == a0.grad.v + j * sz;
+        }
+        if (any) {
+          Tensor dx = g.xs[p][0];
+          if (contiguous) {
+            dx.v = a0.grad.v;
+            b(g.xs, n0.num_args, v, dy, p, dx, ctx);
+          } else {
+            dx.v = ctx.scratch_floats(sz * g.k);
+            dev->fill(dx.v, 0.f, sz * g.k);
+            b(g.xs, n0.num_args, v, dy, p, dx, ctx);
+            for (unsigned j = 0; j < g.k; ++j) {
+              VariableIndex aj = m.node(g.members[j]).args[p];
+              if (!m.marks[aj]) continue;
+              Tensor target_grad = m.node(aj).grad;
+              if (dev->type == DeviceType::CPU) {
+                const float* src = dx.v + j * sz;
+                for (size_t e = 0; e < sz; ++e) target_grad.v[e] += src[e];
+              } else {
+                Tensor part(target_grad.d, dx.v + j * sz, dev, DeviceMempool::DEDFS);
+                TensorTools::accumulate(target_grad, part);
+              }
+              st.stats.bytes_scattered += sz * sizeof(float);
+            }
+          }
+        }
+      }
+      da.scratch.rewind(mark);
+    }
+  }
+  st.stats.backward_seconds += seconds_since(t0);
+}
+
+AutobatchStats ComputationGraph::autobatch_stats() const {
+  return mem_->batch_state_ ? mem_->batch_state_->stats : AutobatchStats();
+}
+
+}  // namespace dynet_lite

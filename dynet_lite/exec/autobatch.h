@@ -1,0 +1,79 @@
+#pragma once
+// Automatic batching: groups identical operations of the instances in one graph
+// and runs each group as one kernel call on a "virtual" node whose batch is the
+// members' batches stacked.  Backward replays the same groups in reverse.
+#include <cstdint>
+#include <unordered_map>
+#include <vector>
+
+#include "dynet_lite/core/node.h"
+
+namespace dynet_lite {
+
+/// Counters of one graph's batched execution (and of the process, see
+/// autobatch_totals()).  Reported by the profile mode and the benchmarks.
+struct AutobatchStats {
+  uint64_t nodes = 0;            ///< nodes computed
+  uint64_t kernels = 0;          ///< forward kernel calls (unbatched: one per node)
+  uint64_t batched_groups = 0;   ///< kernel calls that ran more than one node
+  uint64_t bytes_gathered = 0;   ///< forward: bytes copied to make arguments contiguous
+  uint64_t bytes_scattered = 0;  ///< backward: bytes of gradient added back to scattered arguments
+  uint64_t plan_hits = 0;        ///< schedules reused from the plan cache
+  uint64_t plan_misses = 0;      ///< schedules computed
+  double schedule_seconds = 0;   ///< signatures, grouping, plan look-up
+  double forward_seconds = 0;    ///< kernels and copies of forward
+  double backward_seconds = 0;   ///< kernels and copies of backward
+
+  void add(const AutobatchStats& o);
+};
+
+/// One kernel call of a batched execution, in execution order.
+struct BatchGroup {
+  Node* exec;                    // the member itself (k == 1) or the virtual node
+  const VariableIndex* members;  // k node indices (graph memory)
+  unsigned k;
+  const Tensor* const* xs;  // k > 1: arguments as the kernel saw them
+  const unsigned char* stacked;  // k > 1: per argument, 1 when stacked, 0 when shared
+};
+
+/// A schedule for a graph segment, keyed by its structure: the groups as lists of
+/// node offsets from the segment's first node.
+struct BatchPlan {
+  std::vector<uint64_t> structure;   // exact description of the segment (compared on hit)
+  std::vector<uint32_t> group_sizes;  // size of each group, in execution order
+  std::vector<uint32_t> members;      // offsets, group after group
+};
+
+/// Per-graph state of the batching pass (reused capacity across graphs).
+struct BatchState {
+  std::vector<BatchGroup> groups;
+  AutobatchStats stats;
+  // scratch of one scheduling pass, indexed by node offset in the segment
+  std::vector<uint32_t> sig, depth, pending, dep_start, dep_list, next_ready;
+  std::vector<uint64_t> structure;
+  struct Bucket {
+    uint32_t head, tail, count;
+    uint64_t depth_sum;
+    uint32_t rep;  // offset of a node with this signature
+    uint64_t hash;
+  };
+  std::vector<Bucket> buckets;
+  std::vector<uint32_t> table;  // open addressing: bucket id + 1, 0 = empty
+  std::vector<uint32_t> active;
+  std::vector<uint32_t> solo;
+  std::vector<uint32_t> order;
+  std::vector<const Node*> member_nodes;
+  std::vector<uint32_t> group_buf;
+  std::vector<uint32_t> group_sizes_buf;
+
+  void clear_groups() { groups.clear(); }
+};
+
+/// Process-wide totals (all graphs, all threads), for the profile report.
+AutobatchStats autobatch_totals();
+void add_to_autobatch_totals(const AutobatchStats& s);
+void reset_autobatch_totals();
+/// Ops whose nodes never batch (the README lists them), by name.
+std::vector<const char*> unbatchable_ops();
+
+}  // namespace dynet_lite
