@@ -111,3 +111,19 @@ BOOST_AUTO_TEST_CASE(random_graphs_elementwise_and_lookup) {
   BOOST_CHECK_GT(batched, 0u);
   BOOST_CHECK_LT(kernels, nodes);
 }
+
+BOOST_AUTO_TEST_CASE(random_graphs_with_shared_matrix_products) {
+  TestModel m(3);
+  uint64_t batched = 0, gathered = 0;
+  for (unsigned seed = 5001; seed <= 6000; ++seed) {
+    Result plain = run_program(m, seed, 0, true);
+    for (int strategy : {1, 2}) {
+      Result b = run_program(m, seed, strategy, true);
+      check_same(plain, b, seed, strategy);
+      batched += b.stats.batched_groups;
+      gathered += b.stats.bytes_gathered;
+    }
+  }
+  BOOST_TEST_MESSAGE("batched groups " << batched << ", bytes gathered " << gathered);
+  BOOST_CHECK_GT(batched, 0u);
+}
