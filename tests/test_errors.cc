@@ -1,0 +1,261 @@
+#define BOOST_TEST_MODULE errors
+#include "test_utils.h"
+
+#include <cmath>
+#include <limits>
+
+#include "dynet_lite/init.h"
+
+using dl::ComputationGraph;
+using dl::Dim;
+using dl::Expression;
+
+// Every user mistake in the core is an exception whose message names the
+// operation and the offending shapes / index / flag.
+
+BOOST_AUTO_TEST_SUITE(shapes)
+
+BOOST_AUTO_TEST_CASE(binary_op_names_itself_and_both_shapes) {
+  ComputationGraph cg;
+  Expression a = dl::input(cg, Dim({2, 3}), test::test_values(6));
+  Expression b = dl::input(cg, Dim({4, 3}), test::test_values(12));
+  test::check_throws_with<dl::dim_error>([&] { a + b; }, {"add", "{2,3}", "{4,3}"});
+  test::check_throws_with<dl::dim_error>([&] { dl::cmult(a, b); }, {"cmult", "{2,3}", "{4,3}"});
+  // The graph is unchanged by a rejected node.
+  BOOST_CHECK_EQUAL(cg.size(), 2u);
+}
+
+BOOST_AUTO_TEST_CASE(batch_sizes_must_agree_or_be_one) {
+  ComputationGraph cg;
+  Expression a = dl::input(cg, Dim({2}, 3), test::test_values(6));
+  Expression b = dl::input(cg, Dim({2}, 4), test::test_values(8));
+  test::check_throws_with<dl::dim_error>([&] { a - b; }, {"subtract", "{2X3}", "{2X4}"});
+}
+
+BOOST_AUTO_TEST_CASE(matrix_product_names_inner_dims) {
+  ComputationGraph cg;
+  Expression W = dl::input(cg, Dim({3, 4}), test::test_values(12));
+  Expression x = dl::input(cg, Dim({5}), test::test_values(5));
+  test::check_throws_with<dl::dim_error>([&] { W* x; }, {"{3,4}", "{5}", "4", "5"});
+}
+
+BOOST_AUTO_TEST_CASE(input_size_mismatch) {
+  ComputationGraph cg;
+  test::check_throws_with<dl::dim_error>([&] { dl::input(cg, Dim({2, 2}), {1.f, 2.f, 3.f}); },
+                                         {"input", "3", "{2,2}"});
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_SUITE(indices)
+
+BOOST_AUTO_TEST_CASE(lookup_index_out_of_range) {
+  dl::ParameterCollection m;
+  dl::LookupParameter E = m.add_lookup_parameters(10, {3}, "emb");
+  ComputationGraph cg;
+  test::check_throws_with<dl::index_error>([&] { dl::as_vector(dl::lookup(cg, E, 10).value()); },
+                                           {"lookup", "10", "emb", "10 rows"});
+  ComputationGraph cg2;
+  test::check_throws_with<dl::index_error>(
+      [&] { dl::as_vector(dl::lookup(cg2, E, std::vector<unsigned>{1, 2, 42}).value()); }, {"lookup", "42"});
+}
+
+BOOST_AUTO_TEST_CASE(node_index_out_of_range) {
+  ComputationGraph cg;
+  dl::input(cg, 1.f);
+  test::check_throws_with<dl::index_error>([&] { cg.forward(dl::VariableIndex(7)); }, {"forward", "7", "1 nodes"});
+  test::check_throws_with<dl::index_error>([&] { cg.get_dimension(3); }, {"get_dimension", "3"});
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_SUITE(graph_use)
+
+BOOST_AUTO_TEST_CASE(backward_from_a_non_scalar) {
+  dl::ParameterCollection m;
+  dl::Parameter p = m.add_parameters({3});
+  ComputationGraph cg;
+  Expression y = dl::tanh(dl::parameter(cg, p));
+  test::check_throws_with<dl::dim_error>([&] { cg.backward(y); }, {"backward", "scalar", "{3}", "tanh"});
+  // A batch of scalars is fine (one loss per batch element).
+  Expression batched = dl::sum_elems(dl::cmult(y, dl::input(cg, Dim({3}, 2), test::test_values(6))));
+  BOOST_CHECK_NO_THROW(cg.backward(batched));
+}
+
+BOOST_AUTO_TEST_CASE(expression_from_a_cleared_graph) {
+  ComputationGraph cg;
+  Expression x = dl::input(cg, Dim({2}), {1.f, 2.f});
+  cg.clear();
+  BOOST_CHECK(x.is_stale());
+  dl::input(cg, Dim({2}), {3.f, 4.f});  // node 0 exists again, but it is not x
+  test::check_throws_with<std::invalid_argument>([&] { dl::tanh(x); }, {"tanh", "stale"});
+  test::check_throws_with<std::invalid_argument>([&] { x.value(); }, {"stale"});
+  test::check_throws_with<std::invalid_argument>([&] { x.dim(); }, {"stale"});
+  test::check_throws_with<std::invalid_argument>([&] { cg.backward(x); }, {"backward", "stale"});
+}
+
+BOOST_AUTO_TEST_CASE(expression_from_another_graph) {
+  ComputationGraph g1, g2;
+  Expression a = dl::input(g1, Dim({2}), {1.f, 2.f});
+  Expression b = dl::input(g2, Dim({2}), {3.f, 4.f});
+  test::check_throws_with<std::invalid_argument>([&] { a + b; }, {"add", "argument 1", "another ComputationGraph"});
+  test::check_throws_with<std::invalid_argument>([&] { g1.backward(b); }, {"backward", "another graph"});
+  test::check_throws_with<std::invalid_argument>([&] { g1.get_value(b); }, {"get_value"});
+}
+
+BOOST_AUTO_TEST_CASE(empty_expression) {
+  ComputationGraph cg;
+  Expression e;
+  Expression x = dl::input(cg, 1.f);
+  test::check_throws_with<std::invalid_argument>([&] { dl::tanh(e); }, {"tanh", "empty Expression"});
+  test::check_throws_with<std::invalid_argument>([&] { x + e; }, {"add", "argument 1", "empty Expression"});
+  test::check_throws_with<std::invalid_argument>([&] { e.value(); }, {"empty expression"});
+}
+
+BOOST_AUTO_TEST_CASE(get_gradient_before_backward) {
+  dl::ParameterCollection m;
+  dl::Parameter p = m.add_parameters({2});
+  ComputationGraph cg;
+  Expression loss = dl::sum_elems(dl::parameter(cg, p));
+  cg.forward(loss);
+  test::check_throws_with<std::runtime_error>([&] { cg.get_gradient(loss); }, {"get_gradient", "backward"});
+  cg.backward(loss);
+  BOOST_CHECK_NO_THROW(cg.get_gradient(loss));
+  // A new forward() invalidates the gradients again.
+  cg.forward(loss);
+  test::check_throws_with<std::runtime_error>([&] { loss.gradient(); }, {"get_gradient", "backward"});
+}
+
+BOOST_AUTO_TEST_CASE(revert_without_checkpoint) {
+  ComputationGraph cg;
+  dl::input(cg, 1.f);
+  test::check_throws_with<std::runtime_error>([&] { cg.revert(); }, {"revert", "checkpoint"});
+  cg.checkpoint();
+  cg.revert();
+  test::check_throws_with<std::runtime_error>([&] { cg.revert(); }, {"revert", "checkpoint"});
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_SUITE(validity)
+
+BOOST_AUTO_TEST_CASE(nan_in_forward) {
+  ComputationGraph cg;
+  cg.set_check_validity(true);
+  Expression x = dl::input(cg, Dim({2}), {1.f, -1.f});
+  Expression y = dl::log(x);  // log(-1) = NaN
+  test::check_throws_with<dl::numeric_error>([&] { cg.forward(y); }, {"set_check_validity", "log", "{2}", "NaN"});
+}
+
+BOOST_AUTO_TEST_CASE(inf_in_forward) {
+  ComputationGraph cg;
+  cg.set_check_validity(true);
+  Expression x = dl::input(cg, Dim({2}), {1.f, 0.f});
+  Expression y = dl::log(x) + 1.f;  // log(0) = -inf
+  test::check_throws_with<dl::numeric_error>([&] { cg.forward(y); }, {"log", "inf"});
+}
+
+BOOST_AUTO_TEST_CASE(without_checking_nan_passes_through) {
+  ComputationGraph cg;
+  Expression y = dl::log(dl::input(cg, -1.f));
+  BOOST_CHECK(std::isnan(dl::as_scalar(cg.forward(y))));
+}
+
+BOOST_AUTO_TEST_CASE(inf_in_backward) {
+  dl::ParameterCollection m;
+  dl::Parameter p = m.add_parameters({2});
+  p.set_value({0.f, 4.f});  // d sqrt(x)/dx at 0 is infinite
+  ComputationGraph cg;
+  cg.set_check_validity(true);
+  Expression loss = dl::sum_elems(dl::sqrt(dl::parameter(cg, p)));
+  BOOST_CHECK_CLOSE(dl::as_scalar(cg.forward(loss)), 2.f, 1e-4);  // forward is finite
+  test::check_throws_with<dl::numeric_error>([&] { cg.backward(loss); }, {"set_check_validity", "gradient", "inf"});
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_SUITE(immediate_compute)
+
+BOOST_AUTO_TEST_CASE(error_raised_when_the_node_is_added) {
+  ComputationGraph cg;
+  cg.set_immediate_compute(true);
+  cg.set_check_validity(true);
+  Expression x = dl::input(cg, Dim({2}), {1.f, -1.f});
+  Expression y = x * 2.f;
+  // Computed already: the value exists before any forward() call.
+  test::check_close(dl::as_vector(cg.get_value(y)), {2.f, -2.f});
+  bool thrown_by_log = false;
+  try {
+    Expression z = dl::log(y);  // the faulty line itself throws
+    (void)z;
+  } catch (const dl::numeric_error& e) {
+    thrown_by_log = true;
+    BOOST_CHECK_MESSAGE(std::string(e.what()).find("log") != std::string::npos, e.what());
+  }
+  BOOST_CHECK(thrown_by_log);
+}
+
+BOOST_AUTO_TEST_CASE(lookup_index_checked_when_added) {
+  dl::ParameterCollection m;
+  dl::LookupParameter E = m.add_lookup_parameters(4, {2}, "table");
+  ComputationGraph cg;
+  cg.set_immediate_compute(true);
+  unsigned idx = 9;
+  test::check_throws_with<dl::index_error>([&] { dl::lookup(cg, E, &idx); }, {"lookup", "9", "table"});
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_SUITE(flags)
+
+BOOST_AUTO_TEST_CASE(unknown_dynet_flag) {
+  char prog[] = "prog", bad[] = "--dynet-colour", val[] = "blue";
+  char* args[] = {prog, bad, val, nullptr};
+  int argc = 3;
+  char** argv = args;
+  test::check_throws_with<std::invalid_argument>([&] { dl::extract_dynet_params(argc, argv); },
+                                                 {"unknown flag", "--dynet-colour"});
+}
+
+BOOST_AUTO_TEST_CASE(flag_without_value_or_with_a_bad_value) {
+  char prog[] = "prog", seed[] = "--dynet-seed";
+  char* args[] = {prog, seed, nullptr};
+  int argc = 2;
+  char** argv = args;
+  test::check_throws_with<std::invalid_argument>([&] { dl::extract_dynet_params(argc, argv); },
+                                                 {"--dynet-seed", "needs a value"});
+  char mem[] = "--dynet-mem", autob[] = "--dynet-autobatch", three[] = "3", junk[] = "x12";
+  char* args2[] = {prog, autob, three, nullptr};
+  argc = 3;
+  argv = args2;
+  test::check_throws_with<std::invalid_argument>([&] { dl::extract_dynet_params(argc, argv); },
+                                                 {"--dynet-autobatch", "3"});
+  char* args3[] = {prog, seed, junk, mem, three, nullptr};
+  argc = 5;
+  argv = args3;
+  test::check_throws_with<std::invalid_argument>([&] { dl::extract_dynet_params(argc, argv); },
+                                                 {"--dynet-seed", "x12"});
+}
+
+BOOST_AUTO_TEST_CASE(gpu_requested_without_a_gpu_backend) {
+  if (dl::has_cuda_backend()) {
+    BOOST_TEST_MESSAGE("this build has a GPU backend: skipped");
+    return;
+  }
+  char prog[] = "prog", gpus[] = "--dynet-gpus", one[] = "1";
+  char* args[] = {prog, gpus, one, nullptr};
+  int argc = 3;
+  char** argv = args;
+  test::check_throws_with<dl::unsupported_error>([&] { dl::initialize(argc, argv); }, {"no GPU backend"});
+  char devices[] = "--dynet-devices", gpu0[] = "CPU,GPU:0";
+  char* args2[] = {prog, devices, gpu0, nullptr};
+  argc = 3;
+  argv = args2;
+  test::check_throws_with<dl::unsupported_error>([&] { dl::initialize(argc, argv); }, {"no GPU backend"});
+}
+
+BOOST_AUTO_TEST_CASE(unknown_device_name) {
+  test::check_throws_with<std::exception>([] { dl::get_device_manager_device("TPU:3"); }, {"TPU:3"});
+}
+
+BOOST_AUTO_TEST_SUITE_END()
