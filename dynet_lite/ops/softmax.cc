@@ -1,7 +1,435 @@
-#include "dynet_lite/ops/op_table.h"
+// Softmax family: softmax, log_softmax (full and restricted to some rows),
+// logsumexp over a list, and the fused -log softmax(x)[v] of every tagger.
+// Every kernel subtracts the maximum before exponentiating.
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "dynet_lite/backends/cpu/eigen.h"
+#include "dynet_lite/core/node.h"
+#include "dynet_lite/exec/exec_context.h"
+#include "dynet_lite/expr.h"
 
 namespace dynet_lite {
 
-void register_softmax_ops(OpTable&) {}
+namespace {
+
+constexpr float kNegInf = -std::numeric_limits<float>::infinity();
+
+using StridedArr = Eigen::Map<Eigen::ArrayXf, 0, Eigen::InnerStride<>>;
+
+Dim one_arg(const Tensor* const* xs, unsigned n, const Node& node) {
+  DYNET_LITE_DIM_CHECK(n == 1, op_name(node.op) << ": takes one argument, got " << n);
+  return xs[0]->d;
+}
+
+// A shape {n} or {n,1,...}: one column per batch element.
+bool is_column_vector(const Dim& d) { return d.batch_size() == d.rows(); }
+
+// ---------------------------------------------------------------- softmax
+struct SoftmaxParams {
+  unsigned dim = 0;  // 0: normalise each column, 1: each row
+};
+
+Dim softmax_shape(const Tensor* const* xs, unsigned n, const Node& node) {
+  Dim d = one_arg(xs, n, node);
+  unsigned sd = node.p<SoftmaxParams>().dim;
+  DYNET_LITE_DIM_CHECK(sd <= 1, "softmax: dimension " << sd << " is not supported for x " << d
+                                                      << " (d = 0 normalises columns, d = 1 rows)");
+  DYNET_LITE_DIM_CHECK(d.nd <= 2, "softmax: x must be a vector or a matrix, got " << d);
+  DYNET_LITE_DIM_CHECK(d.size() > 0, "softmax: x " << d << " has no elements");
+  return d;
+}
+
+// The groups softmax normalises over: for d = 0 the columns (contiguous), for
+// d = 1 the rows of each batch element (stride = rows).  f(group array view).
+template <class F>
+void for_each_group(const Tensor& t, unsigned dim, F&& f) {
+  const Eigen::Index rows = t.d.rows();
+  const Eigen::Index cols = static_cast<Eigen::Index>(t.d.batch_size()) / rows;
+  if (dim == 0) {
+    const Eigen::Index ncols = static_cast<Eigen::Index>(t.d.size()) / rows;
+    for (Eigen::Index c = 0; c < ncols; ++c) f(StridedArr(t.v + c * rows, rows, Eigen::InnerStride<>(1)));
+  } else {
+    for (unsigned b = 0; b < t.d.bd; ++b)
+      for (Eigen::Index r = 0; r < rows; ++r)
+        f(StridedArr(t.v + b * rows * cols + r, cols, Eigen::InnerStride<>(rows)));
+  }
+}
+
+// y = exp(x - max x) / sum exp(x - max x) over each group
+void softmax_forward(const Tensor* const* xs, unsigned, Node& n, ExecContext&) {
+  const Tensor& x = *xs[0];
+  unsigned dim = n.p<SoftmaxParams>().dim;
+  // Walk x's and y's groups together: same layout, so the offset carries over.
+  const float* x0 = x.v;
+  float* y0 = n.value.v;
+  for_each_group(n.value, dim, [&](StridedArr y) {
+    StridedArr xg(const_cast<float*>(x0) + (y.data() - y0), y.size(), Eigen::InnerStride<>(y.innerStride()));
+    float m = xg.maxCoeff();
+    y = (xg - m).exp();
+    y /= y.sum();
+  });
+}
+// dx += y * (dy - sum(dy * y)) over each group
+void softmax_backward(const Tensor* const*, unsigned, const Node& n, const Tensor& dy, unsigned, Tensor& dx,
+                      ExecContext&) {
+  unsigned dim = n.p<SoftmaxParams>().dim;
+  const float* y0 = n.value.v;
+  for_each_group(dy, dim, [&](StridedArr g) {
+    std::ptrdiff_t off = g.data() - dy.v;
+    Eigen::InnerStride<> s(g.innerStride());
+    StridedArr y(const_cast<float*>(y0) + off, g.size(), s);
+    StridedArr d(dx.v + off, g.size(), s);
+    float dot = (g * y).sum();
+    d += y * (g - dot);
+  });
+}
+
+// ---------------------------------------------------------------- log_softmax
+Dim log_softmax_shape(const Tensor* const* xs, unsigned n, const Node& node) {
+  Dim d = one_arg(xs, n, node);
+  DYNET_LITE_DIM_CHECK(d.nd <= 2, "log_softmax: x must be a vector or a matrix, got " << d);
+  DYNET_LITE_DIM_CHECK(d.size() > 0, "log_softmax: x " << d << " has no elements");
+  return d;
+}
+// y = x - max x - log sum exp(x - max x) over each column
+void log_softmax_forward(const Tensor* const* xs, unsigned, Node& n, ExecContext&) {
+  cpu::MatMap x = cpu::mat(*xs[0]), y = cpu::mat(n.value);
+  for (Eigen::Index c = 0; c < x.cols(); ++c) {
+    float m = x.col(c).maxCoeff();
+    float logz = m + std::log((x.col(c).array() - m).exp().sum());
+    y.col(c).array() = x.col(c).array() - logz;
+  }
+}
+// dx += dy - exp(y) * sum(dy) over each column
+void log_softmax_backward(const Tensor* const*, unsigned, const Node& n, const Tensor& dy, unsigned, Tensor& dx,
+                          ExecContext&) {
+  cpu::MatMap y = cpu::mat(n.value), g = cpu::mat(dy), d = cpu::mat(dx);
+  for (Eigen::Index c = 0; c < y.cols(); ++c) {
+    float s = g.col(c).sum();
+    d.col(c).array() += g.col(c).array() - y.col(c).array().exp() * s;
+  }
+}
+
+// ---------------------------------------------------------------- restricted log_softmax
+struct RestrictedParams {
+  const unsigned* rows = nullptr;  // graph memory
+  unsigned count = 0;
+};
+
+Dim restricted_shape(const Tensor* const* xs, unsigned n, const Node& node) {
+  Dim d = one_arg(xs, n, node);
+  DYNET_LITE_DIM_CHECK(is_column_vector(d), "log_softmax (restricted): x must be a column vector, got " << d);
+  const RestrictedParams& p = node.p<RestrictedParams>();
+  for (unsigned k = 0; k < p.count; ++k)
+    DYNET_LITE_INDEX_CHECK(p.rows[k] < d.rows(), "log_softmax (restricted): index " << p.rows[k]
+                                                     << " out of range for x " << d << " with " << d.rows()
+                                                     << " rows");
+  return d;
+}
+// over the listed rows R: y_r = x_r - log sum_{k in R} exp(x_k);  y = -inf elsewhere
+void restricted_forward(const Tensor* const* xs, unsigned, Node& n, ExecContext&) {
+  const Tensor& x = *xs[0];
+  const RestrictedParams& p = n.p<RestrictedParams>();
+  const unsigned rows = x.d.rows();
+  for (unsigned b = 0; b < x.d.bd; ++b) {
+    const float* xb = x.v + b * rows;
+    float* yb = n.value.v + b * rows;
+    float m = kNegInf;
+    for (unsigned k = 0; k < p.count; ++k) m = std::max(m, xb[p.rows[k]]);
+    float s = 0.f;
+    for (unsigned k = 0; k < p.count; ++k) s += std::exp(xb[p.rows[k]] - m);
+    float logz = m + std::log(s);
+    for (unsigned r = 0; r < rows; ++r) yb[r] = kNegInf;
+    for (unsigned k = 0; k < p.count; ++k) yb[p.rows[k]] = xb[p.rows[k]] - logz;
+  }
+}
+// over R: dx_r += dy_r - exp(y_r) * sum_{k in R} dy_k;  other rows get nothing
+void restricted_backward(const Tensor* const*, unsigned, const Node& n, const Tensor& dy, unsigned, Tensor& dx,
+                         ExecContext&) {
+  const RestrictedParams& p = n.p<RestrictedParams>();
+  const unsigned rows = n.value.d.rows();
+  for (unsigned b = 0; b < n.value.d.bd; ++b) {
+    const float* yb = n.value.v + b * rows;
+    const float* gb = dy.v + b * rows;
+    float* db = dx.v + b * rows;
+    float s = 0.f;
+    for (unsigned k = 0; k < p.count; ++k) s += gb[p.rows[k]];
+    for (unsigned k = 0; k < p.count; ++k) {
+      unsigned r = p.rows[k];
+      db[r] += gb[r] - std::exp(yb[r]) * s;
+    }
+  }
+}
+
+// ---------------------------------------------------------------- logsumexp
+Dim logsumexp_shape(const Tensor* const* xs, unsigned n, const Node& node) {
+  DYNET_LITE_DIM_CHECK(n >= 1, "logsumexp: needs at least one argument");
+  Dim r = xs[0]->d;
+  for (unsigned k = 1; k < n; ++k) {
+    const Dim& d = xs[k]->d;
+    DYNET_LITE_DIM_CHECK(same_shape_ignoring_batch(d, xs[0]->d), "logsumexp: argument " << k << " has shape " << d
+                                                                     << ", argument 0 has " << xs[0]->d);
+    DYNET_LITE_DIM_CHECK(d.bd == r.bd || d.bd == 1 || r.bd == 1, "logsumexp: argument "
+                                                                     << k << " " << d << " has batch size " << d.bd
+                                                                     << ", the others " << r.bd);
+    if (d.bd > r.bd) r.bd = d.bd;
+  }
+  (void)node;
+  return r;
+}
+// y = m + log sum_k exp(x_k - m), m = max_k x_k, element by element
+void logsumexp_forward(const Tensor* const* xs, unsigned n, Node& node, ExecContext&) {
+  const Dim& d = node.value.d;
+  const size_t per = d.batch_size();
+  for (unsigned b = 0; b < d.bd; ++b) {
+    float* y = node.value.v + b * per;
+    for (size_t i = 0; i < per; ++i) {
+      float m = kNegInf;
+      for (unsigned k = 0; k < n; ++k) m = std::max(m, xs[k]->batch_ptr(b)[i]);
+      if (m == kNegInf) {  // every term is exp(-inf) = 0
+        y[i] = kNegInf;
+        continue;
+      }
+      float s = 0.f;
+      for (unsigned k = 0; k < n; ++k) s += std::exp(xs[k]->batch_ptr(b)[i] - m);
+      y[i] = m + std::log(s);
+    }
+  }
+}
+// dx_k += exp(x_k - y) dy  (summed over the batch when x_k has a batch of 1)
+void logsumexp_backward(const Tensor* const* xs, unsigned, const Node& node, const Tensor& dy, unsigned i, Tensor& dx,
+                        ExecContext&) {
+  const Dim& d = node.value.d;
+  const size_t per = d.batch_size();
+  const Tensor& x = *xs[i];
+  for (unsigned b = 0; b < d.bd; ++b) {
+    const float* y = node.value.v + b * per;
+    const float* g = dy.v + b * per;
+    const float* xb = x.batch_ptr(b);
+    float* db = dx.batch_ptr(b);
+    for (size_t j = 0; j < per; ++j)
+      if (y[j] != kNegInf) db[j] += std::exp(xb[j] - y[j]) * g[j];
+  }
+}
+
+// ---------------------------------------------------------------- pickneglogsoftmax
+// The indices come from one of four places; `count` is the number of indices
+// (1 = the same index for every batch element).
+struct PnlsParams {
+  const unsigned* indices = nullptr;               // copied (graph memory)
+  const unsigned* pindex = nullptr;                // read at forward time
+  const std::vector<unsigned>* pindices = nullptr;  // read at forward time
+  unsigned index = 0;
+  unsigned count = 1;
+};
+
+const unsigned* pnls_indices(const PnlsParams& p) {
+  if (p.pindex) return p.pindex;
+  if (p.pindices) return p.pindices->data();
+  if (p.indices) return p.indices;
+  return &p.index;
+}
+
+void check_pnls_indices(const unsigned* idx, unsigned count, const Dim& x) {
+  for (unsigned k = 0; k < count; ++k) {
+    if (idx[k] < x.rows()) continue;
+    if (count == 1)
+      DYNET_LITE_INDEX_CHECK(false, "pickneglogsoftmax: index " << idx[k] << " out of range for x " << x
+                                                                << " of size " << x.rows());
+    DYNET_LITE_INDEX_CHECK(false, "pickneglogsoftmax: index " << idx[k] << " (batch element " << k
+                                                              << ") out of range for x " << x << " of size "
+                                                              << x.rows());
+  }
+}
+
+Dim pnls_shape(const Tensor* const* xs, unsigned n, const Node& node) {
+  Dim d = one_arg(xs, n, node);
+  const PnlsParams& p = node.p<PnlsParams>();
+  DYNET_LITE_DIM_CHECK(is_column_vector(d) && d.rows() > 0,
+                       "pickneglogsoftmax: x must be a non-empty column vector (or a batch of them), got " << d);
+  DYNET_LITE_DIM_CHECK(p.count == d.bd || p.count == 1, "pickneglogsoftmax: " << p.count << " indices for x " << d
+                                                                               << " with batch size " << d.bd
+                                                                               << " (one per batch element, or one for all)");
+  // Indices known now are checked now; those behind a pointer at forward time.
+  if (!p.pindex && !p.pindices) check_pnls_indices(pnls_indices(p), p.count, d);
+  return Dim({1}, d.bd);
+}
+
+void check_pnls_pointer_size(const PnlsParams& p) {
+  if (p.pindices)
+    DYNET_LITE_DIM_CHECK(p.pindices->size() == p.count, "pickneglogsoftmax: the index vector behind the pointer now holds "
+                                                            << p.pindices->size() << " indices, but the node was built for "
+                                                            << p.count);
+}
+
+// Automatic batching: the members' x are stacked along the batch, so the virtual
+// node gets one index per stacked batch element, copied into graph memory.
+bool pnls_batch_combine(const Node* const* members, unsigned k, Node& batched, ExecContext& ctx) {
+  unsigned total = 0;
+  for (unsigned j = 0; j < k; ++j) total += members[j]->value.d.bd;
+  static_assert(sizeof(float) == sizeof(unsigned), "indices are kept in float arena memory");
+  unsigned* idx = reinterpret_cast<unsigned*>(ctx.persistent_floats(total));
+  unsigned o = 0;
+  for (unsigned j = 0; j < k; ++j) {
+    const PnlsParams& p = members[j]->p<PnlsParams>();
+    check_pnls_pointer_size(p);
+    const unsigned* src = pnls_indices(p);
+    for (unsigned b = 0; b < members[j]->value.d.bd; ++b) idx[o++] = src[p.count == 1 ? 0 : b];
+  }
+  PnlsParams merged;
+  merged.indices = idx;
+  merged.count = total;
+  batched.p<PnlsParams>() = merged;
+  return true;
+}
+
+// y_b = logz_b - x_b[v_b], logz_b = log sum_i exp(x_bi);  aux keeps logz_b
+void pnls_forward(const Tensor* const* xs, unsigned, Node& n, ExecContext& ctx) {
+  const Tensor& x = *xs[0];
+  const PnlsParams& p = n.p<PnlsParams>();
+  check_pnls_pointer_size(p);
+  const unsigned* idx = pnls_indices(p);
+  // Pointer indices are first seen here; a batched node's merged ones too.  B compares.
+  check_pnls_indices(idx, p.count, x.d);
+  const unsigned bd = n.value.d.bd;
+  const unsigned rows = x.d.rows();
+  float* logz = ctx.persistent_floats(bd);
+  n.aux = logz;
+  for (unsigned b = 0; b < bd; ++b) {
+    const float* xb = x.batch_ptr(b);
+    // One pass with a running maximum: s = sum exp(x_i - m) rescaled when m grows.
+    float m = xb[0], s = 1.f;
+    for (unsigned i = 1; i < rows; ++i) {
+      float v = xb[i];
+      if (v > m) {
+        s = s * std::exp(m - v) + 1.f;
+        m = v;
+      } else {
+        s += std::exp(v - m);
+      }
+    }
+    logz[b] = m + std::log(s);
+    n.value.v[b] = logz[b] - xb[idx[p.count == 1 ? 0 : b]];
+  }
+}
+// dx_b += (softmax(x_b) - e_{v_b}) dy_b, softmax(x_b)_i = exp(x_bi - logz_b)
+void pnls_backward(const Tensor* const* xs, unsigned, const Node& n, const Tensor& dy, unsigned, Tensor& dx,
+                   ExecContext&) {
+  const Tensor& x = *xs[0];
+  const PnlsParams& p = n.p<PnlsParams>();
+  const unsigned* idx = pnls_indices(p);
+  const float* logz = static_cast<const float*>(n.aux);
+  const unsigned bd = n.value.d.bd;
+  const unsigned rows = x.d.rows();
+  for (unsigned b = 0; b < bd; ++b) {
+    const float* xb = x.batch_ptr(b);
+    float* db = dx.batch_ptr(b);
+    const float g = dy.v[b], lz = logz[b];
+    for (unsigned i = 0; i < rows; ++i) db[i] += std::exp(xb[i] - lz) * g;
+    db[idx[p.count == 1 ? 0 : b]] -= g;
+  }
+}
+
+Expression pnls(const Expression& x, const PnlsParams& p) { return detail::add(OpKind::PickNegLogSoftmax, {x}, p); }
+
+}  // namespace
+
+void register_softmax_ops(OpTable& t) {
+  OpInfo& s = t.row(OpKind::Softmax);
+  s.name = "softmax";
+  s.shape = softmax_shape;
+  s.forward[0] = softmax_forward;
+  s.backward[0] = softmax_backward;
+  s.batch = BatchKind::Never;
+
+  OpInfo& ls = t.row(OpKind::LogSoftmax);
+  ls.name = "log_softmax";
+  ls.shape = log_softmax_shape;
+  ls.forward[0] = log_softmax_forward;
+  ls.backward[0] = log_softmax_backward;
+  ls.batch = BatchKind::Never;
+
+  OpInfo& r = t.row(OpKind::RestrictedLogSoftmax);
+  r.name = "restricted_log_softmax";
+  r.shape = restricted_shape;
+  r.forward[0] = restricted_forward;
+  r.backward[0] = restricted_backward;
+  r.batch = BatchKind::Never;
+
+  OpInfo& l = t.row(OpKind::LogSumExp);
+  l.name = "logsumexp";
+  l.shape = logsumexp_shape;
+  l.forward[0] = logsumexp_forward;
+  l.backward[0] = logsumexp_backward;
+  l.batch = BatchKind::Elementwise;
+
+  OpInfo& p = t.row(OpKind::PickNegLogSoftmax);
+  p.name = "pickneglogsoftmax";
+  p.shape = pnls_shape;
+  p.forward[0] = pnls_forward;
+  p.backward[0] = pnls_backward;
+  p.batch = BatchKind::Custom;
+  p.batch_combine = pnls_batch_combine;
+}
+
+Expression softmax(const Expression& x, unsigned d) {
+  SoftmaxParams p;
+  p.dim = d;
+  return detail::add(OpKind::Softmax, {x}, p);
+}
+Expression log_softmax(const Expression& x) { return detail::add(OpKind::LogSoftmax, {x}); }
+Expression log_softmax(const Expression& x, const std::vector<unsigned>& restriction) {
+  DYNET_LITE_ARG_CHECK(x.pg != nullptr, "log_softmax (restricted): x is an empty Expression");
+  DYNET_LITE_ARG_CHECK(!restriction.empty(), "log_softmax (restricted): empty restriction for x " << x.dim());
+  // A repeated row would count twice in the normaliser.
+  std::vector<bool> seen(x.dim().rows(), false);
+  for (unsigned r : restriction) {
+    if (r >= seen.size()) continue;  // the shape function reports it with the dims
+    DYNET_LITE_ARG_CHECK(!seen[r], "log_softmax (restricted): row " << r << " listed twice for x " << x.dim());
+    seen[r] = true;
+  }
+  RestrictedParams p;
+  p.rows = detail::copy_to_graph(*x.pg, restriction.data(), restriction.size());
+  p.count = static_cast<unsigned>(restriction.size());
+  return detail::add(OpKind::RestrictedLogSoftmax, {x}, p);
+}
+Expression logsumexp(const std::initializer_list<Expression>& xs) {
+  return detail::add(OpKind::LogSumExp, xs.begin(), static_cast<unsigned>(xs.size()), nullptr, 0);
+}
+Expression logsumexp(const std::vector<Expression>& xs) { return detail::add(OpKind::LogSumExp, xs); }
+
+Expression pickneglogsoftmax(const Expression& x, unsigned v) {
+  PnlsParams p;
+  p.index = v;
+  return pnls(x, p);
+}
+Expression pickneglogsoftmax(const Expression& x, const unsigned* pv) {
+  DYNET_LITE_ARG_CHECK(pv != nullptr, "pickneglogsoftmax: null index pointer (x " << x.dim() << ")");
+  PnlsParams p;
+  p.pindex = pv;
+  return pnls(x, p);
+}
+Expression pickneglogsoftmax(const Expression& x, const std::vector<unsigned>& v) {
+  DYNET_LITE_ARG_CHECK(!v.empty(), "pickneglogsoftmax: empty index list (x " << x.dim() << ")");
+  PnlsParams p;
+  if (v.size() == 1) {
+    p.index = v[0];
+  } else {
+    DYNET_LITE_ARG_CHECK(x.pg != nullptr, "pickneglogsoftmax: x is an empty Expression");
+    p.indices = detail::copy_to_graph(*x.pg, v.data(), v.size());
+  }
+  p.count = static_cast<unsigned>(v.size());
+  return pnls(x, p);
+}
+Expression pickneglogsoftmax(const Expression& x, const std::vector<unsigned>* pv) {
+  DYNET_LITE_ARG_CHECK(pv != nullptr, "pickneglogsoftmax: null pointer to the index vector (x " << x.dim() << ")");
+  DYNET_LITE_ARG_CHECK(!pv->empty(), "pickneglogsoftmax: empty index list (x " << x.dim() << ")");
+  PnlsParams p;
+  p.pindices = pv;
+  p.count = static_cast<unsigned>(pv->size());
+  return pnls(x, p);
+}
 
 }  // namespace dynet_lite
