@@ -72,8 +72,11 @@ struct SeluF {
 struct SiluF {
   static void forward(const A& x, A y, float b) { y = x / (1.f + (-b * x).exp()); }
   static void backward(const A& x, const A&, const A& dy, A dx, float b) {
-    Eigen::ArrayXf s = 1.f / (1.f + (-b * x).exp());
-    dx += (s + b * x * s * (1.f - s)) * dy;
+    // element by element, so that no temporary array is allocated per node
+    dx += x.binaryExpr(dy, [b](float xv, float g) {
+      float s = 1.f / (1.f + std::exp(-b * xv));
+      return (s + b * xv * s * (1.f - s)) * g;
+    });
   }
 };
 // y = x / (1 + |x|);  dx += dy / (1 + |x|)^2
