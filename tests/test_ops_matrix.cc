@@ -197,6 +197,89 @@ BOOST_AUTO_TEST_CASE(matmul_gradients_chain) {
   BOOST_CHECK_EQUAL(n, 26u);
 }
 
+// Products against a naive triple loop, at shapes that reach every remainder of
+// the small-size kernels and the blocked (Eigen) path above their threshold.
+BOOST_AUTO_TEST_CASE(matmul_against_naive_loops) {
+  struct Shape {
+    unsigned m, k, n, wb, xb;  // W m x k (batch wb), X k x n (batch xb)
+  };
+  for (Shape s : {Shape{1, 1, 1, 1, 1}, Shape{3, 5, 1, 1, 1}, Shape{4, 3, 2, 1, 3}, Shape{5, 7, 1, 1, 2},
+                  Shape{8, 8, 1, 1, 1}, Shape{9, 4, 3, 2, 2}, Shape{13, 6, 1, 3, 1}, Shape{17, 11, 2, 1, 4},
+                  Shape{40, 30, 1, 1, 5}, Shape{33, 20, 9, 2, 2}, Shape{64, 64, 1, 1, 1}, Shape{70, 50, 3, 1, 1}}) {
+    BOOST_TEST_CONTEXT("W {" << s.m << "," << s.k << "X" << s.wb << "} X {" << s.k << "," << s.n << "X" << s.xb << "}") {
+      const unsigned B = std::max(s.wb, s.xb);
+      std::vector<float> wv = test::test_values(s.m * s.k * s.wb, 0.1f), xv = test::test_values(s.k * s.n * s.xb, -0.2f);
+      std::vector<float> cv = test::test_values(s.m * s.n * B, 0.3f);  // the loss weights = dy
+      ComputationGraph cg;
+      Expression w = input(cg, Dim({s.m, s.k}, s.wb), wv);
+      Expression x = input(cg, Dim({s.k, s.n}, s.xb), xv);
+      Expression y = w * x;
+      Expression loss = sum_batches(sum_elems(cmult(y, input(cg, Dim({s.m, s.n}, B), cv))));
+      std::vector<float> got = as_vector(cg.forward(y));
+      cg.backward(loss, true);
+      std::vector<float> gw = as_vector(w.gradient()), gx = as_vector(x.gradient());
+      std::vector<float> want(s.m * s.n * B, 0.f), want_gw(wv.size(), 0.f), want_gx(xv.size(), 0.f);
+      for (unsigned b = 0; b < B; ++b) {
+        const size_t wo = (s.wb == 1 ? 0 : b) * s.m * s.k, xo = (s.xb == 1 ? 0 : b) * s.k * s.n, yo = b * s.m * s.n;
+        for (unsigned i = 0; i < s.m; ++i)
+          for (unsigned j = 0; j < s.n; ++j)
+            for (unsigned p = 0; p < s.k; ++p) {
+              want[yo + i + j * s.m] += wv[wo + i + p * s.m] * xv[xo + p + j * s.k];
+              want_gw[wo + i + p * s.m] += cv[yo + i + j * s.m] * xv[xo + p + j * s.k];
+              want_gx[xo + p + j * s.k] += wv[wo + i + p * s.m] * cv[yo + i + j * s.m];
+            }
+      }
+      test::check_close(got, want, 1e-5);
+      test::check_close(gw, want_gw, 1e-5);
+      test::check_close(gx, want_gx, 1e-5);
+    }
+  }
+}
+
+BOOST_AUTO_TEST_CASE(affine_against_naive_loops) {
+  // b {m} (batch 1) + W {m,k} x {k,n}XB + W2 {m,k}XB x2 {k,n}: small and blocked sizes
+  for (unsigned m : {3u, 8u, 37u})
+    for (unsigned k : {5u, 8u, 29u}) {
+      const unsigned n = 2, B = 3;
+      BOOST_TEST_CONTEXT("m " << m << " k " << k) {
+        std::vector<float> bv = test::test_values(m, 0.5f), wv = test::test_values(m * k, 0.1f),
+                           xv = test::test_values(k * n * B, -0.2f), w2v = test::test_values(m * k * B, 0.2f),
+                           x2v = test::test_values(k * n, 0.4f);
+        ComputationGraph cg;
+        Expression y = affine_transform({input(cg, Dim({m}), bv), input(cg, Dim({m, k}), wv),
+                                         input(cg, Dim({k, n}, B), xv), input(cg, Dim({m, k}, B), w2v),
+                                         input(cg, Dim({k, n}), x2v)});
+        BOOST_CHECK_EQUAL(y.dim(), Dim({m, n}, B));
+        std::vector<float> want(m * n * B);
+        for (unsigned b = 0; b < B; ++b)
+          for (unsigned i = 0; i < m; ++i)
+            for (unsigned j = 0; j < n; ++j) {
+              float acc = bv[i];
+              for (unsigned p = 0; p < k; ++p)
+                acc += wv[i + p * m] * xv[b * k * n + p + j * k] + w2v[b * m * k + i + p * m] * x2v[p + j * k];
+              want[b * m * n + i + j * m] = acc;
+            }
+        test::check_close(as_vector(cg.forward(y)), want, 1e-5);
+      }
+    }
+}
+
+BOOST_AUTO_TEST_CASE(matmul_gradients_blocked_path) {
+  // 17 x 16 x 16 multiply-adds: above the small-kernel threshold.  The loss is
+  // linear in each element, so a large step is exact and keeps float rounding of
+  // the big sums out of the differences.
+  ParameterCollection m;
+  Parameter pw = m.add_parameters({17, 16});
+  pw.set_value(test::test_values(272, 0.1f));
+  size_t n = test::check_gradients(m, {{Dim({16}, 16), test::test_values(256, -0.2f)}},
+                                   [&](ComputationGraph& cg, const Xs& xs) { return parameter(cg, pw) * xs[0]; }, 0.05f);
+  BOOST_CHECK_EQUAL(n, 528u);
+  ParameterCollection m2;
+  n = test::check_gradients(m2, {{Dim({17, 16}, 2), test::test_values(544)}, {Dim({16, 16}, 2), test::test_values(512, 0.3f)}},
+                            [&](ComputationGraph&, const Xs& xs) { return xs[0] * xs[1]; }, 0.05f);
+  BOOST_CHECK_EQUAL(n, 1056u);
+}
+
 // ---------------------------------------------------------------- matmul errors
 
 BOOST_AUTO_TEST_CASE(matmul_inner_dims_mismatch) {
