@@ -302,7 +302,7 @@ BOOST_AUTO_TEST_CASE(max_min_dim_errors) {
   BOOST_CHECK_EQUAL(cg.size(), 2u);
 }
 
-// Values recomputed after the inputs change (the argmax is refreshed on every forward).
+// Values recomputed after the inputs change: the gradient follows the new extreme.
 BOOST_AUTO_TEST_CASE(max_dim_forward_again_uses_new_values) {
   std::vector<float> data = {1.f, 3.f, 2.f};
   ComputationGraph cg;

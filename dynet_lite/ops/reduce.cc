@@ -250,47 +250,41 @@ struct AxisLayout {
   }
 };
 
-// y = max (or min) of x along d; the position of the first extreme is kept in
-// node.aux for backward: dx[argmax] += dy.
+// y = max (or min) of x along d;  dx[first position of the extreme] += dy.
+// Backward finds that position again from x and y (the first element equal to
+// y), so nothing is kept between the passes and a tie goes to the first.
 template <bool kMax>
-void arg_reduce_forward(const Tensor* const* xs, unsigned, Node& n, ExecContext& ctx) {
+void arg_reduce_forward(const Tensor* const* xs, unsigned, Node& n, ExecContext&) {
   const Tensor& x = *xs[0];
   AxisLayout l(x.d, n.p<ArgReduceParams>().dim);
-  size_t out = l.inner * l.outer;
-  static_assert(sizeof(uint32_t) == sizeof(float), "positions are kept in float memory");
-  uint32_t* pos = reinterpret_cast<uint32_t*>(ctx.persistent_floats(out));
-  n.aux = pos;
   float* y = n.value.v;
   for (size_t o = 0; o < l.outer; ++o) {
     const float* xo = x.v + o * l.len * l.inner;
     float* yo = y + o * l.inner;
-    uint32_t* po = pos + o * l.inner;
-    for (size_t i = 0; i < l.inner; ++i) {
-      yo[i] = xo[i];
-      po[i] = 0;
-    }
+    std::memcpy(yo, xo, l.inner * sizeof(float));
     for (size_t k = 1; k < l.len; ++k) {
       const float* xk = xo + k * l.inner;
-      for (size_t i = 0; i < l.inner; ++i) {
-        // Strict comparison: the first of equal values wins.
-        if (kMax ? xk[i] > yo[i] : xk[i] < yo[i]) {
-          yo[i] = xk[i];
-          po[i] = static_cast<uint32_t>(k);
-        }
-      }
+      for (size_t i = 0; i < l.inner; ++i) yo[i] = kMax ? (xk[i] > yo[i] ? xk[i] : yo[i]) : (xk[i] < yo[i] ? xk[i] : yo[i]);
     }
   }
 }
-void arg_reduce_backward(const Tensor* const*, unsigned, const Node& n, const Tensor& dy, unsigned, Tensor& dx,
+void arg_reduce_backward(const Tensor* const* xs, unsigned, const Node& n, const Tensor& dy, unsigned, Tensor& dx,
                          ExecContext&) {
+  const Tensor& x = *xs[0];
   AxisLayout l(dx.d, n.p<ArgReduceParams>().dim);
-  const uint32_t* pos = static_cast<const uint32_t*>(n.aux);
-  DYNET_LITE_ASSERT(pos != nullptr, op_name(n.op) << ": backward without forward");
-  for (size_t o = 0; o < l.outer; ++o)
+  const float* y = n.value.v;
+  for (size_t o = 0; o < l.outer; ++o) {
+    const float* xo = x.v + o * l.len * l.inner;
     for (size_t i = 0; i < l.inner; ++i) {
       size_t j = o * l.inner + i;
-      dx.v[(o * l.len + pos[j]) * l.inner + i] += dy.v[j];
+      // A NaN extreme matches no element: no gradient flows.
+      for (size_t k = 0; k < l.len; ++k)
+        if (xo[k * l.inner + i] == y[j]) {
+          dx.v[(o * l.len + k) * l.inner + i] += dy.v[j];
+          break;
+        }
     }
+  }
 }
 
 }  // namespace
