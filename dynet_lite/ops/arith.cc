@@ -282,6 +282,7 @@ Expression sum(const std::initializer_list<Expression>& xs) {
 }
 Expression sum(const std::vector<Expression>& xs) { return detail::add(OpKind::Sum, xs); }
 Expression average(const std::initializer_list<Expression>& xs) {
+  DYNET_LITE_ARG_CHECK(xs.size() != 0, "average: empty list of expressions");
   return sum(xs) * (1.f / static_cast<float>(xs.size()));
 }
 Expression average(const std::vector<Expression>& xs) {
