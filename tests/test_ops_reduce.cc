@@ -238,8 +238,9 @@ BOOST_AUTO_TEST_CASE(max_min_dim_values) {
   test::check_close(test::eval(mat, mn(0)), {1.f, 2.f, 4.f});
   test::check_close(test::eval(mat, mn(1)), {1.f, 2.f});
   // the default dimension is 0
-  test::check_close(test::eval(mat, [](ComputationGraph&, const std::vector<Expression>& xs) { return max_dim(xs[0]); }),
-                    {5.f, 3.f, 6.f});
+  test::check_close(
+      test::eval(mat, [](ComputationGraph&, const std::vector<Expression>& xs) { return max_dim(xs[0]); }),
+      {5.f, 3.f, 6.f});
   // batched: each element alone; {2}X2 [[1,-2],[-3,-4]] -> max [1, -3], min [-2, -4]
   std::vector<test::TestInput> b2 = {{Dim({2}, 2), {1.f, -2.f, -3.f, -4.f}}};
   test::check_close(test::eval(b2, mx(0)), {1.f, -3.f});

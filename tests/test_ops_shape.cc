@@ -44,10 +44,6 @@ std::vector<std::vector<float>> grads_of(const std::vector<test::TestInput>& in,
   return g;
 }
 
-test::Builder with(const Fn& f) {
-  return [f](ComputationGraph&, const std::vector<Expression>& xs) { return f(xs); };
-}
-
 // A parameter with fixed values, multiplied into the first input (so that
 // gradients also flow into a parameter).
 struct Scaled {
@@ -78,16 +74,40 @@ size_t total(const std::vector<test::TestInput>& in) {
 // ---------------------------------------------------------------- reshape
 
 BOOST_AUTO_TEST_CASE(reshape_values) {
-  check_value({{Dim({2, 3}), iota(6)}}, [](auto& x) { return reshape(x[0], Dim({3, 2})); }, iota(6), Dim({3, 2}));
-  check_value({{Dim({2, 3}), iota(6)}}, [](auto& x) { return reshape(x[0], Dim({6})); }, iota(6), Dim({6}));
+  check_value(
+      {{Dim({2, 3}), iota(6)}},
+      [](auto& x) {
+        return reshape(x[0], Dim({3, 2}));
+      },
+      iota(6), Dim({3, 2}));
+  check_value(
+      {{Dim({2, 3}), iota(6)}}, [](auto& x) { return reshape(x[0], Dim({6})); }, iota(6), Dim({6}));
   // a target with a batch of 1 and the per-element size keeps the batch
-  check_value({{Dim({2, 3}, 2), iota(12)}}, [](auto& x) { return reshape(x[0], Dim({6})); }, iota(12), Dim({6}, 2));
+  check_value(
+      {{Dim({2, 3}, 2), iota(12)}}, [](auto& x) { return reshape(x[0], Dim({6})); }, iota(12), Dim({6}, 2));
   // equal total sizes: elements move out of / into the batch, as in DyNet
-  check_value({{Dim({2}, 3), iota(6)}}, [](auto& x) { return reshape(x[0], Dim({1, 2})); }, iota(6), Dim({1, 2}, 3));
-  check_value({{Dim({2}, 3), iota(6)}}, [](auto& x) { return reshape(x[0], Dim({6}, 1)); }, iota(6), Dim({6}));
-  check_value({{Dim({2}, 3), iota(6)}}, [](auto& x) { return reshape(x[0], Dim({3, 2})); }, iota(6), Dim({3, 2}));
-  check_value({{Dim({6}), iota(6)}}, [](auto& x) { return reshape(x[0], Dim({2}, 3)); }, iota(6), Dim({2}, 3));
-  check_value({{Dim({1}), {4.f}}}, [](auto& x) { return reshape(x[0], Dim({1, 1})); }, {4.f}, Dim({1, 1}));
+  check_value(
+      {{Dim({2}, 3), iota(6)}},
+      [](auto& x) {
+        return reshape(x[0], Dim({1, 2}));
+      },
+      iota(6), Dim({1, 2}, 3));
+  check_value(
+      {{Dim({2}, 3), iota(6)}}, [](auto& x) { return reshape(x[0], Dim({6}, 1)); }, iota(6), Dim({6}));
+  check_value(
+      {{Dim({2}, 3), iota(6)}},
+      [](auto& x) {
+        return reshape(x[0], Dim({3, 2}));
+      },
+      iota(6), Dim({3, 2}));
+  check_value(
+      {{Dim({6}), iota(6)}}, [](auto& x) { return reshape(x[0], Dim({2}, 3)); }, iota(6), Dim({2}, 3));
+  check_value(
+      {{Dim({1}), {4.f}}},
+      [](auto& x) {
+        return reshape(x[0], Dim({1, 1}));
+      },
+      {4.f}, Dim({1, 1}));
 }
 
 BOOST_AUTO_TEST_CASE(reshape_shares_its_arguments_memory) {
@@ -128,26 +148,44 @@ BOOST_AUTO_TEST_CASE(reshape_errors) {
 // ---------------------------------------------------------------- pick
 
 BOOST_AUTO_TEST_CASE(pick_values) {
-  check_value({{Dim({3}), iota(3)}}, [](auto& x) { return pick(x[0], 1u); }, {2.f}, Dim({1}));
+  check_value(
+      {{Dim({3}), iota(3)}}, [](auto& x) { return pick(x[0], 1u); }, {2.f}, Dim({1}));
   // [[1,3,5],[2,4,6]]: row 1, column 2
-  check_value({{Dim({2, 3}), iota(6)}}, [](auto& x) { return pick(x[0], 1u, 0); }, {2.f, 4.f, 6.f}, Dim({3}));
-  check_value({{Dim({2, 3}), iota(6)}}, [](auto& x) { return pick(x[0], 2u, 1); }, {5.f, 6.f}, Dim({2}));
+  check_value(
+      {{Dim({2, 3}), iota(6)}}, [](auto& x) { return pick(x[0], 1u, 0); }, {2.f, 4.f, 6.f}, Dim({3}));
+  check_value(
+      {{Dim({2, 3}), iota(6)}}, [](auto& x) { return pick(x[0], 2u, 1); }, {5.f, 6.f}, Dim({2}));
   // {2,3,2}: (i,j,k) = 1 + i + 2j + 6k; j = 1
-  check_value({{Dim({2, 3, 2}), iota(12)}}, [](auto& x) { return pick(x[0], 1u, 1); }, {3.f, 4.f, 9.f, 10.f},
-              Dim({2, 2}));
-  check_value({{Dim({2, 3, 2}), iota(12)}}, [](auto& x) { return pick(x[0], 0u, 2); }, iota(6), Dim({2, 3}));
+  check_value(
+      {{Dim({2, 3, 2}), iota(12)}}, [](auto& x) { return pick(x[0], 1u, 1); }, {3.f, 4.f, 9.f, 10.f}, Dim({2, 2}));
+  check_value(
+      {{Dim({2, 3, 2}), iota(12)}}, [](auto& x) { return pick(x[0], 0u, 2); }, iota(6), Dim({2, 3}));
   // one index for every batch element
-  check_value({{Dim({3}, 2), iota(6)}}, [](auto& x) { return pick(x[0], 2u); }, {3.f, 6.f}, Dim({1}, 2));
+  check_value(
+      {{Dim({3}, 2), iota(6)}}, [](auto& x) { return pick(x[0], 2u); }, {3.f, 6.f}, Dim({1}, 2));
   // one index per batch element
-  check_value({{Dim({3}, 2), iota(6)}}, [](auto& x) { return pick(x[0], std::vector<unsigned>{0, 2}); },
-              {1.f, 6.f}, Dim({1}, 2));
-  check_value({{Dim({2, 2}, 2), iota(8)}}, [](auto& x) { return pick(x[0], std::vector<unsigned>{1, 0}, 1); },
-              {3.f, 4.f, 5.f, 6.f}, Dim({2}, 2));
+  check_value(
+      {{Dim({3}, 2), iota(6)}},
+      [](auto& x) {
+        return pick(x[0], std::vector<unsigned>{0, 2});
+      },
+      {1.f, 6.f}, Dim({1}, 2));
+  check_value(
+      {{Dim({2, 2}, 2), iota(8)}},
+      [](auto& x) {
+        return pick(x[0], std::vector<unsigned>{1, 0}, 1);
+      },
+      {3.f, 4.f, 5.f, 6.f}, Dim({2}, 2));
   // a batch of 1 broadcast to as many elements as indices
-  check_value({{Dim({3}), iota(3)}}, [](auto& x) { return pick(x[0], std::vector<unsigned>{2, 0, 1}); },
-              {3.f, 1.f, 2.f}, Dim({1}, 3));
+  check_value(
+      {{Dim({3}), iota(3)}},
+      [](auto& x) {
+        return pick(x[0], std::vector<unsigned>{2, 0, 1});
+      },
+      {3.f, 1.f, 2.f}, Dim({1}, 3));
   // a length-1 dimension
-  check_value({{Dim({1, 3}), iota(3)}}, [](auto& x) { return pick(x[0], 0u, 0); }, iota(3), Dim({3}));
+  check_value(
+      {{Dim({1, 3}), iota(3)}}, [](auto& x) { return pick(x[0], 0u, 0); }, iota(3), Dim({3}));
 }
 
 BOOST_AUTO_TEST_CASE(pick_pointer_variants_read_at_forward_time) {
@@ -175,10 +213,16 @@ BOOST_AUTO_TEST_CASE(pick_gradient) {
   for (unsigned d : {0u, 1u}) {
     BOOST_TEST_CONTEXT("dimension " << d) {
       BOOST_CHECK_EQUAL(s.check(batched, [d](auto& x) { return pick(x[0], 1u, d); }), 6u + 12u);
-      BOOST_CHECK_EQUAL(s.check(batched, [d](auto& x) { return pick(x[0], std::vector<unsigned>{1, 0}, d); }),
+      BOOST_CHECK_EQUAL(s.check(batched,
+                                [d](auto& x) {
+                                  return pick(x[0], std::vector<unsigned>{1, 0}, d);
+                                }),
                         6u + 12u);
       // batch of 1 picked for 3 batch elements, one index twice
-      BOOST_CHECK_EQUAL(s.check(single, [d](auto& x) { return pick(x[0], std::vector<unsigned>{1, 0, 1}, d); }),
+      BOOST_CHECK_EQUAL(s.check(single,
+                                [d](auto& x) {
+                                  return pick(x[0], std::vector<unsigned>{1, 0, 1}, d);
+                                }),
                         6u + 6u);
       BOOST_CHECK_EQUAL(s.check(single, [d](auto& x) { return pick(x[0], 0u, d); }), 6u + 6u);
     }
@@ -188,7 +232,10 @@ BOOST_AUTO_TEST_CASE(pick_gradient) {
   BOOST_CHECK_EQUAL(s.check(batched, [&](auto& x) { return pick(x[0], &idx, 0); }), 6u + 12u);
   BOOST_CHECK_EQUAL(s.check(batched, [&](auto& x) { return pick(x[0], &idxs, 0); }), 6u + 12u);
   // by hand: the broadcast batch sums into the single element
-  test::check_close(grads_of({{Dim({3}), iota(3)}}, [](auto& x) { return pick(x[0], std::vector<unsigned>{2, 0, 2}); })[0],
+  test::check_close(grads_of({{Dim({3}), iota(3)}},
+                             [](auto& x) {
+                               return pick(x[0], std::vector<unsigned>{2, 0, 2});
+                             })[0],
                     {2.f, 0.f, 1.f + 3.f});
 }
 
@@ -199,13 +246,16 @@ BOOST_AUTO_TEST_CASE(pick_errors) {
   test::check_throws_with<index_error>([&] { pick(v, 3u); }, {"pick", "index 3", "dimension 0", "size 3"});
   test::check_throws_with<index_error>([&] { pick(xb, std::vector<unsigned>{0, 7}); }, {"pick", "index 7", "size 3"});
   test::check_throws_with<dim_error>([&] { pick(v, 0u, 1); }, {"pick", "dimension 1", "{3}"});
-  test::check_throws_with<dim_error>([&] { pick(xb, std::vector<unsigned>{0, 1, 2}); },
-                                     {"pick", "3 indices", "{3X2}", "batch size 2"});
+  test::check_throws_with<dim_error>(
+      [&] {
+        pick(xb, std::vector<unsigned>{0, 1, 2});
+      },
+      {"pick", "3 indices", "{3X2}", "batch size 2"});
   test::check_throws_with<dim_error>([&] { pick(v, std::vector<unsigned>{}); }, {"pick", "empty"});
   test::check_throws_with<std::invalid_argument>([&] { pick(v, static_cast<const unsigned*>(nullptr)); },
                                                  {"pick", "null"});
-  test::check_throws_with<std::invalid_argument>(
-      [&] { pick(v, static_cast<const std::vector<unsigned>*>(nullptr)); }, {"pick", "null"});
+  test::check_throws_with<std::invalid_argument>([&] { pick(v, static_cast<const std::vector<unsigned>*>(nullptr)); },
+                                                 {"pick", "null"});
   test::check_throws_with<std::invalid_argument>([&] { pick(Expression(), 0u); }, {"pick"});
   test::check_throws_with<std::invalid_argument>([&] { pick(Expression(), std::vector<unsigned>{0}); }, {"pick"});
   BOOST_CHECK_EQUAL(cg.size(), 2u);
@@ -228,17 +278,21 @@ BOOST_AUTO_TEST_CASE(pick_errors) {
 // ---------------------------------------------------------------- pick_range
 
 BOOST_AUTO_TEST_CASE(pick_range_values) {
-  check_value({{Dim({5}), iota(5)}}, [](auto& x) { return pick_range(x[0], 1, 4); }, {2.f, 3.f, 4.f}, Dim({3}));
-  check_value({{Dim({5}), iota(5)}}, [](auto& x) { return pickrange(x[0], 1, 4); }, {2.f, 3.f, 4.f}, Dim({3}));
-  check_value({{Dim({5}), iota(5)}}, [](auto& x) { return pick_range(x[0], 0, 5); }, iota(5), Dim({5}));
+  check_value(
+      {{Dim({5}), iota(5)}}, [](auto& x) { return pick_range(x[0], 1, 4); }, {2.f, 3.f, 4.f}, Dim({3}));
+  check_value(
+      {{Dim({5}), iota(5)}}, [](auto& x) { return pickrange(x[0], 1, 4); }, {2.f, 3.f, 4.f}, Dim({3}));
+  check_value(
+      {{Dim({5}), iota(5)}}, [](auto& x) { return pick_range(x[0], 0, 5); }, iota(5), Dim({5}));
   // [[1,3,5],[2,4,6]]: columns 1..2, row 1
-  check_value({{Dim({2, 3}), iota(6)}}, [](auto& x) { return pick_range(x[0], 1, 3, 1); }, {3.f, 4.f, 5.f, 6.f},
-              Dim({2, 2}));
-  check_value({{Dim({2, 3}), iota(6)}}, [](auto& x) { return pick_range(x[0], 1, 2, 0); }, {2.f, 4.f, 6.f},
-              Dim({1, 3}));
-  check_value({{Dim({3}, 2), iota(6)}}, [](auto& x) { return pick_range(x[0], 0, 2); }, {1.f, 2.f, 4.f, 5.f},
-              Dim({2}, 2));
-  check_value({{Dim({1, 2}), iota(2)}}, [](auto& x) { return pick_range(x[0], 0, 1, 0); }, iota(2), Dim({1, 2}));
+  check_value(
+      {{Dim({2, 3}), iota(6)}}, [](auto& x) { return pick_range(x[0], 1, 3, 1); }, {3.f, 4.f, 5.f, 6.f}, Dim({2, 2}));
+  check_value(
+      {{Dim({2, 3}), iota(6)}}, [](auto& x) { return pick_range(x[0], 1, 2, 0); }, {2.f, 4.f, 6.f}, Dim({1, 3}));
+  check_value(
+      {{Dim({3}, 2), iota(6)}}, [](auto& x) { return pick_range(x[0], 0, 2); }, {1.f, 2.f, 4.f, 5.f}, Dim({2}, 2));
+  check_value(
+      {{Dim({1, 2}), iota(2)}}, [](auto& x) { return pick_range(x[0], 0, 1, 0); }, iota(2), Dim({1, 2}));
 }
 
 BOOST_AUTO_TEST_CASE(pick_range_gradient) {
@@ -256,7 +310,8 @@ BOOST_AUTO_TEST_CASE(pick_range_errors) {
   Expression v = input(cg, Dim({5}), iota(5));
   Expression m = input(cg, Dim({2, 3}), iota(6));
   test::check_throws_with<index_error>([&] { pick_range(v, 2, 6); }, {"pick_range", "[2, 6)", "size 5", "{5}"});
-  test::check_throws_with<index_error>([&] { pick_range(m, 0, 4, 1); }, {"pick_range", "[0, 4)", "dimension 1", "size 3"});
+  test::check_throws_with<index_error>([&] { pick_range(m, 0, 4, 1); },
+                                       {"pick_range", "[0, 4)", "dimension 1", "size 3"});
   test::check_throws_with<std::invalid_argument>([&] { pick_range(v, 3, 3); }, {"pick_range", "empty", "[3, 3)"});
   test::check_throws_with<std::invalid_argument>([&] { pickrange(v, 4, 1); }, {"pick_range", "[4, 1)"});
   test::check_throws_with<dim_error>([&] { pick_range(m, 0, 1, 2); }, {"pick_range", "dimension 2", "{2,3}"});
@@ -267,11 +322,18 @@ BOOST_AUTO_TEST_CASE(pick_range_errors) {
 
 BOOST_AUTO_TEST_CASE(pick_batch_elems_values) {
   std::vector<test::TestInput> in = {{Dim({2}, 3), iota(6)}};
-  check_value(in, [](auto& x) { return pick_batch_elem(x[0], 1); }, {3.f, 4.f}, Dim({2}));
-  check_value(in, [](auto& x) { return pick_batch_elems(x[0], {2, 0, 2}); }, {5.f, 6.f, 1.f, 2.f, 5.f, 6.f},
-              Dim({2}, 3));
-  check_value(in, [](auto& x) { return pick_batch_elems(x[0], {1}); }, {3.f, 4.f}, Dim({2}));
-  check_value({{Dim({1}), {7.f}}}, [](auto& x) { return pick_batch_elem(x[0], 0); }, {7.f}, Dim({1}));
+  check_value(
+      in, [](auto& x) { return pick_batch_elem(x[0], 1); }, {3.f, 4.f}, Dim({2}));
+  check_value(
+      in,
+      [](auto& x) {
+        return pick_batch_elems(x[0], {2, 0, 2});
+      },
+      {5.f, 6.f, 1.f, 2.f, 5.f, 6.f}, Dim({2}, 3));
+  check_value(
+      in, [](auto& x) { return pick_batch_elems(x[0], {1}); }, {3.f, 4.f}, Dim({2}));
+  check_value(
+      {{Dim({1}), {7.f}}}, [](auto& x) { return pick_batch_elem(x[0], 0); }, {7.f}, Dim({1}));
   std::vector<unsigned> idx = {2, 1};
   ComputationGraph cg;
   Expression x = input(cg, Dim({2}, 3), iota(6));
@@ -289,7 +351,10 @@ BOOST_AUTO_TEST_CASE(pick_batch_elems_gradient) {
   std::vector<unsigned> idx = {2, 0};
   BOOST_CHECK_EQUAL(s.check(in, [&](auto& x) { return pick_batch_elems(x[0], &idx); }), 4u + 12u);
   // by hand: weights 1..6 on the three picked elements {1, 0, 1}
-  test::check_close(grads_of({{Dim({2}, 3), iota(6)}}, [](auto& x) { return pick_batch_elems(x[0], {1, 0, 1}); })[0],
+  test::check_close(grads_of({{Dim({2}, 3), iota(6)}},
+                             [](auto& x) {
+                               return pick_batch_elems(x[0], {1, 0, 1});
+                             })[0],
                     {3.f, 4.f, 1.f + 5.f, 2.f + 6.f, 0.f, 0.f});
 }
 
@@ -299,7 +364,8 @@ BOOST_AUTO_TEST_CASE(pick_batch_elems_errors) {
   test::check_throws_with<index_error>([&] { pick_batch_elem(x, 3); },
                                        {"pick_batch_elems", "index 3", "batch of size 3", "{2X3}"});
   test::check_throws_with<index_error>([&] { pick_batch_elems(x, {0, 4}); }, {"pick_batch_elems", "index 4", "size 3"});
-  test::check_throws_with<dim_error>([&] { pick_batch_elems(x, std::vector<unsigned>{}); }, {"pick_batch_elems", "empty"});
+  test::check_throws_with<dim_error>([&] { pick_batch_elems(x, std::vector<unsigned>{}); },
+                                     {"pick_batch_elems", "empty"});
   test::check_throws_with<std::invalid_argument>(
       [&] { pick_batch_elems(x, static_cast<const std::vector<unsigned>*>(nullptr)); }, {"pick_batch_elems", "null"});
   BOOST_CHECK_EQUAL(cg.size(), 1u);
@@ -313,10 +379,20 @@ BOOST_AUTO_TEST_CASE(pick_batch_elems_errors) {
 BOOST_AUTO_TEST_CASE(select_rows_values) {
   // [[1,4],[2,5],[3,6]]
   std::vector<test::TestInput> in = {{Dim({3, 2}), iota(6)}};
-  check_value(in, [](auto& x) { return select_rows(x[0], {2, 0}); }, {3.f, 1.f, 6.f, 4.f}, Dim({2, 2}));
-  check_value(in, [](auto& x) { return select_rows(x[0], {1, 1, 1}); }, {2.f, 2.f, 2.f, 5.f, 5.f, 5.f},
-              Dim({3, 2}));
-  check_value({{Dim({3}, 2), iota(6)}}, [](auto& x) { return select_rows(x[0], {1}); }, {2.f, 5.f}, Dim({1}, 2));
+  check_value(
+      in,
+      [](auto& x) {
+        return select_rows(x[0], {2, 0});
+      },
+      {3.f, 1.f, 6.f, 4.f}, Dim({2, 2}));
+  check_value(
+      in,
+      [](auto& x) {
+        return select_rows(x[0], {1, 1, 1});
+      },
+      {2.f, 2.f, 2.f, 5.f, 5.f, 5.f}, Dim({3, 2}));
+  check_value(
+      {{Dim({3}, 2), iota(6)}}, [](auto& x) { return select_rows(x[0], {1}); }, {2.f, 5.f}, Dim({1}, 2));
   std::vector<unsigned> rows = {0};
   ComputationGraph cg;
   Expression x = input(cg, Dim({3, 2}), iota(6));
@@ -329,12 +405,27 @@ BOOST_AUTO_TEST_CASE(select_rows_values) {
 BOOST_AUTO_TEST_CASE(select_cols_values) {
   // [[1,3,5],[2,4,6]]
   std::vector<test::TestInput> in = {{Dim({2, 3}), iota(6)}};
-  check_value(in, [](auto& x) { return select_cols(x[0], {2, 0}); }, {5.f, 6.f, 1.f, 2.f}, Dim({2, 2}));
-  check_value(in, [](auto& x) { return select_cols(x[0], {1, 1}); }, {3.f, 4.f, 3.f, 4.f}, Dim({2, 2}));
-  check_value({{Dim({2, 2}, 2), iota(8)}}, [](auto& x) { return select_cols(x[0], {1}); }, {3.f, 4.f, 7.f, 8.f},
-              Dim({2, 1}, 2));
-  check_value({{Dim({3}), iota(3)}}, [](auto& x) { return select_cols(x[0], {0, 0}); },
-              {1.f, 2.f, 3.f, 1.f, 2.f, 3.f}, Dim({3, 2}));
+  check_value(
+      in,
+      [](auto& x) {
+        return select_cols(x[0], {2, 0});
+      },
+      {5.f, 6.f, 1.f, 2.f}, Dim({2, 2}));
+  check_value(
+      in,
+      [](auto& x) {
+        return select_cols(x[0], {1, 1});
+      },
+      {3.f, 4.f, 3.f, 4.f}, Dim({2, 2}));
+  check_value(
+      {{Dim({2, 2}, 2), iota(8)}}, [](auto& x) { return select_cols(x[0], {1}); }, {3.f, 4.f, 7.f, 8.f},
+      Dim({2, 1}, 2));
+  check_value(
+      {{Dim({3}), iota(3)}},
+      [](auto& x) {
+        return select_cols(x[0], {0, 0});
+      },
+      {1.f, 2.f, 3.f, 1.f, 2.f, 3.f}, Dim({3, 2}));
   std::vector<unsigned> cols = {1};
   ComputationGraph cg;
   Expression x = input(cg, Dim({2, 3}), iota(6));
@@ -355,17 +446,26 @@ BOOST_AUTO_TEST_CASE(select_rows_cols_gradient) {
   BOOST_CHECK_EQUAL(s.check(in, [&](auto& x) { return select_rows(x[0], &idx); }), 12u + 24u);
   BOOST_CHECK_EQUAL(s.check(in, [&](auto& x) { return select_cols(x[0], &idx); }), 12u + 24u);
   // by hand: rows {1, 1} of a {2,2} with weights [[1,3],[2,4]] -> row 1 gets 1+2 and 3+4
-  test::check_close(grads_of({{Dim({2, 2}), iota(4)}}, [](auto& x) { return select_rows(x[0], {1, 1}); })[0],
+  test::check_close(grads_of({{Dim({2, 2}), iota(4)}},
+                             [](auto& x) {
+                               return select_rows(x[0], {1, 1});
+                             })[0],
                     {0.f, 3.f, 0.f, 7.f});
-  test::check_close(grads_of({{Dim({2, 2}), iota(4)}}, [](auto& x) { return select_cols(x[0], {0, 0}); })[0],
+  test::check_close(grads_of({{Dim({2, 2}), iota(4)}},
+                             [](auto& x) {
+                               return select_cols(x[0], {0, 0});
+                             })[0],
                     {1.f + 3.f, 2.f + 4.f, 0.f, 0.f});
 }
 
 BOOST_AUTO_TEST_CASE(select_rows_cols_errors) {
   ComputationGraph cg;
   Expression x = input(cg, Dim({3, 2}), iota(6));
-  test::check_throws_with<index_error>([&] { select_rows(x, {0, 3}); },
-                                       {"select_rows", "index 3", "dimension 0", "size 3", "{3,2}"});
+  test::check_throws_with<index_error>(
+      [&] {
+        select_rows(x, {0, 3});
+      },
+      {"select_rows", "index 3", "dimension 0", "size 3", "{3,2}"});
   test::check_throws_with<index_error>([&] { select_cols(x, {2}); },
                                        {"select_cols", "index 2", "dimension 1", "size 2", "{3,2}"});
   test::check_throws_with<dim_error>([&] { select_rows(x, std::vector<unsigned>{}); }, {"select_rows", "empty"});
@@ -388,45 +488,85 @@ BOOST_AUTO_TEST_CASE(select_rows_cols_errors) {
 // ---------------------------------------------------------------- concatenate
 
 BOOST_AUTO_TEST_CASE(concatenate_values) {
-  check_value({{Dim({2}), iota(2)}, {Dim({3}), iota(3, 3.f)}}, [](auto& x) { return concatenate({x[0], x[1]}); },
-              iota(5), Dim({5}));
-  check_value({{Dim({2}), iota(2)}, {Dim({2}), iota(2, 3.f)}}, [](auto& x) { return concatenate_cols({x[0], x[1]}); },
-              iota(4), Dim({2, 2}));
-  check_value({{Dim({2}), iota(2)}, {Dim({2}), iota(2, 3.f)}, {Dim({2}), iota(2, 5.f)}},
-              [](auto& x) { return concatenate_cols(std::vector<Expression>{x[0], x[1], x[2]}); }, iota(6), Dim({2, 3}));
+  check_value(
+      {{Dim({2}), iota(2)}, {Dim({3}), iota(3, 3.f)}},
+      [](auto& x) {
+        return concatenate({x[0], x[1]});
+      },
+      iota(5), Dim({5}));
+  check_value(
+      {{Dim({2}), iota(2)}, {Dim({2}), iota(2, 3.f)}},
+      [](auto& x) {
+        return concatenate_cols({x[0], x[1]});
+      },
+      iota(4), Dim({2, 2}));
+  check_value(
+      {{Dim({2}), iota(2)}, {Dim({2}), iota(2, 3.f)}, {Dim({2}), iota(2, 5.f)}},
+      [](auto& x) {
+        return concatenate_cols(std::vector<Expression>{x[0], x[1], x[2]});
+      },
+      iota(6), Dim({2, 3}));
   // rows of matrices: [[1,3],[2,4]] over [[9,10]] -> [[1,3],[2,4],[9,10]]
-  check_value({{Dim({2, 2}), iota(4)}, {Dim({1, 2}), {9.f, 10.f}}}, [](auto& x) { return concatenate({x[0], x[1]}, 0); },
-              {1.f, 2.f, 9.f, 3.f, 4.f, 10.f}, Dim({3, 2}));
-  check_value({{Dim({2, 1}), iota(2)}, {Dim({2, 2}), iota(4, 3.f)}}, [](auto& x) { return concatenate({x[0], x[1]}, 1); },
-              iota(6), Dim({2, 3}));
+  check_value(
+      {{Dim({2, 2}), iota(4)}, {Dim({1, 2}), {9.f, 10.f}}},
+      [](auto& x) {
+        return concatenate({x[0], x[1]}, 0);
+      },
+      {1.f, 2.f, 9.f, 3.f, 4.f, 10.f}, Dim({3, 2}));
+  check_value(
+      {{Dim({2, 1}), iota(2)}, {Dim({2, 2}), iota(4, 3.f)}},
+      [](auto& x) {
+        return concatenate({x[0], x[1]}, 1);
+      },
+      iota(6), Dim({2, 3}));
   // along a third dimension
-  check_value({{Dim({2}), iota(2)}, {Dim({2}), iota(2, 3.f)}}, [](auto& x) { return concatenate({x[0], x[1]}, 2); },
-              iota(4), Dim({2, 1, 2}));
+  check_value(
+      {{Dim({2}), iota(2)}, {Dim({2}), iota(2, 3.f)}},
+      [](auto& x) {
+        return concatenate({x[0], x[1]}, 2);
+      },
+      iota(4), Dim({2, 1, 2}));
   // a batch of 1 is repeated for every batch element
-  check_value({{Dim({2}, 2), iota(4)}, {Dim({1}), {9.f}}}, [](auto& x) { return concatenate({x[0], x[1]}); },
-              {1.f, 2.f, 9.f, 3.f, 4.f, 9.f}, Dim({3}, 2));
-  check_value({{Dim({1}), {9.f}}, {Dim({2}, 2), iota(4)}}, [](auto& x) { return concatenate_cols({x[0], x[0]}); },
-              {9.f, 9.f}, Dim({1, 2}));
-  check_value({{Dim({2}, 2), iota(4)}, {Dim({2}, 2), iota(4, 5.f)}}, [](auto& x) { return concatenate({x[0], x[1]}); },
-              {1.f, 2.f, 5.f, 6.f, 3.f, 4.f, 7.f, 8.f}, Dim({4}, 2));
+  check_value(
+      {{Dim({2}, 2), iota(4)}, {Dim({1}), {9.f}}},
+      [](auto& x) {
+        return concatenate({x[0], x[1]});
+      },
+      {1.f, 2.f, 9.f, 3.f, 4.f, 9.f}, Dim({3}, 2));
+  check_value(
+      {{Dim({1}), {9.f}}, {Dim({2}, 2), iota(4)}},
+      [](auto& x) {
+        return concatenate_cols({x[0], x[0]});
+      },
+      {9.f, 9.f}, Dim({1, 2}));
+  check_value(
+      {{Dim({2}, 2), iota(4)}, {Dim({2}, 2), iota(4, 5.f)}},
+      [](auto& x) {
+        return concatenate({x[0], x[1]});
+      },
+      {1.f, 2.f, 5.f, 6.f, 3.f, 4.f, 7.f, 8.f}, Dim({4}, 2));
   // one argument
-  check_value({{Dim({3}), iota(3)}}, [](auto& x) { return concatenate({x[0]}); }, iota(3), Dim({3}));
+  check_value(
+      {{Dim({3}), iota(3)}}, [](auto& x) { return concatenate({x[0]}); }, iota(3), Dim({3}));
 }
 
 BOOST_AUTO_TEST_CASE(concatenate_gradient) {
   Scaled s(Dim({2, 3}));
   // every argument batched
-  std::vector<test::TestInput> both = {{Dim({2, 3}, 2), test::test_values(12)}, {Dim({2, 3}, 2), test::test_values(12, 0.1f)}};
+  std::vector<test::TestInput> both = {{Dim({2, 3}, 2), test::test_values(12)},
+                                       {Dim({2, 3}, 2), test::test_values(12, 0.1f)}};
   for (unsigned d : {0u, 1u, 2u}) {
     BOOST_TEST_CONTEXT("dimension " << d) {
       BOOST_CHECK_EQUAL(s.check(both, [d](auto& x) { return concatenate({x[0], x[1], x[0]}, d); }), 6u + total(both));
     }
   }
   // a batch of 1 against a batch of 3, on either side
-  std::vector<test::TestInput> mixed = {{Dim({2, 3}), test::test_values(6)}, {Dim({2, 1}, 3), test::test_values(6, 0.2f)}};
+  std::vector<test::TestInput> mixed = {{Dim({2, 3}), test::test_values(6)},
+                                        {Dim({2, 1}, 3), test::test_values(6, 0.2f)}};
   BOOST_CHECK_EQUAL(s.check(mixed, [](auto& x) { return concatenate_cols({x[1], x[0]}); }), 6u + total(mixed));
   BOOST_CHECK_EQUAL(s.check(mixed, [](auto& x) { return concatenate_cols({x[0], x[1], x[0]}); }), 6u + total(mixed));
-  std::vector<test::TestInput> rows = {{Dim({2, 3}, 3), test::test_values(18)}, {Dim({1, 3}), test::test_values(3, 0.2f)}};
+  std::vector<test::TestInput> rows = {{Dim({2, 3}, 3), test::test_values(18)},
+                                       {Dim({1, 3}), test::test_values(3, 0.2f)}};
   BOOST_CHECK_EQUAL(s.check(rows, [](auto& x) { return concatenate({x[1], x[0]}, 0); }), 6u + total(rows));
   // by hand: a {1} against a batch of 2: y = [x0_b; x1], weights 1..4 -> dx1 = 2 + 4
   auto g = grads_of({{Dim({1}, 2), {1.f, 2.f}}, {Dim({1}), {5.f}}}, [](auto& x) { return concatenate({x[0], x[1]}); });
@@ -440,28 +580,44 @@ BOOST_AUTO_TEST_CASE(concatenate_errors) {
   Expression b = input(cg, Dim({3, 3}), iota(9));
   Expression c = input(cg, Dim({2}, 2), iota(4));
   Expression d = input(cg, Dim({2}, 3), iota(6));
-  test::check_throws_with<dim_error>([&] { concatenate({a, b}, 0); },
-                                     {"concatenate", "argument 1", "{3,3}", "{2,2}", "every dimension but 0"});
+  test::check_throws_with<dim_error>(
+      [&] {
+        concatenate({a, b}, 0);
+      },
+      {"concatenate", "argument 1", "{3,3}", "{2,2}", "every dimension but 0"});
   test::check_throws_with<dim_error>([&] { concatenate_cols({a, b}); }, {"concatenate", "{3,3}", "{2,2}"});
   test::check_throws_with<dim_error>([&] { concatenate({c, d}); }, {"concatenate", "batch size 3", "2"});
   test::check_throws_with<dim_error>([&] { concatenate({c, c}, 7); }, {"concatenate", "dimension 7"});
   test::check_throws_with<std::invalid_argument>([&] { concatenate(std::vector<Expression>{}); }, {"concatenate"});
-  test::check_throws_with<std::invalid_argument>([&] { concatenate({a, Expression()}); }, {"concatenate", "argument 1"});
+  test::check_throws_with<std::invalid_argument>(
+      [&] {
+        concatenate({a, Expression()});
+      },
+      {"concatenate", "argument 1"});
   BOOST_CHECK_EQUAL(cg.size(), 4u);
 }
 
 // ---------------------------------------------------------------- concatenate_to_batch
 
 BOOST_AUTO_TEST_CASE(concatenate_to_batch_values_and_gradient) {
-  check_value({{Dim({2}), iota(2)}, {Dim({2}, 2), iota(4, 3.f)}},
-              [](auto& x) { return concatenate_to_batch({x[0], x[1]}); }, iota(6), Dim({2}, 3));
-  check_value({{Dim({2}), iota(2)}}, [](auto& x) { return concatenate_to_batch(std::vector<Expression>{x[0], x[0]}); },
-              {1.f, 2.f, 1.f, 2.f}, Dim({2}, 2));
+  check_value(
+      {{Dim({2}), iota(2)}, {Dim({2}, 2), iota(4, 3.f)}},
+      [](auto& x) {
+        return concatenate_to_batch({x[0], x[1]});
+      },
+      iota(6), Dim({2}, 3));
+  check_value(
+      {{Dim({2}), iota(2)}},
+      [](auto& x) {
+        return concatenate_to_batch(std::vector<Expression>{x[0], x[0]});
+      },
+      {1.f, 2.f, 1.f, 2.f}, Dim({2}, 2));
   Scaled s(Dim({2, 2}));
   std::vector<test::TestInput> in = {{Dim({2, 2}), test::test_values(4)}, {Dim({2, 2}, 2), test::test_values(8, 0.1f)}};
   BOOST_CHECK_EQUAL(s.check(in, [](auto& x) { return concatenate_to_batch({x[1], x[0], x[1]}); }), 4u + total(in));
-  auto g = grads_of({{Dim({1}), {1.f}}, {Dim({1}, 2), {2.f, 3.f}}},
-                    [](auto& x) { return concatenate_to_batch({x[0], x[1], x[0]}); });
+  auto g = grads_of({{Dim({1}), {1.f}}, {Dim({1}, 2), {2.f, 3.f}}}, [](auto& x) {
+    return concatenate_to_batch({x[0], x[1], x[0]});
+  });
   test::check_close(g[0], {1.f + 4.f});
   test::check_close(g[1], {2.f, 3.f});
 }
@@ -470,8 +626,11 @@ BOOST_AUTO_TEST_CASE(concatenate_to_batch_errors) {
   ComputationGraph cg;
   Expression a = input(cg, Dim({2}), iota(2));
   Expression b = input(cg, Dim({3}, 2), iota(6));
-  test::check_throws_with<dim_error>([&] { concatenate_to_batch({a, b}); },
-                                     {"concatenate_to_batch", "argument 1", "{3X2}", "{2}"});
+  test::check_throws_with<dim_error>(
+      [&] {
+        concatenate_to_batch({a, b});
+      },
+      {"concatenate_to_batch", "argument 1", "{3X2}", "{2}"});
   test::check_throws_with<std::invalid_argument>([&] { concatenate_to_batch(std::vector<Expression>{}); },
                                                  {"concatenate_to_batch"});
   BOOST_CHECK_EQUAL(cg.size(), 2u);
@@ -507,9 +666,12 @@ BOOST_AUTO_TEST_CASE(nobackprop_blocks_the_gradient) {
 
 BOOST_AUTO_TEST_CASE(flip_and_scale_gradient) {
   std::vector<test::TestInput> in = {{Dim({3}, 2), {1.f, -2.f, 3.f, 0.5f, 0.f, -1.f}}};
-  check_value(in, [](auto& x) { return flip_gradient(x[0]); }, in[0].values, Dim({3}, 2));
-  check_value(in, [](auto& x) { return scale_gradient(x[0], 0.5f); }, in[0].values, Dim({3}, 2));
-  check_value(in, [](auto& x) { return nobackprop(x[0]); }, in[0].values, Dim({3}, 2));
+  check_value(
+      in, [](auto& x) { return flip_gradient(x[0]); }, in[0].values, Dim({3}, 2));
+  check_value(
+      in, [](auto& x) { return scale_gradient(x[0], 0.5f); }, in[0].values, Dim({3}, 2));
+  check_value(
+      in, [](auto& x) { return nobackprop(x[0]); }, in[0].values, Dim({3}, 2));
   // weights 1..6 flipped / scaled
   test::check_close(grads_of(in, [](auto& x) { return flip_gradient(x[0]); })[0], {-1.f, -2.f, -3.f, -4.f, -5.f, -6.f});
   test::check_close(grads_of(in, [](auto& x) { return scale_gradient(x[0], 0.5f); })[0],

@@ -50,7 +50,6 @@ void sum_batches_backward(const Tensor* const*, unsigned, const Node&, const Ten
   for (unsigned b = 0; b < dx.d.bd; ++b) batch_arr(dx, b) += cpu::arr(dy);
 }
 
-
 // ---------------------------------------------------------------- mean_elems
 // y_b = mean_i x_bi;  dx_bi += dy_b / n
 void mean_elems_forward(const Tensor* const* xs, unsigned, Node& n, ExecContext&) {
@@ -146,7 +145,7 @@ Dim dim_reduce_shape(const Tensor* const* xs, unsigned n, const Node& node) {
   // As in DyNet, dimension nd (an implicit length-1 dimension) may be named.
   for (unsigned k = d.nd + 1; k < DYNET_MAX_TENSOR_DIM; ++k)
     DYNET_LITE_DIM_CHECK(!((p.mask >> k) & 1u), op_name(node.op) << ": dimension " << k << " is out of range for " << d
-                                                                   << " (" << d.nd << " dimensions)");
+                                                                 << " (" << d.nd << " dimensions)");
   Dim r = d;
   // Highest dimension first so that lower indices stay valid.
   for (unsigned k = DYNET_MAX_TENSOR_DIM; k-- > 0;)
@@ -216,7 +215,8 @@ Expression dim_reduce_expr(OpKind op, const char* name, const Expression& x, con
   DimReduceParams p;
   p.batch = b;
   for (unsigned k : dims) {
-    DYNET_LITE_DIM_CHECK(k < DYNET_MAX_TENSOR_DIM, name << ": dimension " << k << " is out of range (a tensor has at most "
+    DYNET_LITE_DIM_CHECK(k < DYNET_MAX_TENSOR_DIM, name << ": dimension " << k
+                                                        << " is out of range (a tensor has at most "
                                                         << DYNET_MAX_TENSOR_DIM << " dimensions)");
     DYNET_LITE_DIM_CHECK(!((p.mask >> k) & 1u), name << ": dimension " << k << " is listed twice");
     p.mask |= 1u << k;
@@ -232,8 +232,8 @@ struct ArgReduceParams {
 Dim arg_reduce_shape(const Tensor* const* xs, unsigned n, const Node& node) {
   Dim d = one_arg(xs, n, node);
   unsigned k = node.p<ArgReduceParams>().dim;
-  DYNET_LITE_DIM_CHECK(k < d.nd, op_name(node.op) << ": dimension " << k << " is out of range for " << d << " ("
-                                                  << d.nd << " dimensions)");
+  DYNET_LITE_DIM_CHECK(k < d.nd, op_name(node.op) << ": dimension " << k << " is out of range for " << d << " (" << d.nd
+                                                  << " dimensions)");
   d.delete_dim(k);
   return d;
 }
@@ -264,7 +264,8 @@ void arg_reduce_forward(const Tensor* const* xs, unsigned, Node& n, ExecContext&
     std::memcpy(yo, xo, l.inner * sizeof(float));
     for (size_t k = 1; k < l.len; ++k) {
       const float* xk = xo + k * l.inner;
-      for (size_t i = 0; i < l.inner; ++i) yo[i] = kMax ? (xk[i] > yo[i] ? xk[i] : yo[i]) : (xk[i] < yo[i] ? xk[i] : yo[i]);
+      for (size_t i = 0; i < l.inner; ++i)
+        yo[i] = kMax ? (xk[i] > yo[i] ? xk[i] : yo[i]) : (xk[i] < yo[i] ? xk[i] : yo[i]);
     }
   }
 }

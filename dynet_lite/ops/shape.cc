@@ -54,13 +54,13 @@ inline size_t dims_product(const Dim& d, unsigned from, unsigned to) {
 // Where an op's indices come from: a copy in graph memory, a user's vector or a
 // user's single index read at forward time, or one index given by value.
 struct IndexSource {
-  const unsigned* values = nullptr;              // copied into graph memory
-  const std::vector<unsigned>* pvec = nullptr;   // read at forward time
-  const unsigned* pone = nullptr;                // read at forward time
-  unsigned one = 0;                              // a single index by value
-  unsigned count = 1;                            // number of indices, fixed when built
-  unsigned dim = 0;                              // pick: the dimension
-  bool per_batch = false;                        // one index per output batch element
+  const unsigned* values = nullptr;             // copied into graph memory
+  const std::vector<unsigned>* pvec = nullptr;  // read at forward time
+  const unsigned* pone = nullptr;               // read at forward time
+  unsigned one = 0;                             // a single index by value
+  unsigned count = 1;                           // number of indices, fixed when built
+  unsigned dim = 0;                             // pick: the dimension
+  bool per_batch = false;                       // one index per output batch element
 };
 static_assert(sizeof(IndexSource) <= Node::kParamBytes, "index source must fit in the node");
 
@@ -133,9 +133,9 @@ Dim reshape_shape(const Tensor* const* xs, unsigned n, const Node& node) {
   Dim d = one_arg(xs, n, node);
   const Dim& to = node.p<ReshapeParams>().to;
   if (to.size() == d.size()) return to;
-  DYNET_LITE_DIM_CHECK(to.bd == 1 && to.batch_size() == d.batch_size(),
-                       "reshape: cannot reshape " << d << " (" << d.size() << " values) to " << to << " ("
-                                                  << to.size() << " values)");
+  DYNET_LITE_DIM_CHECK(to.bd == 1 && to.batch_size() == d.batch_size(), "reshape: cannot reshape "
+                                                                            << d << " (" << d.size() << " values) to "
+                                                                            << to << " (" << to.size() << " values)");
   Dim r = to;
   r.bd = d.bd;
   return r;
@@ -151,8 +151,8 @@ void identity_backward(const Tensor* const*, unsigned, const Node&, const Tensor
 Dim pick_shape(const Tensor* const* xs, unsigned n, const Node& node) {
   Dim d = one_arg(xs, n, node);
   const IndexSource& s = node.p<IndexSource>();
-  DYNET_LITE_DIM_CHECK(s.dim < d.nd, "pick: dimension " << s.dim << " is out of range for " << d << " (" << d.nd
-                                                         << " dimensions)");
+  DYNET_LITE_DIM_CHECK(s.dim < d.nd,
+                       "pick: dimension " << s.dim << " is out of range for " << d << " (" << d.nd << " dimensions)");
   check_build_time_indices(s, "pick", d.d[s.dim], static_cast<int>(s.dim), d);
   Dim r = d;
   if (s.per_batch) {
@@ -202,14 +202,13 @@ struct RangeParams {
 Dim pick_range_shape(const Tensor* const* xs, unsigned n, const Node& node) {
   Dim d = one_arg(xs, n, node);
   const RangeParams& p = node.p<RangeParams>();
-  DYNET_LITE_DIM_CHECK(p.dim < d.nd, "pick_range: dimension " << p.dim << " is out of range for " << d << " ("
-                                                               << d.nd << " dimensions)");
+  DYNET_LITE_DIM_CHECK(p.dim < d.nd, "pick_range: dimension " << p.dim << " is out of range for " << d << " (" << d.nd
+                                                              << " dimensions)");
   DYNET_LITE_ARG_CHECK(p.start < p.end, "pick_range: empty range [" << p.start << ", " << p.end << ") for dimension "
-                                                                     << p.dim << " of " << d);
-  DYNET_LITE_INDEX_CHECK(p.end <= d.d[p.dim], "pick_range: range [" << p.start << ", " << p.end
-                                                                     << ") is out of range for dimension " << p.dim
-                                                                     << " of size " << d.d[p.dim] << " (input " << d
-                                                                     << ")");
+                                                                    << p.dim << " of " << d);
+  DYNET_LITE_INDEX_CHECK(p.end <= d.d[p.dim], "pick_range: range ["
+                                                  << p.start << ", " << p.end << ") is out of range for dimension "
+                                                  << p.dim << " of size " << d.d[p.dim] << " (input " << d << ")");
   Dim r = d;
   r.d[p.dim] = p.end - p.start;
   return r;
@@ -339,8 +338,9 @@ struct ConcatParams {
 Dim concat_shape(const Tensor* const* xs, unsigned n, const Node& node) {
   unsigned dim = node.p<ConcatParams>().dim;
   const Dim& first = xs[0]->d;
-  DYNET_LITE_DIM_CHECK(dim < DYNET_MAX_TENSOR_DIM, "concatenate: dimension " << dim << " is out of range (a tensor has at most "
-                                                                            << DYNET_MAX_TENSOR_DIM << " dimensions)");
+  DYNET_LITE_DIM_CHECK(dim < DYNET_MAX_TENSOR_DIM, "concatenate: dimension "
+                                                       << dim << " is out of range (a tensor has at most "
+                                                       << DYNET_MAX_TENSOR_DIM << " dimensions)");
   Dim r = first;
   r.resize(first.nd > dim + 1 ? first.nd : dim + 1);
   unsigned total = 0;
@@ -348,14 +348,14 @@ Dim concat_shape(const Tensor* const* xs, unsigned n, const Node& node) {
     const Dim& c = xs[k]->d;
     unsigned check_nd = c.nd > r.nd ? c.nd : r.nd;
     for (unsigned i = 0; i < check_nd; ++i)
-      DYNET_LITE_DIM_CHECK(i == dim || c[i] == r[i], "concatenate: argument " << k << " has shape " << c
-                                                                              << " but argument 0 has " << first
-                                                                              << "; they must agree in every dimension but "
-                                                                              << dim);
+      DYNET_LITE_DIM_CHECK(i == dim || c[i] == r[i], "concatenate: argument "
+                                                         << k << " has shape " << c << " but argument 0 has " << first
+                                                         << "; they must agree in every dimension but " << dim);
     if (c.bd != 1) {
-      DYNET_LITE_DIM_CHECK(r.bd == 1 || r.bd == c.bd, "concatenate: argument " << k << " " << c << " has batch size "
-                                                                                << c.bd << " but an earlier argument has "
-                                                                                << r.bd << " (batch sizes must be equal or 1)");
+      DYNET_LITE_DIM_CHECK(r.bd == 1 || r.bd == c.bd, "concatenate: argument "
+                                                          << k << " " << c << " has batch size " << c.bd
+                                                          << " but an earlier argument has " << r.bd
+                                                          << " (batch sizes must be equal or 1)");
       r.bd = c.bd;
     }
     total += c[dim];
@@ -406,10 +406,9 @@ Dim concat_batch_shape(const Tensor* const* xs, unsigned n, const Node&) {
   Dim r = xs[0]->d;
   for (unsigned k = 1; k < n; ++k) {
     const Dim& c = xs[k]->d;
-    DYNET_LITE_DIM_CHECK(same_shape_ignoring_batch(c, xs[0]->d), "concatenate_to_batch: argument "
-                                                                      << k << " has shape " << c << " but argument 0 has "
-                                                                      << xs[0]->d
-                                                                      << "; they must agree in all but the batch");
+    DYNET_LITE_DIM_CHECK(same_shape_ignoring_batch(c, xs[0]->d),
+                         "concatenate_to_batch: argument " << k << " has shape " << c << " but argument 0 has "
+                                                           << xs[0]->d << "; they must agree in all but the batch");
     r.bd += c.bd;
   }
   return r;
@@ -569,12 +568,16 @@ Expression concatenate(const std::initializer_list<Expression>& xs, unsigned d) 
   return concat_expr(xs.begin(), xs.size(), d);
 }
 Expression concatenate(const std::vector<Expression>& xs, unsigned d) { return concat_expr(xs.data(), xs.size(), d); }
-Expression concatenate_cols(const std::initializer_list<Expression>& xs) { return concat_expr(xs.begin(), xs.size(), 1); }
+Expression concatenate_cols(const std::initializer_list<Expression>& xs) {
+  return concat_expr(xs.begin(), xs.size(), 1);
+}
 Expression concatenate_cols(const std::vector<Expression>& xs) { return concat_expr(xs.data(), xs.size(), 1); }
 Expression concatenate_to_batch(const std::initializer_list<Expression>& xs) {
   return detail::add(OpKind::ConcatenateToBatch, xs);
 }
-Expression concatenate_to_batch(const std::vector<Expression>& xs) { return detail::add(OpKind::ConcatenateToBatch, xs); }
+Expression concatenate_to_batch(const std::vector<Expression>& xs) {
+  return detail::add(OpKind::ConcatenateToBatch, xs);
+}
 
 Expression nobackprop(const Expression& x) { return detail::add(OpKind::NoBackprop, {x}); }
 Expression flip_gradient(const Expression& x) { return detail::add(OpKind::FlipGradient, {x}); }
