@@ -39,7 +39,7 @@ namespace dynet_lite {
 struct UpdateSpan {
   Device* device = nullptr;
   float* values = nullptr;
-  const float* grads = nullptr;
+  float* grads = nullptr;
   float* state[3] = {nullptr, nullptr, nullptr};  ///< the trainer's moment buffers
   size_t size = 0;
   const char* param_name = "";  ///< for error messages
@@ -98,6 +98,9 @@ class Trainer {
   virtual unsigned num_state_buffers() const = 0;
   /// Called once per update(), before any rule runs.
   virtual void begin_update() {}
+  /// Whether update_rule() also zeroes span.grads (fused into its loop, saving
+  /// a pass over memory); the base class then skips clearing dense parameters.
+  virtual bool rule_clears_gradients() const { return false; }
   /// Whether a whole lookup table is updated row by row (each row its own span)
   /// rather than as one span.
   virtual bool rowwise() const { return false; }
@@ -125,6 +128,7 @@ class SimpleSGDTrainer : public Trainer {
  protected:
   const char* name() const override { return "SimpleSGDTrainer"; }
   unsigned num_state_buffers() const override { return 0; }
+  bool rule_clears_gradients() const override { return true; }
   void update_rule(real gscale, const UpdateSpan& span) override;
 };
 
@@ -149,6 +153,7 @@ class CyclicalSGDTrainer : public Trainer {
  protected:
   const char* name() const override { return "CyclicalSGDTrainer"; }
   unsigned num_state_buffers() const override { return 0; }
+  bool rule_clears_gradients() const override { return true; }
   void begin_update() override;
   void update_rule(real gscale, const UpdateSpan& span) override;
 };

@@ -1,4 +1,5 @@
 // Plain, cyclical and momentum SGD.
+#include <algorithm>
 #include <cmath>
 
 #include "dynet_lite/backends/cpu/eigen.h"
@@ -13,8 +14,16 @@ using ConstArr = Eigen::Map<const Eigen::ArrayXf>;
 inline cpu::ArrMap arr(float* p, size_t n) { return cpu::ArrMap(p, static_cast<Eigen::Index>(n)); }
 inline ConstArr carr(const float* p, size_t n) { return ConstArr(p, static_cast<Eigen::Index>(n)); }
 
-// x -= rate * g  (one fused pass; the hot loop of SimpleSGD)
-void sgd_step_cpu(const UpdateSpan& s, float rate) { arr(s.values, s.size) -= rate * carr(s.grads, s.size); }
+// x -= rate * g; g = 0.  The hot loop of SimpleSGD: blocks small enough to stay
+// in L1 between the step and the clearing, so memory is streamed once.
+void sgd_step_and_clear_cpu(const UpdateSpan& s, float rate) {
+  constexpr size_t kBlock = 2048;
+  for (size_t off = 0; off < s.size; off += kBlock) {
+    size_t n = std::min(kBlock, s.size - off);
+    arr(s.values + off, n) -= rate * carr(s.grads + off, n);
+    arr(s.grads + off, n).setZero();
+  }
+}
 }  // namespace
 
 // ------------------------------------------------------------ SimpleSGD
@@ -24,7 +33,7 @@ SimpleSGDTrainer::SimpleSGDTrainer(ParameterCollection& m, real lr) : Trainer(m,
 // x -= lr * gscale * g
 void SimpleSGDTrainer::update_rule(real gscale, const UpdateSpan& span) {
   require_cpu(span);
-  sgd_step_cpu(span, learning_rate * gscale);
+  sgd_step_and_clear_cpu(span, learning_rate * gscale);
 }
 
 // ------------------------------------------------------------ CyclicalSGD
@@ -54,7 +63,7 @@ void CyclicalSGDTrainer::restart() {
 // x -= lr(it) * gscale * g
 void CyclicalSGDTrainer::update_rule(real gscale, const UpdateSpan& span) {
   require_cpu(span);
-  sgd_step_cpu(span, learning_rate * gscale);
+  sgd_step_and_clear_cpu(span, learning_rate * gscale);
 }
 
 // ------------------------------------------------------------ MomentumSGD

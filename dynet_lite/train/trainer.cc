@@ -13,9 +13,9 @@ namespace {
 
 using ConstArr = Eigen::Map<const Eigen::ArrayXf>;
 
-// Accumulated in double: the sum runs over every gradient of the model.
+// Float (vectorised) within a parameter; the caller sums parameters in double.
 double squared_norm(const float* g, size_t n) {
-  return ConstArr(g, static_cast<Eigen::Index>(n)).cast<double>().square().sum();
+  return ConstArr(g, static_cast<Eigen::Index>(n)).matrix().squaredNorm();
 }
 
 }  // namespace
@@ -126,6 +126,7 @@ void Trainer::update() {
   begin_update();
   const float lambda = model->get_weight_decay_lambda();
   const unsigned nstate = num_state_buffers();
+  const bool rule_clears = rule_clears_gradients();
 
   for (size_t i = 0; i < params.size(); ++i) {
     ParameterStorage& p = *params[i];
@@ -140,6 +141,10 @@ void Trainer::update() {
       span.param_name = p.name.c_str();
       update_rule(gscale, span);
       if (lambda > 0) decay_values(p, p.values.v, p.size(), 1.f - lambda);
+      if (rule_clears) {
+        p.nonzero_grad = false;
+        continue;
+      }
     }
     p.clear_gradient();
   }
