@@ -305,6 +305,11 @@ void affine_backward(const Tensor* const* xs, unsigned, const Node&, const Tenso
   }
 }
 
+// Automatic batching stacks the members' b and x (and W when it is not a shared
+// parameter) along the batch; the kernels above already treat batch elements
+// independently and broadcast a batch of 1.  Affine has no parameters to merge.
+bool affine_batch_combine(const Node* const*, unsigned, Node&, ExecContext&) { return true; }
+
 // ---------------------------------------------------------------- transpose
 
 struct TransposeParams {
@@ -441,6 +446,7 @@ void register_matrix_ops(OpTable& t) {
   af.forward[0] = affine_forward;
   af.backward[0] = affine_backward;
   af.batch = BatchKind::Custom;  // the shared weight is argument 1, not 0
+  af.batch_combine = affine_batch_combine;
 
   OpInfo& tr = t.row(OpKind::Transpose);
   tr.name = "transpose";
