@@ -22,14 +22,15 @@ using cpu::mat;
 // ---------------------------------------------------------------- shapes
 
 // Checks that `w` can multiply `x` (matrices, inner dims equal, batches
-// compatible) and returns the shape of w * x.
-Dim product_shape(const char* op, const Dim& w, const Dim& x) {
-  DYNET_LITE_DIM_CHECK(w.nd <= 2 && x.nd <= 2, op << ": W " << w << " and x " << x
+// compatible) and returns the shape of w * x.  The op's name is looked up only
+// when a check fails: this runs on the build path of every product.
+Dim product_shape(OpKind kind, const Dim& w, const Dim& x) {
+  DYNET_LITE_DIM_CHECK(w.nd <= 2 && x.nd <= 2, op_name(kind) << ": W " << w << " and x " << x
                                                    << " must be matrices or vectors (at most 2 dimensions)");
-  DYNET_LITE_DIM_CHECK(w.cols() == x.rows(), op << ": W " << w << " cannot multiply x " << x << ": inner dims "
+  DYNET_LITE_DIM_CHECK(w.cols() == x.rows(), op_name(kind) << ": W " << w << " cannot multiply x " << x << ": inner dims "
                                                 << w.cols() << " != " << x.rows());
   DYNET_LITE_DIM_CHECK(w.bd == x.bd || w.bd == 1 || x.bd == 1,
-                       op << ": W " << w << " and x " << x << " have batch sizes " << w.bd << " and " << x.bd
+                       op_name(kind) << ": W " << w << " and x " << x << " have batch sizes " << w.bd << " and " << x.bd
                           << " (they must be equal or one of them 1)");
   Dim r;
   r.d[0] = w.rows();
@@ -45,7 +46,7 @@ Dim product_shape(const char* op, const Dim& w, const Dim& x) {
 
 Dim matmul_shape(const Tensor* const* xs, unsigned n, const Node& node) {
   DYNET_LITE_DIM_CHECK(n == 2, op_name(node.op) << ": takes two arguments, got " << n);
-  return product_shape(op_name(node.op), xs[0]->d, xs[1]->d);
+  return product_shape(node.op, xs[0]->d, xs[1]->d);
 }
 
 // y = b + W1 x1 + W2 x2 + ...;  b is {rows, cols} or a column {rows} added to
@@ -56,9 +57,9 @@ Dim affine_shape(const Tensor* const* xs, unsigned n, const Node& node) {
   const Dim& b = xs[0]->d;
   DYNET_LITE_DIM_CHECK(b.nd <= 2, op << ": bias " << b << " must be a matrix or a vector (at most 2 dimensions)");
   if (n == 1) return b;
-  Dim r = product_shape(op, xs[1]->d, xs[2]->d);
+  Dim r = product_shape(node.op, xs[1]->d, xs[2]->d);
   for (unsigned k = 3; k < n; k += 2) {
-    Dim t = product_shape(op, xs[k]->d, xs[k + 1]->d);
+    Dim t = product_shape(node.op, xs[k]->d, xs[k + 1]->d);
     DYNET_LITE_DIM_CHECK(t.rows() == r.rows() && t.cols() == r.cols(),
                          op << ": W" << (k + 1) / 2 << " " << xs[k]->d << " * x" << (k + 1) / 2 << " " << xs[k + 1]->d
                             << " gives " << t.single_batch() << " but W1 " << xs[1]->d << " * x1 " << xs[2]->d
@@ -153,29 +154,36 @@ void small_product_dw(const float* dy, const float* x, float* dw, size_t m, size
 }
 
 // dx += w^T dy;  w m x k, dy m x n, dx k x n: dx[p, j] += <w_p, dy_j>.
+// Four dot products at a time share the loads of dy and give the adds of one
+// partial sum room to overlap with the others.
 void small_product_dx(const float* w, const float* dy, float* dx, size_t m, size_t k, size_t n) {
   using Arr4 = Eigen::Array<float, 4, 1>;
   const size_t m4 = m & ~size_t(3);
   for (size_t j = 0; j < n; ++j, dy += m, dx += k) {
     size_t p = 0;
-    for (; p + 2 <= k; p += 2) {  // two dot products at a time share the loads of dy
+    for (; p + 4 <= k; p += 4) {
       const float* w0 = w + p * m;
-      const float* w1 = w0 + m;
-      Arr4 a0 = Arr4::Zero(), a1 = Arr4::Zero();
+      Arr4 a0 = Arr4::Zero(), a1 = Arr4::Zero(), a2 = Arr4::Zero(), a3 = Arr4::Zero();
       for (size_t i = 0; i < m4; i += 4) {
         const Arr4 d = ConstBlock<4>(dy + i);
         a0 += ConstBlock<4>(w0 + i) * d;
-        a1 += ConstBlock<4>(w1 + i) * d;
+        a1 += ConstBlock<4>(w0 + m + i) * d;
+        a2 += ConstBlock<4>(w0 + 2 * m + i) * d;
+        a3 += ConstBlock<4>(w0 + 3 * m + i) * d;
       }
-      float s0 = a0.sum(), s1 = a1.sum();
+      float s0 = a0.sum(), s1 = a1.sum(), s2 = a2.sum(), s3 = a3.sum();
       for (size_t i = m4; i < m; ++i) {
         s0 += w0[i] * dy[i];
-        s1 += w1[i] * dy[i];
+        s1 += w0[m + i] * dy[i];
+        s2 += w0[2 * m + i] * dy[i];
+        s3 += w0[3 * m + i] * dy[i];
       }
       dx[p] += s0;
       dx[p + 1] += s1;
+      dx[p + 2] += s2;
+      dx[p + 3] += s3;
     }
-    if (p < k) {
+    for (; p < k; ++p) {
       const float* w0 = w + p * m;
       Arr4 a0 = Arr4::Zero();
       for (size_t i = 0; i < m4; i += 4) a0 += ConstBlock<4>(w0 + i) * ConstBlock<4>(dy + i);
