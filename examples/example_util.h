@@ -1,0 +1,173 @@
+#pragma once
+// Small helpers shared by the example programs (tagger, treelstm): strict
+// command-line numbers, a progress bar on stderr, atomic file writes, data paths,
+// and the machine/flags description printed with benchmark figures.
+#include <unistd.h>
+
+#include <Eigen/Dense>
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <iomanip>
+#include <iostream>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <sys/stat.h>
+
+#include "dynet_lite/except.h"
+
+namespace examples {
+
+/// Wall-clock seconds since construction (or the last reset()).
+class Timer {
+ public:
+  Timer() { reset(); }
+  void reset() { start_ = std::chrono::steady_clock::now(); }
+  double seconds() const {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+  }
+
+ private:
+  std::chrono::steady_clock::time_point start_;
+};
+
+/// A non-negative integer option value; throws std::invalid_argument naming the option.
+inline unsigned parse_unsigned(const std::string& option, const std::string& text) {
+  char* end = nullptr;
+  errno = 0;
+  long long v = std::strtoll(text.c_str(), &end, 10);
+  DYNET_LITE_ARG_CHECK(!text.empty() && *end == '\0' && errno == 0 && v >= 0 && v <= 4000000000LL,
+                       option << " expects a non-negative integer, got '" << text << "'");
+  return static_cast<unsigned>(v);
+}
+
+inline float parse_float(const std::string& option, const std::string& text) {
+  char* end = nullptr;
+  errno = 0;
+  double v = std::strtod(text.c_str(), &end);
+  DYNET_LITE_ARG_CHECK(!text.empty() && *end == '\0' && errno == 0, option << " expects a number, got '" << text << "'");
+  return static_cast<float>(v);
+}
+
+inline bool file_exists(const std::string& path) {
+  struct stat st;
+  return ::stat(path.c_str(), &st) == 0;
+}
+
+/// The folder holding the shared corpora: `../shared/data` next to the project
+/// root (the build records the root), else the same path from the current folder.
+inline std::string default_data_dir() {
+#ifdef DYNET_LITE_PROJECT_ROOT
+  std::string d = std::string(DYNET_LITE_PROJECT_ROOT) + "/../shared/data";
+  if (file_exists(d)) return d;
+#endif
+  return "../shared/data";
+}
+
+/// Writes `content` to `path` atomically: a temporary file in the same folder,
+/// flushed and closed, then renamed over `path`.  Throws dynet_lite::io_error.
+inline void write_file_atomically(const std::string& path, const std::string& content) {
+  const std::string tmp = path + ".tmp." + std::to_string(::getpid());
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    DYNET_LITE_CHECK(out.good(), dynet_lite::io_error, "cannot write '" << tmp << "'");
+    out << content;
+    out.flush();
+    DYNET_LITE_CHECK(out.good(), dynet_lite::io_error, "writing '" << tmp << "' failed");
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    std::remove(tmp.c_str());
+    DYNET_LITE_CHECK(false, dynet_lite::io_error, "cannot rename '" << tmp << "' to '" << path << "'");
+  }
+}
+
+/// A progress bar on stderr: redrawn in place on a terminal at most 5 times a
+/// second, else one line every 10%.  Shows the mean loss and the throughput.
+class ProgressBar {
+ public:
+  ProgressBar(std::string label, size_t total)
+      : label_(std::move(label)), total_(total ? total : 1), tty_(::isatty(2) != 0) {}
+
+  /// `done` instances finished so far; `loss` the mean loss per unit so far.
+  void update(size_t done, double loss, const char* loss_unit) {
+    const double t = timer_.seconds();
+    const unsigned decile = static_cast<unsigned>(10.0 * done / total_);
+    if (tty_) {
+      if (done < total_ && t - last_draw_ < 0.2) return;
+    } else if (decile == last_decile_ && done < total_) {
+      return;
+    }
+    last_draw_ = t;
+    last_decile_ = decile;
+    const unsigned width = 30;
+    const unsigned filled = static_cast<unsigned>(width * std::min<double>(1.0, double(done) / total_));
+    std::ostringstream line;
+    line << label_ << " [" << std::string(filled, '=') << (filled < width ? ">" : "")
+         << std::string(width - filled - (filled < width ? 1 : 0), ' ') << "] " << std::setw(3)
+         << static_cast<unsigned>(100.0 * done / total_) << "% " << done << "/" << total_ << "  loss/" << loss_unit
+         << " " << std::fixed << std::setprecision(4) << loss << "  " << std::setprecision(1)
+         << (t > 0 ? done / t : 0.0) << " inst/s";
+    if (tty_)
+      std::cerr << "\r" << line.str() << "\x1b[K" << std::flush;
+    else
+      std::cerr << line.str() << "\n" << std::flush;
+  }
+  /// Ends the bar's line (on a terminal).
+  void finish() {
+    if (tty_) std::cerr << "\n";
+  }
+  double seconds() const { return timer_.seconds(); }
+
+ private:
+  std::string label_;
+  size_t total_;
+  bool tty_;
+  Timer timer_;
+  double last_draw_ = -1;
+  unsigned last_decile_ = ~0u;
+};
+
+/// The CPU model, from /proc/cpuinfo.
+inline std::string cpu_model() {
+  std::ifstream in("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("model name", 0) == 0) {
+      size_t c = line.find(':');
+      if (c != std::string::npos) return line.substr(c + 2);
+    }
+  }
+  return "unknown CPU";
+}
+
+/// The compiler flags this program was built with (recorded by CMake).
+inline std::string build_flags() {
+#ifdef DYNET_LITE_EXAMPLE_FLAGS
+  return DYNET_LITE_EXAMPLE_FLAGS;
+#else
+  return "unknown";
+#endif
+}
+
+/// Single-thread GFLOP/s of a 512x512x512 float product with Eigen (the same
+/// library as the CPU backend), best of a few repetitions.
+inline double gemm512_gflops() {
+  const int n = 512;
+  Eigen::MatrixXf a = Eigen::MatrixXf::Random(n, n), b = Eigen::MatrixXf::Random(n, n), c(n, n);
+  c.noalias() = a * b;  // warm-up
+  double best = 1e30;
+  for (int rep = 0; rep < 5; ++rep) {
+    Timer t;
+    c.noalias() = a * b;
+    best = std::min(best, t.seconds());
+  }
+  volatile float sink = c(0, 0);
+  (void)sink;
+  return 2.0 * n * n * n / best / 1e9;
+}
+
+}  // namespace examples

@@ -1,0 +1,640 @@
+// tagger: a BiLSTM part-of-speech tagger (UPOS) on the Universal Dependencies
+// English Web Treebank, the benchmark tasks T1 `tagger` and T2 `tagger-char`
+// of BENCHMARKS.md.
+//
+// Model (T1): each word is a 128-dim embedding (train words seen at least twice,
+// others <unk>); a forward and a backward vanilla LSTM (1 layer, 50 units each)
+// read the sentence; per token h = tanh(W [fwd_t; bwd_t] + b) with 32 units and
+// scores = V h + c over the 17 tags; the loss is the sum over tokens of
+// pickneglogsoftmax(scores, gold).  With --char (T2), a word seen fewer than 5
+// times in train is represented by a character BiLSTM instead (character
+// embedding 20, forward and backward LSTMs of 64 units, the final states
+// concatenated to 128).  Plain SGD (learning rate 0.1, DyNet's default clipping),
+// Glorot-initialised parameters.
+//
+// Run `tagger --help` for the options (training, --predict, --bench).
+#include <algorithm>
+#include <cstring>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <numeric>
+#include <random>
+#include <sstream>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "dynet_lite/dict.h"
+#include "dynet_lite/exec/autobatch.h"
+#include "dynet_lite/expr.h"
+#include "dynet_lite/init.h"
+#include "dynet_lite/io.h"
+#include "dynet_lite/io/conllu.h"
+#include "dynet_lite/lstm.h"
+#include "dynet_lite/training.h"
+#include "example_util.h"
+
+namespace dynet = dynet_lite;
+using namespace dynet;
+
+namespace {
+
+// Hyperparameters of T1 / T2 (BENCHMARKS.md); fixed, so that figures compare.
+constexpr unsigned WORD_DIM = 128;
+constexpr unsigned LSTM_DIM = 50;
+constexpr unsigned HIDDEN_DIM = 32;
+constexpr unsigned CHAR_DIM = 20;
+constexpr unsigned CHAR_LSTM_DIM = 64;
+constexpr unsigned MIN_WORD_COUNT = 2;       // T1: rarer words are <unk>
+constexpr unsigned MIN_WORD_COUNT_CHAR = 5;  // T2: rarer words go through the characters
+constexpr float LEARNING_RATE = 0.1f;
+const char* const UNK = "<unk>";
+const char* const VOCAB_MAGIC = "dynet_lite-tagger-vocabulary";
+
+/// Splits a UTF-8 string into its characters (code points, as byte strings).
+/// A stray continuation byte counts as a character of its own.
+std::vector<std::string> utf8_chars(const std::string& s) {
+  std::vector<std::string> out;
+  for (size_t i = 0; i < s.size();) {
+    unsigned char c = static_cast<unsigned char>(s[i]);
+    size_t len = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xE ? 3 : (c >> 3) == 0x1E ? 4 : 1;
+    if (i + len > s.size()) len = 1;
+    out.push_back(s.substr(i, len));
+    i += len;
+  }
+  return out;
+}
+
+/// One token ready for the network: a word id, or (by_chars) a character sequence.
+struct Token {
+  unsigned word = 0;
+  bool by_chars = false;
+  std::vector<unsigned> chars;
+  unsigned tag = 0;
+};
+using Sentence = std::vector<Token>;
+
+/// The three vocabularies of a tagger, and whether it uses characters.
+struct Vocabulary {
+  bool use_char = false;
+  Dict words, tags, chars;
+
+  /// From the training sentences: words by count threshold, every tag, every character.
+  static Vocabulary build(const std::vector<ConlluSentence>& train, bool use_char) {
+    Vocabulary v;
+    v.use_char = use_char;
+    // The 17 universal tags, in a fixed order: the output layer does not depend
+    // on which tags a (shortened) training set happens to contain.
+    for (const char* tag : {"ADJ", "ADP", "ADV", "AUX", "CCONJ", "DET", "INTJ", "NOUN", "NUM", "PART", "PRON",
+                            "PROPN", "PUNCT", "SCONJ", "SYM", "VERB", "X"})
+      v.tags.convert(tag);
+    v.tags.freeze();
+    std::unordered_map<std::string, unsigned> counts;
+    std::vector<std::string> order;  // first-appearance order, so ids do not depend on hashing
+    for (const auto& s : train)
+      for (const auto& t : s.tokens) {
+        if (counts[t.form]++ == 0) order.push_back(t.form);
+        if (use_char)
+          for (const auto& c : utf8_chars(t.form)) v.chars.convert(c);
+      }
+    const unsigned min_count = use_char ? MIN_WORD_COUNT_CHAR : MIN_WORD_COUNT;
+    v.words.convert(UNK);
+    for (const auto& w : order)
+      if (counts[w] >= min_count) v.words.convert(w);
+    v.words.freeze();
+    v.words.set_unk(UNK);
+    if (use_char) v.chars.convert(UNK);
+    v.chars.freeze();
+    if (use_char) v.chars.set_unk(UNK);
+    return v;
+  }
+
+  /// A word form as the network sees it (the tag is left at 0).
+  Token token(const std::string& form) {
+    Token t;
+    if (use_char && !words.contains(form)) {
+      t.by_chars = true;
+      for (const auto& c : utf8_chars(form)) t.chars.push_back(static_cast<unsigned>(chars.convert(c)));
+      if (t.chars.empty()) t.chars.push_back(static_cast<unsigned>(chars.get_unk_id()));
+    } else {
+      t.word = static_cast<unsigned>(words.convert(form));
+    }
+    return t;
+  }
+
+  /// Converts a CoNLL-U corpus.  A tag outside the universal set is an error
+  /// naming the tag and the sentence.
+  std::vector<Sentence> convert(const std::vector<ConlluSentence>& corpus, const std::string& name) {
+    std::vector<Sentence> out;
+    out.reserve(corpus.size());
+    for (size_t si = 0; si < corpus.size(); ++si) {
+      Sentence s;
+      for (const auto& ct : corpus[si].tokens) {
+        Token t = token(ct.form);
+        DYNET_LITE_CHECK(tags.contains(ct.upos), std::runtime_error,
+                         name << ": sentence " << si + 1 << ", token " << ct.id << " '" << ct.form
+                              << "' has the tag '" << ct.upos << "', not one of the 17 universal POS tags");
+        t.tag = static_cast<unsigned>(tags.convert(ct.upos));
+        s.push_back(std::move(t));
+      }
+      if (!s.empty()) out.push_back(std::move(s));
+    }
+    return out;
+  }
+
+  static void write_dict(std::ostream& out, const char* name, const Dict& d) {
+    out << name << " " << d.size() << "\n";
+    for (const auto& w : d.get_words()) out << w << "\n";
+  }
+
+  /// Saves to `path` atomically: a header, then each dictionary, one entry a line.
+  void save(const std::string& path) const {
+    std::ostringstream out;
+    out << VOCAB_MAGIC << " 1\n" << "char " << (use_char ? 1 : 0) << "\n";
+    write_dict(out, "words", words);
+    write_dict(out, "tags", tags);
+    write_dict(out, "chars", chars);
+    examples::write_file_atomically(path, out.str());
+  }
+
+  static Vocabulary load(const std::string& path) {
+    std::ifstream in(path);
+    DYNET_LITE_CHECK(in.good(), io_error, "cannot open the vocabulary file '" << path << "'");
+    size_t lineno = 0;
+    std::string line;
+    auto next = [&](const char* what) -> const std::string& {
+      DYNET_LITE_CHECK(std::getline(in, line), io_error,
+                       path << ":" << lineno + 1 << ": file ends where " << what << " was expected");
+      ++lineno;
+      return line;
+    };
+    auto header = [&](const char* key) -> unsigned {
+      std::istringstream ls(next(key));
+      std::string k;
+      long long n = -1;
+      ls >> k >> n;
+      DYNET_LITE_CHECK(k == key && n >= 0 && ls.eof(), io_error,
+                       path << ":" << lineno << ": expected '" << key << " <number>', found '" << line << "'");
+      return static_cast<unsigned>(n);
+    };
+    Vocabulary v;
+    std::istringstream magic(next("the header"));
+    std::string m;
+    int version = 0;
+    magic >> m >> version;
+    DYNET_LITE_CHECK(m == VOCAB_MAGIC && version == 1, io_error,
+                     path << ":1: not a tagger vocabulary file (header '" << line << "')");
+    v.use_char = header("char") != 0;
+    for (auto [key, dict] : {std::pair<const char*, Dict*>{"words", &v.words}, {"tags", &v.tags},
+                             {"chars", &v.chars}}) {
+      const unsigned n = header(key);
+      for (unsigned i = 0; i < n; ++i) {
+        next(key);
+        DYNET_LITE_CHECK(!dict->contains(line), io_error,
+                         path << ":" << lineno << ": '" << line << "' appears twice in " << key);
+        dict->convert(line);
+      }
+      dict->freeze();
+    }
+    DYNET_LITE_CHECK(v.words.contains(UNK), io_error, path << ": the words lack " << UNK);
+    DYNET_LITE_CHECK(v.tags.size() > 0, io_error, path << ": no tags");
+    v.words.set_unk(UNK);
+    if (v.use_char) {
+      DYNET_LITE_CHECK(v.chars.contains(UNK), io_error, path << ": the characters lack " << UNK);
+      v.chars.set_unk(UNK);
+    }
+    return v;
+  }
+};
+
+/// The network.  Built once; per graph only new_graph() and the expressions.
+class Tagger {
+ public:
+  Tagger(ParameterCollection& pc, const Vocabulary& v)
+      : use_char(v.use_char),
+        p_word(pc.add_lookup_parameters(v.words.size(), {WORD_DIM}, "word-embeddings")),
+        fwd(1, WORD_DIM, LSTM_DIM, pc),
+        bwd(1, WORD_DIM, LSTM_DIM, pc),
+        p_W(pc.add_parameters({HIDDEN_DIM, 2 * LSTM_DIM}, 0.f, "W-hidden")),
+        p_b(pc.add_parameters({HIDDEN_DIM}, 0.f, "b-hidden")),
+        p_V(pc.add_parameters({v.tags.size(), HIDDEN_DIM}, 0.f, "V-output")),
+        p_c(pc.add_parameters({v.tags.size()}, 0.f, "c-output")),
+        num_tags(v.tags.size()) {
+    if (use_char) {
+      p_char = pc.add_lookup_parameters(v.chars.size(), {CHAR_DIM}, "char-embeddings");
+      cfwd = VanillaLSTMBuilder(1, CHAR_DIM, CHAR_LSTM_DIM, pc);
+      cbwd = VanillaLSTMBuilder(1, CHAR_DIM, CHAR_LSTM_DIM, pc);
+    }
+  }
+
+  /// Adds the parameters to a new graph (as constants when not training).
+  void new_graph(ComputationGraph& cg, bool training) {
+    cg_ = &cg;
+    training_ = training;
+    fwd.new_graph(cg, training);
+    bwd.new_graph(cg, training);
+    if (use_char) {
+      cfwd.new_graph(cg, training);
+      cbwd.new_graph(cg, training);
+    }
+    W = training ? parameter(cg, p_W) : const_parameter(cg, p_W);
+    b = training ? parameter(cg, p_b) : const_parameter(cg, p_b);
+    V = training ? parameter(cg, p_V) : const_parameter(cg, p_V);
+    c = training ? parameter(cg, p_c) : const_parameter(cg, p_c);
+  }
+
+  /// The tag scores of every token of `s`, in `scores`.
+  void tag_scores(const Sentence& s, std::vector<Expression>& scores) {
+    const size_t n = s.size();
+    xs_.resize(n);
+    fh_.resize(n);
+    bh_.resize(n);
+    for (size_t i = 0; i < n; ++i) xs_[i] = word_repr(s[i]);
+    fwd.start_new_sequence();
+    for (size_t i = 0; i < n; ++i) fh_[i] = fwd.add_input(xs_[i]);
+    bwd.start_new_sequence();
+    for (size_t i = n; i-- > 0;) bh_[i] = bwd.add_input(xs_[i]);
+    scores.resize(n);
+    for (size_t i = 0; i < n; ++i) {
+      Expression h = tanh(affine_transform({b, W, concatenate({fh_[i], bh_[i]})}));
+      scores[i] = affine_transform({c, V, h});
+    }
+  }
+
+  /// Sum over tokens of pickneglogsoftmax(scores, gold tag).
+  Expression sentence_loss(const Sentence& s) {
+    tag_scores(s, scores_);
+    losses_.resize(s.size());
+    for (size_t i = 0; i < s.size(); ++i) losses_[i] = pickneglogsoftmax(scores_[i], s[i].tag);
+    return sum(losses_);
+  }
+
+  /// Best tag of every token.
+  std::vector<unsigned> predict(const Sentence& s) {
+    tag_scores(s, scores_);
+    Expression all = concatenate_cols(scores_);  // {tags, n}: one forward for the sentence
+    std::vector<float> v = as_vector(cg_->forward(all));
+    std::vector<unsigned> out(s.size());
+    for (size_t i = 0; i < s.size(); ++i) {
+      const float* col = v.data() + i * num_tags;
+      out[i] = static_cast<unsigned>(std::max_element(col, col + num_tags) - col);
+    }
+    return out;
+  }
+
+  /// Multiply-adds of the matrix products of one forward pass over `s` (the LSTM
+  /// skips W_h at the first step, whose previous state is zero).
+  double forward_macs(const Sentence& s) const {
+    const double n = static_cast<double>(s.size());
+    double macs = 2 * (4.0 * LSTM_DIM * WORD_DIM * n + 4.0 * LSTM_DIM * LSTM_DIM * (n - 1));
+    macs += n * (double(HIDDEN_DIM) * 2 * LSTM_DIM + double(num_tags) * HIDDEN_DIM);
+    for (const auto& t : s)
+      if (t.by_chars) {
+        const double L = static_cast<double>(t.chars.size());
+        macs += 2 * (4.0 * CHAR_LSTM_DIM * CHAR_DIM * L + 4.0 * CHAR_LSTM_DIM * CHAR_LSTM_DIM * (L - 1));
+      }
+    return macs;
+  }
+
+ private:
+  Expression word_repr(const Token& t) {
+    if (!t.by_chars) return training_ ? lookup(*cg_, p_word, t.word) : const_lookup(*cg_, p_word, t.word);
+    cfwd.start_new_sequence();
+    for (unsigned ch : t.chars) cfwd.add_input(training_ ? lookup(*cg_, p_char, ch) : const_lookup(*cg_, p_char, ch));
+    cbwd.start_new_sequence();
+    for (size_t k = t.chars.size(); k-- > 0;)
+      cbwd.add_input(training_ ? lookup(*cg_, p_char, t.chars[k]) : const_lookup(*cg_, p_char, t.chars[k]));
+    return concatenate({cfwd.back(), cbwd.back()});
+  }
+
+  bool use_char;
+  LookupParameter p_word, p_char;
+  VanillaLSTMBuilder fwd, bwd, cfwd, cbwd;
+  Parameter p_W, p_b, p_V, p_c;
+  unsigned num_tags;
+  // per graph
+  ComputationGraph* cg_ = nullptr;
+  bool training_ = true;
+  Expression W, b, V, c;
+  std::vector<Expression> xs_, fh_, bh_, scores_, losses_;
+};
+
+/// Token accuracy of the tagger on `data`.
+double accuracy(Tagger& tagger, const std::vector<Sentence>& data) {
+  size_t correct = 0, total = 0;
+  for (const auto& s : data) {
+    ComputationGraph cg;
+    tagger.new_graph(cg, false);
+    std::vector<unsigned> pred = tagger.predict(s);
+    for (size_t i = 0; i < s.size(); ++i) correct += pred[i] == s[i].tag;
+    total += s.size();
+  }
+  return total ? double(correct) / total : 0.0;
+}
+
+void save_model(ParameterCollection& pc, const Vocabulary& v, const std::string& path) {
+  TextFileSaver saver(path);  // atomic: a temporary file renamed over `path`
+  saver.save(pc);
+  v.save(path + ".vocab");
+}
+
+void load_model(ParameterCollection& pc, const std::string& path) {
+  TextFileLoader loader(path);
+  loader.populate(pc);
+}
+
+struct Options {
+  std::string train, dev, test, model_path, load, predict, bench;
+  bool use_char = false;
+  unsigned epochs = 4, max_train = 0, batch = 1;
+};
+
+void usage(std::ostream& out) {
+  out << "usage: tagger [options] [--dynet-seed S] [--dynet-autobatch 0|1|2] ...\n"
+         "BiLSTM part-of-speech tagger (UPOS) on UD English EWT (BENCHMARKS.md tasks T1, T2).\n\n"
+         "training (default):\n"
+         "  --data-dir DIR            folder with ud-english-ewt/ (default ../shared/data from the project root)\n"
+         "  --train FILE --dev FILE --test FILE   CoNLL-U files (default DIR/ud-english-ewt/en_ewt-ud-*.conllu)\n"
+         "  --char                    words seen < 5 times in train go through a character BiLSTM (T2)\n"
+         "  --epochs N                passes over the training data (default 4)\n"
+         "  --max-train-sentences N   use only the first N training sentences (quick runs)\n"
+         "  --batch N                 sentences per update (default 1)\n"
+         "  --model FILE              where the best model (by dev accuracy) goes; its vocabulary\n"
+         "                            goes to FILE.vocab (default tagger.model / tagger-char.model)\n"
+         "using a saved model:\n"
+         "  --load FILE --predict IN  tag IN (one sentence a line, tokens separated by spaces),\n"
+         "                            printing word/TAG; '-' reads standard input\n"
+         "  --load FILE               accuracy of the saved model on --test\n"
+         "benchmark (BENCHMARKS.md T1, or T2 with --char; prints one line):\n"
+         "  --bench b1|b64|b64-auto|b64-depth   2,000 train sentences after 100 warm-up sentences\n"
+         "  --help                    this text\n";
+}
+
+Options parse_options(int argc, char** argv) {
+  Options o;
+  std::string data_dir;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    auto value = [&]() -> std::string {
+      DYNET_LITE_ARG_CHECK(i + 1 < argc, "" << a << " needs a value (see --help)");
+      return argv[++i];
+    };
+    if (a == "--help" || a == "-h") {
+      usage(std::cout);
+      std::exit(0);
+    } else if (a == "--train") {
+      o.train = value();
+    } else if (a == "--dev") {
+      o.dev = value();
+    } else if (a == "--test") {
+      o.test = value();
+    } else if (a == "--data-dir") {
+      data_dir = value();
+    } else if (a == "--char") {
+      o.use_char = true;
+    } else if (a == "--epochs") {
+      o.epochs = examples::parse_unsigned(a, value());
+    } else if (a == "--max-train-sentences") {
+      o.max_train = examples::parse_unsigned(a, value());
+    } else if (a == "--batch") {
+      o.batch = examples::parse_unsigned(a, value());
+      DYNET_LITE_ARG_CHECK(o.batch >= 1, "--batch must be at least 1");
+    } else if (a == "--model") {
+      o.model_path = value();
+    } else if (a == "--load") {
+      o.load = value();
+    } else if (a == "--predict") {
+      o.predict = value();
+    } else if (a == "--bench") {
+      o.bench = value();
+      DYNET_LITE_ARG_CHECK(o.bench == "b1" || o.bench == "b64" || o.bench == "b64-auto" || o.bench == "b64-depth",
+                           "--bench expects b1, b64, b64-auto or b64-depth, got '" << o.bench << "'");
+    } else {
+      DYNET_LITE_ARG_CHECK(false, "unknown option '" << a << "' (see --help)");
+    }
+  }
+  if (data_dir.empty()) data_dir = examples::default_data_dir();
+  std::string ud = data_dir + "/ud-english-ewt";
+  if (!examples::file_exists(ud) && examples::file_exists(data_dir + "/en_ewt-ud-train.conllu")) ud = data_dir;
+  if (o.train.empty()) o.train = ud + "/en_ewt-ud-train.conllu";
+  if (o.dev.empty()) o.dev = ud + "/en_ewt-ud-dev.conllu";
+  if (o.test.empty()) o.test = ud + "/en_ewt-ud-test.conllu";
+  if (o.model_path.empty()) o.model_path = o.use_char ? "tagger-char.model" : "tagger.model";
+  DYNET_LITE_ARG_CHECK(o.predict.empty() || !o.load.empty(), "--predict needs --load MODEL");
+  return o;
+}
+
+size_t count_words(const std::vector<Sentence>& data) {
+  size_t n = 0;
+  for (const auto& s : data) n += s.size();
+  return n;
+}
+
+// ---------------------------------------------------------------- modes
+
+int run_predict(const Options& o) {
+  Vocabulary vocab = Vocabulary::load(o.load + ".vocab");
+  ParameterCollection pc;
+  Tagger tagger(pc, vocab);
+  load_model(pc, o.load);
+  std::ifstream file;
+  std::istream* in = &std::cin;
+  if (o.predict != "-") {
+    file.open(o.predict);
+    DYNET_LITE_CHECK(file.good(), io_error, "cannot open '" << o.predict << "'");
+    in = &file;
+  }
+  std::string line;
+  while (std::getline(*in, line)) {
+    std::istringstream ls(line);
+    std::vector<std::string> forms;
+    for (std::string w; ls >> w;) forms.push_back(w);
+    if (forms.empty()) {
+      std::cout << "\n";
+      continue;
+    }
+    Sentence s;
+    for (const auto& f : forms) s.push_back(vocab.token(f));
+    ComputationGraph cg;
+    tagger.new_graph(cg, false);
+    std::vector<unsigned> tags = tagger.predict(s);
+    for (size_t i = 0; i < forms.size(); ++i)
+      std::cout << (i ? " " : "") << forms[i] << "/" << vocab.tags.convert(static_cast<int>(tags[i]));
+    std::cout << "\n";
+  }
+  return 0;
+}
+
+int run_evaluate(const Options& o) {
+  Vocabulary vocab = Vocabulary::load(o.load + ".vocab");
+  ParameterCollection pc;
+  Tagger tagger(pc, vocab);
+  load_model(pc, o.load);
+  std::vector<Sentence> test = vocab.convert(read_conllu(o.test), o.test);
+  examples::Timer t;
+  const double acc = accuracy(tagger, test);
+  std::cout << "test accuracy " << std::fixed << std::setprecision(2) << 100 * acc << "% (" << count_words(test)
+            << " tokens of " << o.test << ", " << std::setprecision(1) << t.seconds() << " s)\n";
+  return 0;
+}
+
+int run_train(const Options& o) {
+  examples::Timer total_time;
+  std::vector<ConlluSentence> train_raw = read_conllu(o.train);
+  DYNET_LITE_CHECK(!train_raw.empty(), std::runtime_error, "no sentences in '" << o.train << "'");
+  if (o.max_train && train_raw.size() > o.max_train) train_raw.resize(o.max_train);
+  Vocabulary vocab = Vocabulary::build(train_raw, o.use_char);
+  std::vector<Sentence> train = vocab.convert(train_raw, o.train);
+  std::vector<Sentence> dev = vocab.convert(read_conllu(o.dev), o.dev);
+  std::cerr << "train " << train.size() << " sentences (" << count_words(train) << " tokens), dev " << dev.size()
+            << "; vocabulary " << vocab.words.size() << " words, " << vocab.tags.size() << " tags";
+  if (o.use_char) std::cerr << ", " << vocab.chars.size() << " characters";
+  std::cerr << "\n";
+
+  ParameterCollection pc;
+  Tagger tagger(pc, vocab);
+  SimpleSGDTrainer trainer(pc, LEARNING_RATE);
+  std::cerr << "model: " << pc.parameter_count() << " parameters" << (o.use_char ? " (T2, char model)" : " (T1)")
+            << "\n";
+
+  std::vector<size_t> order(train.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::mt19937 shuffle_rng(current_params().random_seed);
+  double best_dev = -1, train_seconds = 0;
+  std::vector<Expression> batch_losses;
+  for (unsigned epoch = 1; epoch <= o.epochs; ++epoch) {
+    std::shuffle(order.begin(), order.end(), shuffle_rng);
+    examples::ProgressBar bar("epoch " + std::to_string(epoch), train.size());
+    double loss_sum = 0;
+    size_t words = 0;
+    for (size_t start = 0; start < order.size(); start += o.batch) {
+      const size_t end = std::min(order.size(), start + o.batch);
+      ComputationGraph cg;
+      tagger.new_graph(cg, true);
+      batch_losses.clear();
+      for (size_t k = start; k < end; ++k) {
+        batch_losses.push_back(tagger.sentence_loss(train[order[k]]));
+        words += train[order[k]].size();
+      }
+      Expression loss = batch_losses.size() == 1 ? batch_losses[0] : sum(batch_losses);
+      loss_sum += as_scalar(cg.forward(loss));
+      cg.backward(loss);
+      trainer.update();
+      bar.update(end, loss_sum / words, "word");
+    }
+    bar.finish();
+    const double epoch_seconds = bar.seconds();
+    train_seconds += epoch_seconds;
+    examples::Timer eval_time;
+    const double dev_acc = accuracy(tagger, dev);
+    std::cout << "epoch " << epoch << ": train loss/word " << std::fixed << std::setprecision(4) << loss_sum / words
+              << ", " << std::setprecision(1) << train.size() / epoch_seconds << " sent/s, "
+              << words / epoch_seconds << " words/s, " << epoch_seconds << " s; dev accuracy " << std::setprecision(2)
+              << 100 * dev_acc << "% (" << std::setprecision(1) << eval_time.seconds() << " s)";
+    if (dev_acc > best_dev) {
+      best_dev = dev_acc;
+      save_model(pc, vocab, o.model_path);
+      std::cout << "  [saved " << o.model_path << "]";
+    }
+    std::cout << std::endl;
+  }
+  if (best_dev < 0) return 0;  // --epochs 0
+
+  // The test figure comes from the best model as saved, read back from disk.
+  ParameterCollection best_pc;
+  Vocabulary best_vocab = Vocabulary::load(o.model_path + ".vocab");
+  Tagger best(best_pc, best_vocab);
+  load_model(best_pc, o.model_path);
+  std::vector<Sentence> test = best_vocab.convert(read_conllu(o.test), o.test);
+  const double test_acc = accuracy(best, test);
+  std::cout << "best dev accuracy " << std::fixed << std::setprecision(2) << 100 * best_dev << "%, test accuracy "
+            << 100 * test_acc << "% (" << count_words(test) << " tokens); training " << std::setprecision(1)
+            << train_seconds << " s, total " << total_time.seconds() << " s\n";
+  return 0;
+}
+
+int run_bench(const Options& o) {
+  const size_t WARMUP = 100, TIMED = 2000;
+  std::vector<ConlluSentence> train_raw = read_conllu(o.train);
+  Vocabulary vocab = Vocabulary::build(train_raw, o.use_char);
+  std::vector<Sentence> train = vocab.convert(train_raw, o.train);
+  DYNET_LITE_CHECK(train.size() >= WARMUP + TIMED, std::runtime_error,
+                   "--bench needs " << WARMUP + TIMED << " training sentences, '" << o.train << "' has "
+                                            << train.size());
+  const unsigned batch = o.bench == "b1" ? 1 : 64;
+  const int autobatch = o.bench == "b64-auto" ? 1 : o.bench == "b64-depth" ? 2 : 0;
+
+  ParameterCollection pc;
+  Tagger tagger(pc, vocab);  // the builders are built once; per step only the graph
+  SimpleSGDTrainer trainer(pc, LEARNING_RATE);
+  std::vector<float> first_losses;
+  std::vector<Expression> batch_losses;
+  AutobatchStats stats;
+  double loss_sum = 0, macs = 0;
+  auto run = [&](size_t begin, size_t end, bool timed) {
+    for (size_t start = begin; start < end; start += batch) {
+      const size_t stop = std::min(end, start + batch);
+      ComputationGraph cg;
+      cg.set_autobatch(autobatch);
+      tagger.new_graph(cg, true);
+      batch_losses.clear();
+      for (size_t k = start; k < stop; ++k) batch_losses.push_back(tagger.sentence_loss(train[k]));
+      Expression loss = batch_losses.size() == 1 ? batch_losses[0] : sum(batch_losses);
+      const float l = as_scalar(cg.forward(loss));
+      cg.backward(loss);
+      trainer.update();
+      if (first_losses.size() < 3) first_losses.push_back(l);
+      if (timed) {
+        loss_sum += l;
+        stats.add(cg.autobatch_stats());
+      }
+    }
+  };
+  run(0, WARMUP, false);
+  examples::Timer timer;
+  run(WARMUP, WARMUP + TIMED, true);
+  const double seconds = timer.seconds();
+  size_t words = 0;
+  for (size_t k = WARMUP; k < WARMUP + TIMED; ++k) {
+    words += train[k].size();
+    macs += tagger.forward_macs(train[k]);
+  }
+  // forward: one product per matrix product; backward: two (d input, d weights); 2 flops a multiply-add
+  const double gflops = 3 * 2 * macs / seconds / 1e9;
+  std::ostringstream line;
+  line << (o.use_char ? "T2 tagger-char" : "T1 tagger") << " mode=" << o.bench << " sentences=" << TIMED
+       << " words=" << words << " seconds=" << std::fixed << std::setprecision(3) << seconds
+       << " sent/s=" << std::setprecision(1) << TIMED / seconds << " words/s=" << words / seconds
+       << " loss_first_steps=";
+  for (size_t i = 0; i < first_losses.size(); ++i) line << (i ? "," : "") << std::setprecision(4) << first_losses[i];
+  line << " loss/word=" << std::setprecision(4) << loss_sum / words << " GFLOP/s=" << std::setprecision(2) << gflops
+       << " gemm512_GFLOP/s=" << examples::gemm512_gflops();
+  if (autobatch)
+    line << " autobatch{kernels=" << stats.kernels << " batched_groups=" << stats.batched_groups
+         << " bytes_gathered=" << stats.bytes_gathered << " plan_hits=" << stats.plan_hits
+         << " plan_misses=" << stats.plan_misses << " schedule_s=" << std::setprecision(3) << stats.schedule_seconds
+         << " forward_s=" << stats.forward_seconds << " backward_s=" << stats.backward_seconds << "}";
+  line << " threads=1 cpu=\"" << examples::cpu_model() << "\" flags=\"" << examples::build_flags() << "\"";
+  std::cout << line.str() << std::endl;
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    DynetParams params = extract_dynet_params(argc, argv);
+    Options o = parse_options(argc, argv);
+    // Benchmarks and training are reproducible unless a seed is given.
+    if (params.random_seed == 0) params.random_seed = 1;
+    initialize(params);
+    if (!o.bench.empty()) return run_bench(o);
+    if (!o.predict.empty()) return run_predict(o);
+    if (!o.load.empty()) return run_evaluate(o);
+    return run_train(o);
+  } catch (const std::exception& e) {
+    std::cerr << "tagger: error: " << e.what() << "\n";
+    return 1;
+  }
+}

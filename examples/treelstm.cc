@@ -1,0 +1,537 @@
+// treelstm: a binary Tree-LSTM sentiment classifier on the Stanford Sentiment
+// Treebank, the benchmark task T3 `treelstm` of BENCHMARKS.md.
+//
+// Model: every train word has a 128-dim embedding (unknown words share <unk>);
+// a binary (N-ary, N = 2) Tree-LSTM of Tai, Socher & Manning 2015 with 128 units
+// (NaryTreeLSTMBuilder) computes every node bottom-up, the leaves from their word
+// embedding, the inner nodes from their two children; a node's sentiment (5
+// classes, 0 very negative .. 4 very positive) is softmax(W h + b).  The loss is
+// pickneglogsoftmax at the root (the benchmark), or at every node (--all-nodes,
+// the default for training, as it learns faster).  Plain SGD with rate 0.1.
+//
+// Run `treelstm --help` for the options (training, --predict, --bench).
+#include <algorithm>
+#include <fstream>
+#include <iostream>
+#include <numeric>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "dynet_lite/dict.h"
+#include "dynet_lite/exec/autobatch.h"
+#include "dynet_lite/expr.h"
+#include "dynet_lite/init.h"
+#include "dynet_lite/io.h"
+#include "dynet_lite/io/ptb_tree.h"
+#include "dynet_lite/training.h"
+#include "dynet_lite/treelstm.h"
+#include "example_util.h"
+
+namespace dynet = dynet_lite;
+using namespace dynet;
+
+namespace {
+
+// Hyperparameters of T3 (BENCHMARKS.md).
+constexpr unsigned EMB_DIM = 128;
+constexpr unsigned HIDDEN_DIM = 128;
+constexpr unsigned NUM_CLASSES = 5;
+constexpr float LEARNING_RATE = 0.1f;
+const char* const UNK = "<unk>";
+const char* const VOCAB_MAGIC = "dynet_lite-treelstm-vocabulary";
+
+/// A tree ready for the network, nodes in post-order (children first, root last).
+struct Tree {
+  std::vector<int> word;                   ///< per node: word id, -1 for an inner node
+  std::vector<std::vector<int>> children;  ///< per node
+  std::vector<unsigned> label;             ///< per node, 0..4
+  size_t size() const { return word.size(); }
+  unsigned root_label() const { return label.back(); }
+  size_t leaves() const { return static_cast<size_t>(std::count_if(word.begin(), word.end(), [](int w) { return w >= 0; })); }
+};
+
+struct Vocabulary {
+  Dict words;
+
+  static Vocabulary build(const std::vector<PTBTree>& train) {
+    Vocabulary v;
+    v.words.convert(UNK);
+    for (const auto& t : train)
+      for (const auto& n : t.nodes)
+        if (n.is_leaf()) v.words.convert(n.word);
+    v.words.freeze();
+    v.words.set_unk(UNK);
+    return v;
+  }
+
+  /// Converts trees; a label outside 0..4 is an error naming the file and tree.
+  std::vector<Tree> convert(const std::vector<PTBTree>& trees, const std::string& name) {
+    std::vector<Tree> out;
+    out.reserve(trees.size());
+    for (size_t ti = 0; ti < trees.size(); ++ti) {
+      const PTBTree& t = trees[ti];
+      Tree r;
+      for (const auto& n : t.nodes) {
+        DYNET_LITE_CHECK(n.label >= 0 && n.label < static_cast<int>(NUM_CLASSES), std::runtime_error,
+                         name << ": tree " << ti + 1 << " has the label " << n.label << ", expected 0.."
+                              << NUM_CLASSES - 1);
+        DYNET_LITE_CHECK(n.children.size() <= 2, std::runtime_error,
+                         name << ": tree " << ti + 1 << " has a node with " << n.children.size()
+                              << " children; the binary Tree-LSTM needs at most 2");
+        r.word.push_back(n.is_leaf() ? words.convert(n.word) : -1);
+        r.children.push_back(n.children);
+        r.label.push_back(static_cast<unsigned>(n.label));
+      }
+      if (r.size()) out.push_back(std::move(r));
+    }
+    return out;
+  }
+
+  void save(const std::string& path) const {
+    std::ostringstream out;
+    out << VOCAB_MAGIC << " 1\nwords " << words.size() << "\n";
+    for (const auto& w : words.get_words()) out << w << "\n";
+    examples::write_file_atomically(path, out.str());
+  }
+
+  static Vocabulary load(const std::string& path) {
+    std::ifstream in(path);
+    DYNET_LITE_CHECK(in.good(), io_error, "cannot open the vocabulary file '" << path << "'");
+    std::string line, key, magic;
+    long long n = -1;
+    int version = 0;
+    DYNET_LITE_CHECK(std::getline(in, line), io_error, path << ":1: empty file");
+    std::istringstream(line) >> magic >> version;
+    DYNET_LITE_CHECK(magic == VOCAB_MAGIC && version == 1, io_error,
+                     path << ":1: not a treelstm vocabulary file (header '" << line << "')");
+    DYNET_LITE_CHECK(std::getline(in, line), io_error, path << ":2: file ends before 'words <number>'");
+    std::istringstream(line) >> key >> n;
+    DYNET_LITE_CHECK(key == "words" && n > 0, io_error,
+                     path << ":2: expected 'words <number>', found '" << line << "'");
+    Vocabulary v;
+    for (long long i = 0; i < n; ++i) {
+      DYNET_LITE_CHECK(std::getline(in, line), io_error,
+                       path << ":" << i + 3 << ": file ends after " << i << " of " << n << " words");
+      DYNET_LITE_CHECK(!v.words.contains(line), io_error, path << ":" << i + 3 << ": '" << line << "' appears twice");
+      v.words.convert(line);
+    }
+    v.words.freeze();
+    DYNET_LITE_CHECK(v.words.contains(UNK), io_error, path << ": the words lack " << UNK);
+    v.words.set_unk(UNK);
+    return v;
+  }
+};
+
+/// The network.  Built once; per graph only new_graph() and the expressions.
+class TreeClassifier {
+ public:
+  TreeClassifier(ParameterCollection& pc, const Vocabulary& v)
+      : p_emb(pc.add_lookup_parameters(v.words.size(), {EMB_DIM}, "word-embeddings")),
+        builder(2, 1, EMB_DIM, HIDDEN_DIM, pc),
+        p_W(pc.add_parameters({NUM_CLASSES, HIDDEN_DIM}, 0.f, "W-output")),
+        p_b(pc.add_parameters({NUM_CLASSES}, 0.f, "b-output")) {}
+
+  void new_graph(ComputationGraph& cg, bool training) {
+    cg_ = &cg;
+    training_ = training;
+    builder.new_graph(cg, training);
+    W = training ? parameter(cg, p_W) : const_parameter(cg, p_W);
+    b = training ? parameter(cg, p_b) : const_parameter(cg, p_b);
+    no_input = zeros(cg, {EMB_DIM});  // the inner nodes have no word
+  }
+
+  /// Runs the Tree-LSTM over `t`; the states land in h_ (per node).
+  void encode(const Tree& t) {
+    builder.start_new_sequence();
+    builder.set_num_elements(static_cast<int>(t.size()));
+    h_.resize(t.size());
+    for (size_t k = 0; k < t.size(); ++k) {
+      Expression x = t.word[k] < 0 ? no_input
+                     : training_   ? lookup(*cg_, p_emb, static_cast<unsigned>(t.word[k]))
+                                   : const_lookup(*cg_, p_emb, static_cast<unsigned>(t.word[k]));
+      h_[k] = builder.add_input(static_cast<int>(k), t.children[k], x);
+    }
+  }
+
+  Expression scores(const Expression& h) { return affine_transform({b, W, h}); }
+
+  /// pickneglogsoftmax at the root, or summed over every node.
+  Expression loss(const Tree& t, bool all_nodes) {
+    encode(t);
+    if (!all_nodes) return pickneglogsoftmax(scores(h_.back()), t.root_label());
+    losses_.resize(t.size());
+    for (size_t k = 0; k < t.size(); ++k) losses_[k] = pickneglogsoftmax(scores(h_[k]), t.label[k]);
+    return sum(losses_);
+  }
+
+  /// Class probabilities at the root.
+  std::vector<float> root_probabilities(const Tree& t) {
+    encode(t);
+    return as_vector(cg_->forward(softmax(scores(h_.back()))));
+  }
+
+  /// Multiply-adds of the matrix products of one forward pass: per node W x
+  /// (inner nodes multiply a zero input) and U_l h_l per child, and the output
+  /// layer at the root (or at every node).
+  static double forward_macs(const Tree& t, bool all_nodes) {
+    const double gates = (3 + 2) * HIDDEN_DIM;
+    double macs = 0;
+    for (size_t k = 0; k < t.size(); ++k) macs += gates * EMB_DIM + t.children[k].size() * gates * HIDDEN_DIM;
+    macs += (all_nodes ? t.size() : 1) * double(NUM_CLASSES) * HIDDEN_DIM;
+    return macs;
+  }
+
+ private:
+  LookupParameter p_emb;
+  NaryTreeLSTMBuilder builder;
+  Parameter p_W, p_b;
+  ComputationGraph* cg_ = nullptr;
+  bool training_ = true;
+  Expression W, b, no_input;
+  std::vector<Expression> h_, losses_;
+};
+
+/// Root accuracies: fine-grained (5 classes) and binary (negative 0-1 against
+/// positive 3-4, trees with a neutral root left out; the prediction compares the
+/// summed probabilities of the two sides).
+struct Accuracy {
+  double fine = 0, binary = 0;
+  size_t trees = 0, binary_trees = 0;
+};
+
+Accuracy evaluate(TreeClassifier& model, const std::vector<Tree>& data) {
+  size_t fine_ok = 0, bin_ok = 0, bin_n = 0;
+  for (const auto& t : data) {
+    ComputationGraph cg;
+    model.new_graph(cg, false);
+    std::vector<float> p = model.root_probabilities(t);
+    const unsigned pred = static_cast<unsigned>(std::max_element(p.begin(), p.end()) - p.begin());
+    fine_ok += pred == t.root_label();
+    if (t.root_label() != 2) {
+      ++bin_n;
+      const bool gold_pos = t.root_label() > 2;
+      const bool pred_pos = p[3] + p[4] > p[0] + p[1];
+      bin_ok += gold_pos == pred_pos;
+    }
+  }
+  Accuracy a;
+  a.trees = data.size();
+  a.binary_trees = bin_n;
+  a.fine = data.empty() ? 0 : double(fine_ok) / data.size();
+  a.binary = bin_n ? double(bin_ok) / bin_n : 0;
+  return a;
+}
+
+void save_model(ParameterCollection& pc, const Vocabulary& v, const std::string& path) {
+  TextFileSaver saver(path);  // atomic: a temporary file renamed over `path`
+  saver.save(pc);
+  v.save(path + ".vocab");
+}
+
+void load_model(ParameterCollection& pc, const std::string& path) {
+  TextFileLoader loader(path);
+  loader.populate(pc);
+}
+
+struct Options {
+  std::string train, dev, test, model_path = "treelstm.model", load, predict, bench;
+  bool all_nodes = true, all_nodes_given = false;
+  unsigned epochs = 3, max_train = 0, batch = 1;
+};
+
+void usage(std::ostream& out) {
+  out << "usage: treelstm [options] [--dynet-seed S] [--dynet-autobatch 0|1|2] ...\n"
+         "Binary Tree-LSTM sentiment classifier on the Stanford Sentiment Treebank (BENCHMARKS.md task T3).\n\n"
+         "training (default):\n"
+         "  --data-dir DIR            folder with sst/ (default ../shared/data from the project root)\n"
+         "  --train FILE --dev FILE --test FILE   trees, one a line (default DIR/sst/{train,dev,test}.txt)\n"
+         "  --all-nodes               a loss at every node (the default for training)\n"
+         "  --root-only               a loss at the root only (as the benchmark)\n"
+         "  --epochs N                passes over the training data (default 3)\n"
+         "  --max-train-sentences N   use only the first N training trees (quick runs)\n"
+         "  --batch N                 trees per update (default 1)\n"
+         "  --model FILE              where the best model (by dev fine-grained accuracy) goes; its\n"
+         "                            vocabulary goes to FILE.vocab (default treelstm.model)\n"
+         "  Reports fine-grained (5-class) and binary (0-1 vs 3-4, neutral roots left out) root\n"
+         "  accuracy on dev every epoch, and on test with the best dev model at the end.\n"
+         "using a saved model:\n"
+         "  --load FILE --predict IN  classify the trees of IN (bracket form as in SST, one a line;\n"
+         "                            the labels in IN are ignored), '-' reads standard input\n"
+         "  --load FILE               accuracies of the saved model on --test\n"
+         "benchmark (BENCHMARKS.md T3; prints one line):\n"
+         "  --bench b1|b64|b64-auto|b64-depth   1,000 train trees after 50 warm-up trees, root loss\n"
+         "  --help                    this text\n";
+}
+
+Options parse_options(int argc, char** argv) {
+  Options o;
+  std::string data_dir;
+  bool root_only = false;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    auto value = [&]() -> std::string {
+      DYNET_LITE_ARG_CHECK(i + 1 < argc, "" << a << " needs a value (see --help)");
+      return argv[++i];
+    };
+    if (a == "--help" || a == "-h") {
+      usage(std::cout);
+      std::exit(0);
+    } else if (a == "--train") {
+      o.train = value();
+    } else if (a == "--dev") {
+      o.dev = value();
+    } else if (a == "--test") {
+      o.test = value();
+    } else if (a == "--data-dir") {
+      data_dir = value();
+    } else if (a == "--all-nodes") {
+      o.all_nodes_given = true;
+    } else if (a == "--root-only") {
+      root_only = true;
+    } else if (a == "--epochs") {
+      o.epochs = examples::parse_unsigned(a, value());
+    } else if (a == "--max-train-sentences" || a == "--max-train-trees") {
+      o.max_train = examples::parse_unsigned(a, value());
+    } else if (a == "--batch") {
+      o.batch = examples::parse_unsigned(a, value());
+      DYNET_LITE_ARG_CHECK(o.batch >= 1, "--batch must be at least 1");
+    } else if (a == "--model") {
+      o.model_path = value();
+    } else if (a == "--load") {
+      o.load = value();
+    } else if (a == "--predict") {
+      o.predict = value();
+    } else if (a == "--bench") {
+      o.bench = value();
+      DYNET_LITE_ARG_CHECK(o.bench == "b1" || o.bench == "b64" || o.bench == "b64-auto" || o.bench == "b64-depth",
+                           "--bench expects b1, b64, b64-auto or b64-depth, got '" << o.bench << "'");
+    } else {
+      DYNET_LITE_ARG_CHECK(false, "unknown option '" << a << "' (see --help)");
+    }
+  }
+  DYNET_LITE_ARG_CHECK(!(root_only && o.all_nodes_given), "--all-nodes and --root-only exclude each other");
+  DYNET_LITE_ARG_CHECK(o.bench.empty() || !o.all_nodes_given,
+                       "the benchmark (T3) has a loss at the root only; drop --all-nodes");
+  o.all_nodes = !root_only;
+  if (data_dir.empty()) data_dir = examples::default_data_dir();
+  std::string sst = data_dir + "/sst";
+  if (!examples::file_exists(sst) && examples::file_exists(data_dir + "/train.txt")) sst = data_dir;
+  if (o.train.empty()) o.train = sst + "/train.txt";
+  if (o.dev.empty()) o.dev = sst + "/dev.txt";
+  if (o.test.empty()) o.test = sst + "/test.txt";
+  DYNET_LITE_ARG_CHECK(o.predict.empty() || !o.load.empty(), "--predict needs --load MODEL");
+  return o;
+}
+
+std::string format(const Accuracy& a) {
+  std::ostringstream s;
+  s << std::fixed << std::setprecision(2) << "fine-grained " << 100 * a.fine << "% (" << a.trees << " trees), binary "
+    << 100 * a.binary << "% (" << a.binary_trees << " trees)";
+  return s.str();
+}
+
+// ---------------------------------------------------------------- modes
+
+int run_predict(const Options& o) {
+  Vocabulary vocab = Vocabulary::load(o.load + ".vocab");
+  ParameterCollection pc;
+  TreeClassifier model(pc, vocab);
+  load_model(pc, o.load);
+  std::ifstream file;
+  std::istream* in = &std::cin;
+  std::string name = "<stdin>";
+  if (o.predict != "-") {
+    file.open(o.predict);
+    DYNET_LITE_CHECK(file.good(), io_error, "cannot open '" << o.predict << "'");
+    in = &file;
+    name = o.predict;
+  }
+  std::string line;
+  size_t lineno = 0;
+  while (std::getline(*in, line)) {
+    ++lineno;
+    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+    PTBTree pt = parse_ptb_tree(line, name, lineno);
+    for (auto& n : pt.nodes) n.label = 0;  // the input's labels play no part
+    Tree t = vocab.convert({pt}, name)[0];
+    ComputationGraph cg;
+    model.new_graph(cg, false);
+    std::vector<float> p = model.root_probabilities(t);
+    const unsigned pred = static_cast<unsigned>(std::max_element(p.begin(), p.end()) - p.begin());
+    std::cout << pred << "\t" << std::fixed << std::setprecision(3);
+    for (unsigned k = 0; k < NUM_CLASSES; ++k) std::cout << (k ? " " : "") << p[k];
+    std::cout << "\t";
+    std::vector<std::string> words = pt.words();
+    for (size_t i = 0; i < words.size(); ++i) std::cout << (i ? " " : "") << words[i];
+    std::cout << "\n";
+  }
+  return 0;
+}
+
+int run_evaluate(const Options& o) {
+  Vocabulary vocab = Vocabulary::load(o.load + ".vocab");
+  ParameterCollection pc;
+  TreeClassifier model(pc, vocab);
+  load_model(pc, o.load);
+  std::vector<Tree> test = vocab.convert(read_ptb_trees(o.test), o.test);
+  std::cout << "test " << format(evaluate(model, test)) << "\n";
+  return 0;
+}
+
+int run_train(const Options& o) {
+  examples::Timer total_time;
+  std::vector<PTBTree> train_raw = read_ptb_trees(o.train);
+  DYNET_LITE_CHECK(!train_raw.empty(), std::runtime_error, "no trees in '" << o.train << "'");
+  if (o.max_train && train_raw.size() > o.max_train) train_raw.resize(o.max_train);
+  Vocabulary vocab = Vocabulary::build(train_raw);
+  std::vector<Tree> train = vocab.convert(train_raw, o.train);
+  std::vector<Tree> dev = vocab.convert(read_ptb_trees(o.dev), o.dev);
+  std::cerr << "train " << train.size() << " trees, dev " << dev.size() << "; vocabulary " << vocab.words.size()
+            << " words; loss at " << (o.all_nodes ? "every node" : "the root") << "\n";
+
+  ParameterCollection pc;
+  TreeClassifier model(pc, vocab);
+  SimpleSGDTrainer trainer(pc, LEARNING_RATE);
+  std::cerr << "model: " << pc.parameter_count() << " parameters\n";
+
+  std::vector<size_t> order(train.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::mt19937 shuffle_rng(current_params().random_seed);
+  double best_dev = -1, train_seconds = 0;
+  std::vector<Expression> batch_losses;
+  for (unsigned epoch = 1; epoch <= o.epochs; ++epoch) {
+    std::shuffle(order.begin(), order.end(), shuffle_rng);
+    examples::ProgressBar bar("epoch " + std::to_string(epoch), train.size());
+    double loss_sum = 0;
+    size_t units = 0;  // trees, or nodes with --all-nodes
+    for (size_t start = 0; start < order.size(); start += o.batch) {
+      const size_t end = std::min(order.size(), start + o.batch);
+      ComputationGraph cg;
+      model.new_graph(cg, true);
+      batch_losses.clear();
+      for (size_t k = start; k < end; ++k) {
+        const Tree& t = train[order[k]];
+        batch_losses.push_back(model.loss(t, o.all_nodes));
+        units += o.all_nodes ? t.size() : 1;
+      }
+      Expression loss = batch_losses.size() == 1 ? batch_losses[0] : sum(batch_losses);
+      loss_sum += as_scalar(cg.forward(loss));
+      cg.backward(loss);
+      trainer.update();
+      bar.update(end, loss_sum / units, o.all_nodes ? "node" : "tree");
+    }
+    bar.finish();
+    const double epoch_seconds = bar.seconds();
+    train_seconds += epoch_seconds;
+    const Accuracy acc = evaluate(model, dev);
+    std::cout << "epoch " << epoch << ": train loss/" << (o.all_nodes ? "node " : "tree ") << std::fixed
+              << std::setprecision(4) << loss_sum / units << ", " << std::setprecision(1)
+              << train.size() / epoch_seconds << " trees/s, " << epoch_seconds << " s; dev " << format(acc);
+    if (acc.fine > best_dev) {
+      best_dev = acc.fine;
+      save_model(pc, vocab, o.model_path);
+      std::cout << "  [saved " << o.model_path << "]";
+    }
+    std::cout << std::endl;
+  }
+  if (best_dev < 0) return 0;  // --epochs 0
+
+  // The test figures come from the best model as saved, read back from disk.
+  ParameterCollection best_pc;
+  Vocabulary best_vocab = Vocabulary::load(o.model_path + ".vocab");
+  TreeClassifier best(best_pc, best_vocab);
+  load_model(best_pc, o.model_path);
+  std::vector<Tree> test = best_vocab.convert(read_ptb_trees(o.test), o.test);
+  std::cout << "best dev fine-grained " << std::fixed << std::setprecision(2) << 100 * best_dev << "%; test "
+            << format(evaluate(best, test)) << "; training " << std::setprecision(1) << train_seconds << " s, total "
+            << total_time.seconds() << " s\n";
+  return 0;
+}
+
+int run_bench(const Options& o) {
+  const size_t WARMUP = 50, TIMED = 1000;
+  std::vector<PTBTree> train_raw = read_ptb_trees(o.train);
+  Vocabulary vocab = Vocabulary::build(train_raw);
+  std::vector<Tree> train = vocab.convert(train_raw, o.train);
+  DYNET_LITE_CHECK(train.size() >= WARMUP + TIMED, std::runtime_error,
+                   "--bench needs " << WARMUP + TIMED << " training trees, '" << o.train << "' has "
+                                              << train.size());
+  const unsigned batch = o.bench == "b1" ? 1 : 64;
+  const int autobatch = o.bench == "b64-auto" ? 1 : o.bench == "b64-depth" ? 2 : 0;
+
+  ParameterCollection pc;
+  TreeClassifier model(pc, vocab);  // the builder is built once; per step only the graph
+  SimpleSGDTrainer trainer(pc, LEARNING_RATE);
+  std::vector<float> first_losses;
+  std::vector<Expression> batch_losses;
+  AutobatchStats stats;
+  double loss_sum = 0;
+  auto run = [&](size_t begin, size_t end, bool timed) {
+    for (size_t start = begin; start < end; start += batch) {
+      const size_t stop = std::min(end, start + batch);
+      ComputationGraph cg;
+      cg.set_autobatch(autobatch);
+      model.new_graph(cg, true);
+      batch_losses.clear();
+      for (size_t k = start; k < stop; ++k) batch_losses.push_back(model.loss(train[k], false));
+      Expression loss = batch_losses.size() == 1 ? batch_losses[0] : sum(batch_losses);
+      const float l = as_scalar(cg.forward(loss));
+      cg.backward(loss);
+      trainer.update();
+      if (first_losses.size() < 3) first_losses.push_back(l);
+      if (timed) {
+        loss_sum += l;
+        stats.add(cg.autobatch_stats());
+      }
+    }
+  };
+  run(0, WARMUP, false);
+  examples::Timer timer;
+  run(WARMUP, WARMUP + TIMED, true);
+  const double seconds = timer.seconds();
+  size_t words = 0, nodes = 0;
+  double macs = 0;
+  for (size_t k = WARMUP; k < WARMUP + TIMED; ++k) {
+    words += train[k].leaves();
+    nodes += train[k].size();
+    macs += TreeClassifier::forward_macs(train[k], false);
+  }
+  // forward: one product per matrix product; backward: two (d input, d weights); 2 flops a multiply-add
+  const double gflops = 3 * 2 * macs / seconds / 1e9;
+  std::ostringstream line;
+  line << "T3 treelstm mode=" << o.bench << " trees=" << TIMED << " words=" << words << " nodes=" << nodes
+       << " seconds=" << std::fixed << std::setprecision(3) << seconds << " trees/s=" << std::setprecision(1)
+       << TIMED / seconds << " words/s=" << words / seconds << " loss_first_steps=";
+  for (size_t i = 0; i < first_losses.size(); ++i) line << (i ? "," : "") << std::setprecision(4) << first_losses[i];
+  line << " loss/tree=" << std::setprecision(4) << loss_sum / TIMED << " GFLOP/s=" << std::setprecision(2) << gflops
+       << " gemm512_GFLOP/s=" << examples::gemm512_gflops();
+  if (autobatch)
+    line << " autobatch{kernels=" << stats.kernels << " batched_groups=" << stats.batched_groups
+         << " bytes_gathered=" << stats.bytes_gathered << " plan_hits=" << stats.plan_hits
+         << " plan_misses=" << stats.plan_misses << " schedule_s=" << std::setprecision(3) << stats.schedule_seconds
+         << " forward_s=" << stats.forward_seconds << " backward_s=" << stats.backward_seconds << "}";
+  line << " threads=1 cpu=\"" << examples::cpu_model() << "\" flags=\"" << examples::build_flags() << "\"";
+  std::cout << line.str() << std::endl;
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    DynetParams params = extract_dynet_params(argc, argv);
+    Options o = parse_options(argc, argv);
+    // Benchmarks and training are reproducible unless a seed is given.
+    if (params.random_seed == 0) params.random_seed = 1;
+    initialize(params);
+    if (!o.bench.empty()) return run_bench(o);
+    if (!o.predict.empty()) return run_predict(o);
+    if (!o.load.empty()) return run_evaluate(o);
+    return run_train(o);
+  } catch (const std::exception& e) {
+    std::cerr << "treelstm: error: " << e.what() << "\n";
+    return 1;
+  }
+}
