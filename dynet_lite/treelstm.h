@@ -58,6 +58,9 @@ class TreeLSTMBuilder : public RNNBuilder {
 /// {(3+N)h, h} for each child position l and b {(3+N)h}, rows ordered
 /// i, o, u, f_0 .. f_{N-1}.  A leaf with an initial state (start_new_sequence
 /// with 2 * layers expressions: cells, then outputs) treats it as its one child.
+/// An empty Expression() as x means the node has no input (the inner nodes of a
+/// constituency tree): the W x term of the first layer is left out, which equals
+/// a zero input without its matrix product.
 class NaryTreeLSTMBuilder : public TreeLSTMBuilder {
  public:
   NaryTreeLSTMBuilder() = default;

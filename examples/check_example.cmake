@@ -1,18 +1,18 @@
 # Runs an example program and checks both its exit status and its output, for
 # the example tests (ctest's PASS_REGULAR_EXPRESSION alone would ignore the status).
-#   cmake -DCOMMAND=<exe;args...> -DEXPECT=<regex> [-DEXPECT_FAIL=ON] [-DINPUT=file]
+#   cmake -DRUN=<exe|arg|arg...> -DEXPECT=<regex> [-DEXPECT_FAIL=ON] [-DINPUT=file]
 #         -P check_example.cmake
 # EXPECT is matched against stdout and stderr together.  With EXPECT_FAIL the
 # program must exit non-zero (a user error reported cleanly, not a crash).
-if(NOT COMMAND OR NOT DEFINED EXPECT)
-  message(FATAL_ERROR "check_example.cmake needs -DCOMMAND=... and -DEXPECT=...")
+if(NOT RUN OR NOT DEFINED EXPECT)
+  message(FATAL_ERROR "check_example.cmake needs -DRUN=... and -DEXPECT=...")
 endif()
-string(REPLACE "|" ";" COMMAND "${COMMAND}")
+string(REPLACE "|" ";" RUN "${RUN}")
 if(INPUT)
-  execute_process(COMMAND ${COMMAND} INPUT_FILE "${INPUT}" RESULT_VARIABLE rc OUTPUT_VARIABLE out
+  execute_process(COMMAND ${RUN} INPUT_FILE "${INPUT}" RESULT_VARIABLE rc OUTPUT_VARIABLE out
                   ERROR_VARIABLE err)
 else()
-  execute_process(COMMAND ${COMMAND} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  execute_process(COMMAND ${RUN} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
 endif()
 message("${out}${err}")
 if(EXPECT_FAIL)

@@ -139,7 +139,6 @@ class TreeClassifier {
     builder.new_graph(cg, training);
     W = training ? parameter(cg, p_W) : const_parameter(cg, p_W);
     b = training ? parameter(cg, p_b) : const_parameter(cg, p_b);
-    no_input = zeros(cg, {EMB_DIM});  // the inner nodes have no word
   }
 
   /// Runs the Tree-LSTM over `t`; the states land in h_ (per node).
@@ -148,7 +147,7 @@ class TreeClassifier {
     builder.set_num_elements(static_cast<int>(t.size()));
     h_.resize(t.size());
     for (size_t k = 0; k < t.size(); ++k) {
-      Expression x = t.word[k] < 0 ? no_input
+      Expression x = t.word[k] < 0 ? Expression()  // an inner node: no input, only its children
                      : training_   ? lookup(*cg_, p_emb, static_cast<unsigned>(t.word[k]))
                                    : const_lookup(*cg_, p_emb, static_cast<unsigned>(t.word[k]));
       h_[k] = builder.add_input(static_cast<int>(k), t.children[k], x);
@@ -172,13 +171,14 @@ class TreeClassifier {
     return as_vector(cg_->forward(softmax(scores(h_.back()))));
   }
 
-  /// Multiply-adds of the matrix products of one forward pass: per node W x
-  /// (inner nodes multiply a zero input) and U_l h_l per child, and the output
-  /// layer at the root (or at every node).
+  /// Multiply-adds of the matrix products of one forward pass: W x at the
+  /// leaves, U_l h_l per child at the inner nodes, and the output layer at the
+  /// root (or at every node).
   static double forward_macs(const Tree& t, bool all_nodes) {
     const double gates = (3 + 2) * HIDDEN_DIM;
     double macs = 0;
-    for (size_t k = 0; k < t.size(); ++k) macs += gates * EMB_DIM + t.children[k].size() * gates * HIDDEN_DIM;
+    for (size_t k = 0; k < t.size(); ++k)
+      macs += t.word[k] >= 0 ? gates * EMB_DIM : t.children[k].size() * gates * HIDDEN_DIM;
     macs += (all_nodes ? t.size() : 1) * double(NUM_CLASSES) * HIDDEN_DIM;
     return macs;
   }
@@ -189,7 +189,7 @@ class TreeClassifier {
   Parameter p_W, p_b;
   ComputationGraph* cg_ = nullptr;
   bool training_ = true;
-  Expression W, b, no_input;
+  Expression W, b;
   std::vector<Expression> h_, losses_;
 };
 

@@ -123,7 +123,8 @@ Expression NaryTreeLSTMBuilder::add_input(int id, std::vector<int> children, con
   DYNET_LITE_ARG_CHECK(children.size() <= N, "NaryTreeLSTMBuilder::add_input: node " << id << " has "
                                                  << children.size() << " children, at most N = " << N);
   check_node(id, children, "add_input");
-  check_input_dim(x, input_dim, "add_input");
+  const bool has_input = x.pg != nullptr;  // an empty Expression: a node without input
+  if (has_input) check_input_dim(x, input_dim, "add_input");
   node_c.resize(node_added.size() * layers);
   const size_t base = static_cast<size_t>(id) * layers;
   const bool use_init = children.empty() && !h0.empty();
@@ -139,8 +140,10 @@ Expression NaryTreeLSTMBuilder::add_input(int id, std::vector<int> children, con
     };
     args_.clear();
     args_.push_back(v[1]);
-    args_.push_back(v[0]);
-    args_.push_back(in);
+    if (i > 0 || has_input) {
+      args_.push_back(v[0]);
+      args_.push_back(in);
+    }
     for (unsigned l = 0; l < nchild; ++l) {
       args_.push_back(v[2 + l]);
       args_.push_back(child_h(l));
