@@ -96,7 +96,9 @@ class ComputationGraph {
   void run_forward_batched(VariableIndex last);           // exec/autobatch.cc
   void backward_batched(VariableIndex last, bool full);  // exec/autobatch.cc
 
+  const OpInfo* ops_;  // the op table's rows
   std::unique_ptr<GraphMemory> mem_;
+  VariableIndex grads_upto_ = 0;  // nodes [0, grads_upto_] have gradients after backward
   VariableIndex num_nodes_ = 0;
   VariableIndex evaluated_ = 0;  // nodes [0, evaluated_) have values
   bool backward_done_ = false;

@@ -436,7 +436,7 @@ BOOST_AUTO_TEST_CASE(op_table_rows) {
   BOOST_CHECK(op_info(OpKind::PickNegLogSoftmax).batch == BatchKind::Custom);
   BOOST_CHECK(op_info(OpKind::PickNegLogSoftmax).batch_combine != nullptr);
   BOOST_CHECK(op_info(OpKind::LogSumExp).batch == BatchKind::Elementwise);
-  BOOST_CHECK(op_info(OpKind::Softmax).batch == BatchKind::Never);
+  BOOST_CHECK(op_info(OpKind::Softmax).batch == BatchKind::Elementwise);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -50,11 +50,7 @@ void Arena::reset() {
   select(0, 0);
 }
 
-void Arena::rewind(const Mark& m) {
-  if (m.chunk == current_) {
-    offset_ = std::min(offset_, m.offset);
-    return;
-  }
+void Arena::rewind_slow(const Mark& m) {
   // Recompute the bytes used before the marked chunk.
   size_t before = 0;
   for (size_t c = 0; c < m.chunk; ++c) before += chunks_[c].size;  // upper bound is fine for stats

@@ -41,7 +41,13 @@ class Arena {
   };
   Mark mark() const { return {current_, offset_}; }
   /// Frees everything allocated after `m` (checkpoint/revert, per-kernel scratch).
-  void rewind(const Mark& m);
+  void rewind(const Mark& m) {
+    if (m.chunk == current_) {
+      if (m.offset < offset_) offset_ = m.offset;
+      return;
+    }
+    rewind_slow(m);
+  }
 
   size_t capacity_bytes() const;
   size_t used_bytes() const;
@@ -50,6 +56,7 @@ class Arena {
 
  private:
   void* allocate_slow(size_t rounded);
+  void rewind_slow(const Mark& m);
   void select(size_t chunk, size_t offset);
 
   struct Chunk {

@@ -93,7 +93,8 @@ void cleanup() { drain_graph_memory_pool(); }
 // ------------------------------------------------------------ ComputationGraph
 
 ComputationGraph::ComputationGraph()
-    : mem_(acquire_graph_memory()),
+    : ops_(op_rows()),
+      mem_(acquire_graph_memory()),
       id_(next_graph_id.fetch_add(1, std::memory_order_relaxed)),
       autobatch_(current_params().autobatch),
       rng_(with_global_rng([](std::mt19937& g) { return g(); })) {}
@@ -151,19 +152,25 @@ const Dim& ComputationGraph::get_dimension(VariableIndex i) const {
 VariableIndex ComputationGraph::add_node(OpKind op, const Expression* args, unsigned num_args, const void* params,
                                          size_t params_size, bool trainable, Device* device,
                                          const Dim* leaf_dim) {
-  const OpInfo& info = op_info(op);
+  const OpInfo& info = ops_[static_cast<unsigned>(op)];
   VariableIndex idx = num_nodes_;
   Node& n = mem_->node_slot(idx);
   n.op = op;
   n.num_args = static_cast<uint16_t>(num_args);
   n.aux = nullptr;
-  n.grad = Tensor();
+  n.grad.v = nullptr;
   DYNET_LITE_ASSERT(params_size <= Node::kParamBytes, info.name << ": parameters too large");
   if (params_size) std::memcpy(n.params, params, params_size);
+  // Unused parameter bytes are zeroed so that batching can compare parameters.
+  std::memset(n.params + params_size, 0, Node::kParamBytes - params_size);
   VariableIndex* a = num_args ? static_cast<VariableIndex*>(mem_->meta.allocate(num_args * sizeof(VariableIndex)))
                               : nullptr;
-  std::vector<const Tensor*>& xs = mem_->xs;
-  xs.resize(num_args);
+  const Tensor* small[8];
+  const Tensor** xs = small;
+  if (num_args > 8) {
+    mem_->xs.resize(num_args);
+    xs = mem_->xs.data();
+  }
   bool variable = trainable;
   Device* dev = device;
   for (unsigned k = 0; k < num_args; ++k) {
@@ -188,7 +195,7 @@ VariableIndex ComputationGraph::add_node(OpKind op, const Expression* args, unsi
   n.value.device = dev;
   n.value.mem_pool = DeviceMempool::FXS;
   if (leaf_dim) n.value.d = *leaf_dim;
-  n.value.d = info.shape(xs.data(), num_args, n);
+  n.value.d = info.shape(xs, num_args, n);
   n.variable = variable && !info.blocks_gradient;
   num_nodes_ = idx + 1;
   if (immediate_compute_) run_forward(idx);
@@ -222,7 +229,7 @@ const Tensor& ComputationGraph::get_gradient(VariableIndex i) {
   DYNET_LITE_CHECK(backward_done_, std::runtime_error,
                    "get_gradient: call backward() first (node " << i << ")");
   Node& n = node(i);
-  if (!n.grad.v) {
+  if (i > grads_upto_ || !n.grad.v) {
     // No gradient flowed here: the loss does not depend on this node.
     DeviceArenas& da = mem_->arenas(n.value.device);
     n.grad = Tensor(n.value.d, da.grads.allocate_floats(n.value.d.size()), n.value.device, DeviceMempool::DEDFS);

@@ -10,10 +10,15 @@ namespace dynet_lite {
 
 namespace {
 
-const Tensor* const* gather_args(GraphMemory& m, const Node& n) {
-  m.xs.resize(n.num_args);
-  for (unsigned k = 0; k < n.num_args; ++k) m.xs[k] = &m.node(n.args[k]).value;
-  return m.xs.data();
+// Argument tensors of n: in `small` when there are few, else in m.xs.
+inline const Tensor* const* gather_args(GraphMemory& m, const Node& n, const Tensor** small) {
+  const Tensor** xs = small;
+  if (n.num_args > 8) {
+    m.xs.resize(n.num_args);
+    xs = m.xs.data();
+  }
+  for (unsigned k = 0; k < n.num_args; ++k) xs[k] = &m.node(n.args[k]).value;
+  return xs;
 }
 
 [[noreturn]] void not_on_device(const OpInfo& info, const Device* d, const char* pass) {
@@ -26,6 +31,9 @@ void check_finite(const Tensor& t, const char* what, const OpInfo& info, Variabl
                                                                     << ", shape " << t.d << ") contains NaN or inf");
 }
 
+constexpr size_t kGradAlign = 16;  // floats: keeps every gradient 64-byte aligned
+inline size_t padded(size_t n) { return (n + kGradAlign - 1) & ~(kGradAlign - 1); }
+
 }  // namespace
 
 void ComputationGraph::run_forward(VariableIndex last) {
@@ -37,19 +45,27 @@ void ComputationGraph::run_forward(VariableIndex last) {
   // After batched execution, backward follows the recorded groups: nodes run
   // here join them as groups of one.
   const bool record = m.has_batch_groups();
+  const OpInfo* ops = ops_;
+  Device* cur = nullptr;
+  DeviceArenas* da = nullptr;
+  ExecContext ctx(nullptr, nullptr, &rng_, nullptr);
+  const Tensor* small[8];
   for (VariableIndex i = evaluated_; i <= last; ++i) {
     Node& n = m.node(i);
-    const OpInfo& info = op_info(n.op);
+    const OpInfo& info = ops[static_cast<unsigned>(n.op)];
     Device* dev = n.value.device;
-    DeviceArenas& da = m.arenas(dev);
+    if (dev != cur) {
+      cur = dev;
+      da = &m.arenas(dev);
+      ctx = ExecContext(&da->values, &da->scratch, &rng_, dev);
+    }
     ForwardFn f = info.forward[static_cast<unsigned>(dev->type)];
     if (!f) not_on_device(info, dev, "forward");
-    const Tensor* const* xs = gather_args(m, n);
-    if (!info.sets_own_value) n.value.v = da.values.allocate_floats(n.value.d.size());
-    ExecContext ctx(&da.values, &da.scratch, &rng_, dev);
-    Arena::Mark scratch_mark = da.scratch.mark();
+    const Tensor* const* xs = gather_args(m, n, small);
+    if (!info.sets_own_value) n.value.v = da->values.allocate_floats(n.value.d.size());
+    Arena::Mark scratch_mark = da->scratch.mark();
     f(xs, n.num_args, n, ctx);
-    da.scratch.rewind(scratch_mark);
+    da->scratch.rewind(scratch_mark);
     evaluated_ = i + 1;
     if (record) {
       VariableIndex* mem = static_cast<VariableIndex*>(m.meta.allocate(sizeof(VariableIndex)));
@@ -74,38 +90,67 @@ void ComputationGraph::backward(VariableIndex last, bool full) {
   DYNET_LITE_DIM_CHECK(target.value.d.batch_size() == 1,
                        "backward: the loss must be a scalar (one element per batch element), but node "
                            << last << " (" << op_name(target.op) << ") has shape " << target.value.d);
+  grads_upto_ = last;
   if (m.has_batch_groups()) {
     backward_batched(last, full);
     return;
   }
+  const OpInfo* ops = ops_;
 
   // Mark the nodes that receive a gradient: those the target depends on and
   // that depend on a parameter (or all of them when `full`).
   m.marks.assign(last + 1, 0);
   for (auto& a : m.device_arenas) a->grads.reset();
   if (full || target.variable) m.marks[last] = 1;
+  const bool one_device = m.device_arenas.size() == 1;
+  size_t total = 0;
   for (VariableIndex j = last + 1; j-- > 0;) {
-    if (!m.marks[j]) {
-      m.node(j).grad = Tensor();
-      continue;
-    }
-    Node& n = m.node(j);
-    DeviceArenas& da = m.arenas(n.value.device);
-    size_t sz = n.value.d.size();
-    n.grad = Tensor(n.value.d, da.grads.allocate_floats(sz), n.value.device, DeviceMempool::DEDFS);
-    n.value.device->fill(n.grad.v, 0.f, sz);
-    if (op_info(n.op).blocks_gradient) continue;
+    if (!m.marks[j]) continue;
+    const Node& n = m.node(j);
+    total += padded(n.value.d.size());
+    if (ops[static_cast<unsigned>(n.op)].blocks_gradient) continue;
     for (unsigned k = 0; k < n.num_args; ++k)
       if (full || m.node(n.args[k]).variable) m.marks[n.args[k]] = 1;
+  }
+  // Gradients: one zeroed block on a single-device graph, else one per node.
+  float* block = nullptr;
+  if (one_device && total) {
+    DeviceArenas& da = *m.device_arenas.front();
+    block = da.grads.allocate_floats(total);
+    da.device->fill(block, 0.f, total);
+  }
+  for (VariableIndex j = 0; j <= last; ++j) {
+    Node& n = m.node(j);
+    if (!m.marks[j]) {
+      n.grad.v = nullptr;
+      continue;
+    }
+    size_t sz = n.value.d.size();
+    float* g;
+    if (block) {
+      g = block;
+      block += padded(sz);
+    } else {
+      g = m.arenas(n.value.device).grads.allocate_floats(sz);
+      n.value.device->fill(g, 0.f, sz);
+    }
+    n.grad.d = n.value.d;
+    n.grad.v = g;
+    n.grad.device = n.value.device;
+    n.grad.mem_pool = DeviceMempool::DEDFS;
   }
   backward_done_ = true;
   if (!m.marks[last]) return;  // the loss depends on no parameter
   target.value.device->fill(target.grad.v, 1.f, target.value.d.size());
 
+  Device* cur = nullptr;
+  DeviceArenas* da = nullptr;
+  ExecContext ctx(nullptr, nullptr, &rng_, nullptr);
+  const Tensor* small[8];
   for (VariableIndex j = last + 1; j-- > 0;) {
     if (!m.marks[j]) continue;
     Node& n = m.node(j);
-    const OpInfo& info = op_info(n.op);
+    const OpInfo& info = ops[static_cast<unsigned>(n.op)];
     if (check_validity_) check_finite(n.grad, "gradient", info, j);
     if (info.accumulate) {
       if (n.variable) info.accumulate(n, n.grad);
@@ -113,17 +158,20 @@ void ComputationGraph::backward(VariableIndex last, bool full) {
     }
     if (info.blocks_gradient || n.num_args == 0) continue;
     Device* dev = n.value.device;
+    if (dev != cur) {
+      cur = dev;
+      da = &m.arenas(dev);
+      ctx = ExecContext(&da->values, &da->scratch, &rng_, dev);
+    }
     BackwardFn b = info.backward[static_cast<unsigned>(dev->type)];
     if (!b) not_on_device(info, dev, "backward");
-    DeviceArenas& da = m.arenas(dev);
-    ExecContext ctx(&da.values, &da.scratch, &rng_, dev);
-    const Tensor* const* xs = gather_args(m, n);
+    const Tensor* const* xs = gather_args(m, n, small);
     for (unsigned k = 0; k < n.num_args; ++k) {
-      Node& a = m.node(n.args[k]);
-      if (!m.marks[n.args[k]]) continue;
-      Arena::Mark scratch_mark = da.scratch.mark();
-      b(xs, n.num_args, n, n.grad, k, a.grad, ctx);
-      da.scratch.rewind(scratch_mark);
+      VariableIndex a = n.args[k];
+      if (!m.marks[a]) continue;
+      Arena::Mark scratch_mark = da->scratch.mark();
+      b(xs, n.num_args, n, n.grad, k, m.node(a).grad, ctx);
+      da->scratch.rewind(scratch_mark);
     }
   }
 }

@@ -38,6 +38,7 @@ const FilledTable& filled() {
 }  // namespace
 
 const OpInfo& op_info(OpKind op) { return filled().table.row(op); }
+const OpInfo* op_rows() { return &filled().table.row(static_cast<OpKind>(0)); }
 
 const char* const* incomplete_ops(unsigned* count) {
   *count = static_cast<unsigned>(filled().incomplete.size());

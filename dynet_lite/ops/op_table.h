@@ -162,6 +162,8 @@ struct OpInfo {
 
 /// The row of `op`.  The table is filled on first use.
 const OpInfo& op_info(OpKind op);
+/// All rows, indexed by OpKind (for hot loops: fetch once, index many times).
+const OpInfo* op_rows();
 inline const char* op_name(OpKind op) { return op_info(op).name; }
 /// Ops whose row lacks a name, a shape function or CPU kernels (must be empty).
 const char* const* incomplete_ops(unsigned* count);

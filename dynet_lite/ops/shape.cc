@@ -480,7 +480,7 @@ void register_shape_ops(OpTable& t) {
                BatchKind::Elementwise},
            Row{OpKind::SelectCols, "select_cols", select_cols_shape, select_cols_forward, select_cols_backward,
                BatchKind::Elementwise},
-           Row{OpKind::Concatenate, "concatenate", concat_shape, concat_forward, concat_backward, BatchKind::Custom},
+           Row{OpKind::Concatenate, "concatenate", concat_shape, concat_forward, concat_backward, BatchKind::Elementwise},
            Row{OpKind::ConcatenateToBatch, "concatenate_to_batch", concat_batch_shape, concat_batch_forward,
                concat_batch_backward, BatchKind::Never},
            Row{OpKind::NoBackprop, "nobackprop", same_shape, copy_forward, nullptr, BatchKind::Elementwise},

@@ -342,14 +342,14 @@ void register_softmax_ops(OpTable& t) {
   s.shape = softmax_shape;
   s.forward[0] = softmax_forward;
   s.backward[0] = softmax_backward;
-  s.batch = BatchKind::Never;
+  s.batch = BatchKind::Elementwise;
 
   OpInfo& ls = t.row(OpKind::LogSoftmax);
   ls.name = "log_softmax";
   ls.shape = log_softmax_shape;
   ls.forward[0] = log_softmax_forward;
   ls.backward[0] = log_softmax_backward;
-  ls.batch = BatchKind::Never;
+  ls.batch = BatchKind::Elementwise;
 
   OpInfo& r = t.row(OpKind::RestrictedLogSoftmax);
   r.name = "restricted_log_softmax";
