@@ -21,6 +21,13 @@ struct FilledTable {
     register_shape_ops(table);
     register_random_ops(table);
     register_norm_ops(table);
+    register_trig_ops(table);
+    register_stats_ops(table);
+    register_structured_ops(table);
+    register_conv_ops(table);
+    register_linalg_ops(table);
+    register_lstm_ops(table);
+    register_device_ops(table);
     register_cuda_kernels(table);
     for (unsigned i = 0; i < kNumOps; ++i) {
       const OpInfo& r = table.row(static_cast<OpKind>(i));

@@ -101,10 +101,68 @@ enum class OpKind : uint16_t {
   Noise,
   // ops/norm.cc
   LayerNorm,
+  // ops/trig.cc: more element-wise functions
+  Sin,
+  Cos,
+  Tan,
+  Asin,
+  Acos,
+  Atan,
+  Sinh,
+  Cosh,
+  Asinh,
+  Acosh,
+  Atanh,
+  Lgamma,
+  Round,
+  Ceil,
+  Floor,
+  // ops/stats.cc: moments, cumulative sums, pooling along dimensions
+  MomentElems,
+  MomentDim,
+  MomentBatches,
+  StdElems,
+  StdDim,
+  StdBatches,
+  Cumsum,
+  LogSumExpDim,
+  FoldRows,
+  KMaxPooling,
+  KMHNGram,
+  StridedSelect,
+  // ops/structured.cc: structured outputs and losses
+  Sparsemax,
+  SparsemaxLoss,
+  ConstrainedSoftmax,
+  PoissonLoss,
+  PairwiseRankLoss,
+  HingeDim,
+  Argmax,
+  OneHot,
+  // ops/conv.cc: convolutions and pooling
+  Conv2D,
+  MaxPooling2D,
+  Filter1DNarrow,
+  CircConv,
+  CircCorr,
+  // ops/linalg.cc: tensor contractions and matrix functions
+  Contract3D1D,
+  Contract3D1D1D,
+  Inverse,
+  LogDet,
+  TraceOfProduct,
+  WeightNorm,
+  // ops/lstm.cc: fused LSTM operations
+  VanillaLSTMGates,
+  VanillaLSTMGatesDropout,
+  VanillaLSTMC,
+  VanillaLSTMH,
+  // ops/device.cc: moving values between devices
+  ToDevice,
   Count
 };
 constexpr unsigned kNumOps = static_cast<unsigned>(OpKind::Count);
-static_assert(kNumOps == 77, "a new op needs its row in the table: update this count with it");
+static_assert(kNumOps == 128, "a new op needs its row in the table: update this count with it");
 
 /// Shape inference; runs when the node is added and throws a dim_error naming the
 /// op and the offending dimensions.  `xs[i]->d` are the argument shapes (values
@@ -188,6 +246,13 @@ void register_reduce_ops(OpTable& t);
 void register_shape_ops(OpTable& t);
 void register_random_ops(OpTable& t);
 void register_norm_ops(OpTable& t);
+void register_trig_ops(OpTable& t);
+void register_stats_ops(OpTable& t);
+void register_structured_ops(OpTable& t);
+void register_conv_ops(OpTable& t);
+void register_linalg_ops(OpTable& t);
+void register_lstm_ops(OpTable& t);
+void register_device_ops(OpTable& t);
 /// Filled by the CUDA backend when it is built; a no-op otherwise.
 void register_cuda_kernels(OpTable& t);
 

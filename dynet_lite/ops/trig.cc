@@ -1,0 +1,7 @@
+#include "dynet_lite/ops/op_table.h"
+
+namespace dynet_lite {
+
+void register_trig_ops(OpTable&) {}
+
+}  // namespace dynet_lite
