@@ -89,8 +89,9 @@ inline void write_file_atomically(const std::string& path, const std::string& co
 /// second, else one line every 10%.  Shows the mean loss and the throughput.
 class ProgressBar {
  public:
-  ProgressBar(std::string label, size_t total)
-      : label_(std::move(label)), total_(total ? total : 1), tty_(::isatty(2) != 0) {}
+  /// `unit` names the instances in the throughput ("sent", "trees").
+  ProgressBar(std::string label, size_t total, std::string unit = "inst")
+      : label_(std::move(label)), unit_(std::move(unit)), total_(total ? total : 1), tty_(::isatty(2) != 0) {}
 
   /// `done` instances finished so far; `loss` the mean loss per unit so far.
   void update(size_t done, double loss, const char* loss_unit) {
@@ -110,7 +111,7 @@ class ProgressBar {
          << std::string(width - filled - (filled < width ? 1 : 0), ' ') << "] " << std::setw(3)
          << static_cast<unsigned>(100.0 * done / total_) << "% " << done << "/" << total_ << "  loss/" << loss_unit
          << " " << std::fixed << std::setprecision(4) << loss << "  " << std::setprecision(1)
-         << (t > 0 ? done / t : 0.0) << " inst/s";
+         << (t > 0 ? done / t : 0.0) << " " << unit_ << "/s";
     if (tty_)
       std::cerr << "\r" << line.str() << "\x1b[K" << std::flush;
     else
@@ -123,7 +124,7 @@ class ProgressBar {
   double seconds() const { return timer_.seconds(); }
 
  private:
-  std::string label_;
+  std::string label_, unit_;
   size_t total_;
   bool tty_;
   Timer timer_;

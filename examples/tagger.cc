@@ -67,10 +67,13 @@ std::vector<std::string> utf8_chars(const std::string& s) {
 }
 
 /// One token ready for the network: a word id, or (by_chars) a character sequence.
+/// A model with characters keeps the characters of every word (word dropout may
+/// spell out a known word).
 struct Token {
   unsigned word = 0;
   bool by_chars = false;
   std::vector<unsigned> chars;
+  unsigned count = 0;  ///< the word's training count (0 for <unk>), for word dropout
   unsigned tag = 0;
 };
 using Sentence = std::vector<Token>;
@@ -79,6 +82,7 @@ using Sentence = std::vector<Token>;
 struct Vocabulary {
   bool use_char = false;
   Dict words, tags, chars;
+  std::vector<unsigned> word_counts;  ///< training count per word id (not saved)
 
   /// From the training sentences: words by count threshold, every tag, every character.
   static Vocabulary build(const std::vector<ConlluSentence>& train, bool use_char) {
@@ -100,8 +104,12 @@ struct Vocabulary {
       }
     const unsigned min_count = use_char ? MIN_WORD_COUNT_CHAR : MIN_WORD_COUNT;
     v.words.convert(UNK);
+    v.word_counts.push_back(0);
     for (const auto& w : order)
-      if (counts[w] >= min_count) v.words.convert(w);
+      if (counts[w] >= min_count) {
+        v.words.convert(w);
+        v.word_counts.push_back(counts[w]);
+      }
     v.words.freeze();
     v.words.set_unk(UNK);
     if (use_char) v.chars.convert(UNK);
@@ -113,12 +121,12 @@ struct Vocabulary {
   /// A word form as the network sees it (the tag is left at 0).
   Token token(const std::string& form) {
     Token t;
-    if (use_char && !words.contains(form)) {
-      t.by_chars = true;
+    t.word = static_cast<unsigned>(words.convert(form));
+    if (t.word < word_counts.size()) t.count = word_counts[t.word];
+    if (use_char) {
+      t.by_chars = !words.contains(form);
       for (const auto& c : utf8_chars(form)) t.chars.push_back(static_cast<unsigned>(chars.convert(c)));
       if (t.chars.empty()) t.chars.push_back(static_cast<unsigned>(chars.get_unk_id()));
-    } else {
-      t.word = static_cast<unsigned>(words.convert(form));
     }
     return t;
   }
@@ -244,13 +252,17 @@ class Tagger {
     c = training ? parameter(cg, p_c) : const_parameter(cg, p_c);
   }
 
+  /// Word dropout for the next sentence_loss: token i with dropped[i] != 0 is
+  /// seen as <unk> (or spelled out by the character model).  nullptr: none.
+  void set_dropped(const std::vector<unsigned char>* dropped) { dropped_ = dropped; }
+
   /// The tag scores of every token of `s`, in `scores`.
   void tag_scores(const Sentence& s, std::vector<Expression>& scores) {
     const size_t n = s.size();
     xs_.resize(n);
     fh_.resize(n);
     bh_.resize(n);
-    for (size_t i = 0; i < n; ++i) xs_[i] = word_repr(s[i]);
+    for (size_t i = 0; i < n; ++i) xs_[i] = word_repr(s[i], dropped_ && (*dropped_)[i]);
     fwd.start_new_sequence();
     for (size_t i = 0; i < n; ++i) fh_[i] = fwd.add_input(xs_[i]);
     bwd.start_new_sequence();
@@ -298,8 +310,11 @@ class Tagger {
   }
 
  private:
-  Expression word_repr(const Token& t) {
-    if (!t.by_chars) return training_ ? lookup(*cg_, p_word, t.word) : const_lookup(*cg_, p_word, t.word);
+  Expression word_repr(const Token& t, bool dropped) {
+    if (!t.by_chars && !(dropped && use_char)) {
+      const unsigned w = dropped ? 0u : t.word;  // <unk> is word 0
+      return training_ ? lookup(*cg_, p_word, w) : const_lookup(*cg_, p_word, w);
+    }
     cfwd.start_new_sequence();
     for (unsigned ch : t.chars) cfwd.add_input(training_ ? lookup(*cg_, p_char, ch) : const_lookup(*cg_, p_char, ch));
     cbwd.start_new_sequence();
@@ -316,6 +331,7 @@ class Tagger {
   // per graph
   ComputationGraph* cg_ = nullptr;
   bool training_ = true;
+  const std::vector<unsigned char>* dropped_ = nullptr;
   Expression W, b, V, c;
   std::vector<Expression> xs_, fh_, bh_, scores_, losses_;
 };
@@ -347,7 +363,8 @@ void load_model(ParameterCollection& pc, const std::string& path) {
 struct Options {
   std::string train, dev, test, model_path, load, predict, bench;
   bool use_char = false;
-  unsigned epochs = 4, max_train = 0, batch = 1;
+  unsigned epochs = 10, max_train = 0, batch = 1;
+  float word_dropout = 0.25f;
 };
 
 void usage(std::ostream& out) {
@@ -357,9 +374,12 @@ void usage(std::ostream& out) {
          "  --data-dir DIR            folder with ud-english-ewt/ (default ../shared/data from the project root)\n"
          "  --train FILE --dev FILE --test FILE   CoNLL-U files (default DIR/ud-english-ewt/en_ewt-ud-*.conllu)\n"
          "  --char                    words seen < 5 times in train go through a character BiLSTM (T2)\n"
-         "  --epochs N                passes over the training data (default 4)\n"
+         "  --epochs N                passes over the training data (default 10)\n"
          "  --max-train-sentences N   use only the first N training sentences (quick runs)\n"
          "  --batch N                 sentences per update (default 1)\n"
+         "  --word-dropout A          during training a word seen c times is replaced by <unk> (with\n"
+         "                            --char: spelled out) with probability A / (A + c); 0 turns it\n"
+         "                            off (default 0.25; never in --bench)\n"
          "  --model FILE              where the best model (by dev accuracy) goes; its vocabulary\n"
          "                            goes to FILE.vocab (default tagger.model / tagger-char.model)\n"
          "using a saved model:\n"
@@ -400,6 +420,9 @@ Options parse_options(int argc, char** argv) {
     } else if (a == "--batch") {
       o.batch = examples::parse_unsigned(a, value());
       DYNET_LITE_ARG_CHECK(o.batch >= 1, "--batch must be at least 1");
+    } else if (a == "--word-dropout") {
+      o.word_dropout = examples::parse_float(a, value());
+      DYNET_LITE_ARG_CHECK(o.word_dropout >= 0, "--word-dropout must be >= 0, got " << o.word_dropout);
     } else if (a == "--model") {
       o.model_path = value();
     } else if (a == "--load") {
@@ -503,9 +526,11 @@ int run_train(const Options& o) {
   std::mt19937 shuffle_rng(current_params().random_seed);
   double best_dev = -1, train_seconds = 0;
   std::vector<Expression> batch_losses;
+  std::vector<std::vector<unsigned char>> dropped(o.batch);
+  std::uniform_real_distribution<float> coin(0.f, 1.f);
   for (unsigned epoch = 1; epoch <= o.epochs; ++epoch) {
     std::shuffle(order.begin(), order.end(), shuffle_rng);
-    examples::ProgressBar bar("epoch " + std::to_string(epoch), train.size());
+    examples::ProgressBar bar("epoch " + std::to_string(epoch), train.size(), "sent");
     double loss_sum = 0;
     size_t words = 0;
     for (size_t start = 0; start < order.size(); start += o.batch) {
@@ -514,9 +539,18 @@ int run_train(const Options& o) {
       tagger.new_graph(cg, true);
       batch_losses.clear();
       for (size_t k = start; k < end; ++k) {
-        batch_losses.push_back(tagger.sentence_loss(train[order[k]]));
-        words += train[order[k]].size();
+        const Sentence& s = train[order[k]];
+        std::vector<unsigned char>& drop = dropped[k - start];
+        drop.assign(s.size(), 0);
+        if (o.word_dropout > 0)
+          for (size_t i = 0; i < s.size(); ++i)
+            drop[i] = !s[i].by_chars && s[i].word != 0 &&
+                      coin(shuffle_rng) < o.word_dropout / (o.word_dropout + static_cast<float>(s[i].count));
+        tagger.set_dropped(&drop);
+        batch_losses.push_back(tagger.sentence_loss(s));
+        words += s.size();
       }
+      tagger.set_dropped(nullptr);
       Expression loss = batch_losses.size() == 1 ? batch_losses[0] : sum(batch_losses);
       loss_sum += as_scalar(cg.forward(loss));
       cg.backward(loss);

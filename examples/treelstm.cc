@@ -403,7 +403,7 @@ int run_train(const Options& o) {
   std::vector<Expression> batch_losses;
   for (unsigned epoch = 1; epoch <= o.epochs; ++epoch) {
     std::shuffle(order.begin(), order.end(), shuffle_rng);
-    examples::ProgressBar bar("epoch " + std::to_string(epoch), train.size());
+    examples::ProgressBar bar("epoch " + std::to_string(epoch), train.size(), "trees");
     double loss_sum = 0;
     size_t units = 0;  // trees, or nodes with --all-nodes
     for (size_t start = 0; start < order.size(); start += o.batch) {
