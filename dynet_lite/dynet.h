@@ -74,6 +74,10 @@ class ComputationGraph {
   /// Number of nodes.
   VariableIndex size() const { return num_nodes_; }
   const Dim& get_dimension(VariableIndex i) const;
+  /// Whether node i, as an expression made with graph id `graph_id` and `stamp`
+  /// saw it, still exists (not cleared, not reverted away).
+  bool is_live(VariableIndex i, unsigned graph_id, unsigned stamp) const;
+  unsigned node_stamp(VariableIndex i) const;
   /// Bytes reserved by this graph's arenas (values, gradients, nodes, scratch).
   size_t arena_capacity_bytes() const;
 
@@ -103,6 +107,7 @@ class ComputationGraph {
   VariableIndex evaluated_ = 0;  // nodes [0, evaluated_) have values
   bool backward_done_ = false;
   unsigned id_;
+  unsigned revert_count_ = 0;
   bool immediate_compute_ = false;
   bool check_validity_ = false;
   int autobatch_ = 0;

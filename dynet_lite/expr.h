@@ -21,9 +21,11 @@ struct Expression {
   ComputationGraph* pg = nullptr;
   VariableIndex i = 0;
   unsigned graph_id = 0;
+  unsigned stamp = 0;  ///< tells this node from a later one in the same slot after revert()
 
   Expression() = default;
-  Expression(ComputationGraph* pg, VariableIndex i) : pg(pg), i(i), graph_id(pg->get_id()) {}
+  Expression(ComputationGraph* pg, VariableIndex i)
+      : pg(pg), i(i), graph_id(pg->get_id()), stamp(pg->node_stamp(i)) {}
 
   /// Computes (if needed) and returns the value.
   const Tensor& value() const;
@@ -32,7 +34,7 @@ struct Expression {
   /// The shape, known as soon as the expression exists.
   Dim dim() const;
   /// True when the graph was cleared (or reverted past this node).
-  bool is_stale() const { return pg == nullptr || pg->get_id() != graph_id || i >= pg->size(); }
+  bool is_stale() const { return pg == nullptr || !pg->is_live(i, graph_id, stamp); }
 };
 
 namespace detail {

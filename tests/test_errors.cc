@@ -259,3 +259,17 @@ BOOST_AUTO_TEST_CASE(unknown_device_name) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_CASE(expression_reverted_away_is_stale_even_after_its_slot_is_reused) {
+  dynet_lite::ComputationGraph cg;
+  dynet_lite::Expression a = dynet_lite::input(cg, 1.f);
+  cg.checkpoint();
+  dynet_lite::Expression b = dynet_lite::input(cg, 2.f);
+  cg.revert();
+  dynet_lite::Expression c = dynet_lite::input(cg, 3.f);  // takes b's slot
+  BOOST_CHECK(!a.is_stale());
+  BOOST_CHECK(b.is_stale());
+  BOOST_CHECK(!c.is_stale());
+  BOOST_CHECK_THROW(dynet_lite::tanh(b), std::invalid_argument);
+  BOOST_CHECK_EQUAL(dynet_lite::as_scalar(cg.forward(a + c)), 4.f);
+}

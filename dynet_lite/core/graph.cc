@@ -119,6 +119,7 @@ void ComputationGraph::revert() {
   DYNET_LITE_CHECK(!mem_->checkpoints.empty(), std::runtime_error, "ComputationGraph::revert: no checkpoint to revert to");
   GraphMemory::Checkpoint c = std::move(mem_->checkpoints.back());
   mem_->checkpoints.pop_back();
+  ++revert_count_;
   num_nodes_ = c.num_nodes;
   mem_->meta.rewind(c.meta);
   // Values computed after the checkpoint (even of older nodes) are dropped.
@@ -143,6 +144,11 @@ void ComputationGraph::check_index(VariableIndex i, const char* what) const {
   DYNET_LITE_INDEX_CHECK(i < num_nodes_, "ComputationGraph::" << what << ": node " << i << " does not exist (the graph has "
                                                                << num_nodes_ << " nodes)");
 }
+
+bool ComputationGraph::is_live(VariableIndex i, unsigned graph_id, unsigned stamp) const {
+  return graph_id == id_ && i < num_nodes_ && node(i).stamp == stamp;
+}
+unsigned ComputationGraph::node_stamp(VariableIndex i) const { return node(i).stamp; }
 
 const Dim& ComputationGraph::get_dimension(VariableIndex i) const {
   check_index(i, "get_dimension");
@@ -178,7 +184,7 @@ VariableIndex ComputationGraph::add_node(OpKind op, const Expression* args, unsi
     DYNET_LITE_ARG_CHECK(e.pg == this, info.name << ": argument " << k
                                                  << (e.pg ? " belongs to another ComputationGraph"
                                                           : " is an empty Expression (never assigned)"));
-    DYNET_LITE_ARG_CHECK(e.graph_id == id_ && e.i < num_nodes_,
+    DYNET_LITE_ARG_CHECK(is_live(e.i, e.graph_id, e.stamp),
                          info.name << ": argument " << k << " is stale: its graph was cleared or reverted since it was made");
     a[k] = e.i;
     const Node& an = mem_->node(e.i);
@@ -197,6 +203,7 @@ VariableIndex ComputationGraph::add_node(OpKind op, const Expression* args, unsi
   if (leaf_dim) n.value.d = *leaf_dim;
   n.value.d = info.shape(xs, num_args, n);
   n.variable = variable && !info.blocks_gradient;
+  n.stamp = revert_count_;
   num_nodes_ = idx + 1;
   if (immediate_compute_) run_forward(idx);
   return idx;
