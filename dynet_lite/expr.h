@@ -232,4 +232,21 @@ Expression block_dropout(const Expression& x, real p);
 /// g * (x - mean(x)) / std(x) + b over a column vector x.
 Expression layer_norm(const Expression& x, const Expression& g, const Expression& b);
 
+// ================================================================ the rest of DyNet's expr.h
+// (one section per family file; each function is defined in the file named)
+
+// ---------------------------------------------------------------- ops/trig.cc
+
+// ---------------------------------------------------------------- ops/stats.cc
+
+// ---------------------------------------------------------------- ops/structured.cc
+
+// ---------------------------------------------------------------- ops/conv.cc
+
+// ---------------------------------------------------------------- ops/linalg.cc
+
+// ---------------------------------------------------------------- ops/lstm.cc
+
+// ---------------------------------------------------------------- ops/device.cc
+
 }  // namespace dynet_lite
