@@ -250,3 +250,26 @@ Expression layer_norm(const Expression& x, const Expression& g, const Expression
 // ---------------------------------------------------------------- ops/device.cc
 
 }  // namespace dynet_lite
+/// DyNet's fused LSTM step, gates ordered i, f, o, g: [sigmoid(i); sigmoid(f);
+/// sigmoid(o); tanh(g)] of Wx x_t + Wh h_tm1 + b, shape {4h}.  x_t and h_tm1 may be
+/// batched (equal batches, or one of them 1); Wx {4h, in}, Wh {4h, h}, b {4h} are
+/// not.  weightnoise_std > 0 adds fresh Gaussian noise to Wx, Wh and b each time
+/// the node is computed (for training).
+Expression vanilla_lstm_gates(const Expression& x_t, const Expression& h_tm1, const Expression& Wx,
+                              const Expression& Wh, const Expression& b, real weightnoise_std = 0.f);
+/// The same with x_t the concatenation of several inputs.
+Expression vanilla_lstm_gates_concat(const std::vector<Expression>& x_t, const Expression& h_tm1,
+                                     const Expression& Wx, const Expression& Wh, const Expression& b,
+                                     real weightnoise_std = 0.f);
+/// The same with x_t and h_tm1 multiplied element-wise by dropout masks first.
+Expression vanilla_lstm_gates_dropout(const Expression& x_t, const Expression& h_tm1, const Expression& Wx,
+                                      const Expression& Wh, const Expression& b, const Expression& dropout_mask_x,
+                                      const Expression& dropout_mask_h, real weightnoise_std = 0.f);
+Expression vanilla_lstm_gates_dropout_concat(const std::vector<Expression>& x_t, const Expression& h_tm1,
+                                             const Expression& Wx, const Expression& Wh, const Expression& b,
+                                             const Expression& dropout_mask_x, const Expression& dropout_mask_h,
+                                             real weightnoise_std = 0.f);
+/// c_t = f * c_tm1 + i * g from the gates of vanilla_lstm_gates.
+Expression vanilla_lstm_c(const Expression& c_tm1, const Expression& gates_t);
+/// h_t = o * tanh(c_t) from the gates of vanilla_lstm_gates.
+Expression vanilla_lstm_h(const Expression& c_t, const Expression& gates_t);

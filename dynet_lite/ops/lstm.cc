@@ -1,7 +1,430 @@
-#include "dynet_lite/ops/op_table.h"
+// Fused LSTM operations (DyNet's vanilla_lstm_gates / _c / _h).
+//
+// The gates vector of one instance holds four blocks of h rows each, in DyNet's
+// order: i (input), f (forget), o (output), g (candidate):
+//   pre   = Wx (x ⊙ mask_x) + Wh (h_tm1 ⊙ mask_h) + b          (masks: dropout only)
+//   gates = [sigmoid(pre_i); sigmoid(pre_f); sigmoid(pre_o); tanh(pre_g)]
+//   c_t   = f ⊙ c_tm1 + i ⊙ g
+//   h_t   = o ⊙ tanh(c_t)
+// Batched x / h (B columns side by side) with unbatched weights make each product
+// one GEMM over the whole batch; the element-wise parts run in one pass each.
+// Weight noise (weightnoise_std > 0) adds fresh N(0, std) noise to Wx, Wh and b at
+// every forward; the noisy copies are kept in node.aux so that backward
+// differentiates the function that was actually computed.
+#include <cstring>
+#include <random>
+
+#include "dynet_lite/backends/cpu/eigen.h"
+#include "dynet_lite/core/node.h"
+#include "dynet_lite/exec/exec_context.h"
+#include "dynet_lite/expr.h"
 
 namespace dynet_lite {
 
-void register_lstm_ops(OpTable&) {}
+namespace {
+
+struct GatesParams {
+  float weightnoise_std = 0.f;
+};
+
+// Argument positions of the gates ops.
+enum GateArg : unsigned { kX = 0, kH = 1, kWx = 2, kWh = 3, kB = 4, kMaskX = 5, kMaskH = 6 };
+
+using ConstArr = Eigen::Map<const Eigen::ArrayXf>;
+using Arr = Eigen::Map<Eigen::ArrayXf>;
+using ConstMat = Eigen::Map<const Eigen::MatrixXf>;
+using Mat = Eigen::Map<Eigen::MatrixXf>;
+
+// ---------------------------------------------------------------- shapes
+
+bool is_column(const Dim& d) { return d.nd <= 2 && d.cols() == 1; }
+
+// A batch of n is compatible with a result batch of N when n is 1 or N.
+inline bool batch_fits(unsigned n, unsigned N) { return n == 1 || n == N; }
+
+Dim gates_shape(const Tensor* const* xs, unsigned n, const Node& node) {
+  const char* op = op_name(node.op);
+  const bool dropout = node.op == OpKind::VanillaLSTMGatesDropout;
+  const unsigned want = dropout ? 7 : 5;
+  DYNET_LITE_DIM_CHECK(n == want, op << ": takes " << want << " arguments, got " << n);
+  const Dim &x = xs[kX]->d, &h = xs[kH]->d, &wx = xs[kWx]->d, &wh = xs[kWh]->d, &b = xs[kB]->d;
+  DYNET_LITE_DIM_CHECK(is_column(x), op << ": x_t " << x << " must be a column vector");
+  DYNET_LITE_DIM_CHECK(is_column(h), op << ": h_tm1 " << h << " must be a column vector");
+  const unsigned hid = h.rows(), in = x.rows();
+  DYNET_LITE_DIM_CHECK(wx.nd <= 2 && wx.rows() == 4 * hid && wx.cols() == in,
+                       op << ": Wx " << wx << " must be {" << 4 * hid << "," << in << "} (4 * hidden x input) for x_t "
+                          << x << " and h_tm1 " << h);
+  DYNET_LITE_DIM_CHECK(wh.nd <= 2 && wh.rows() == 4 * hid && wh.cols() == hid,
+                       op << ": Wh " << wh << " must be {" << 4 * hid << "," << hid << "} (4 * hidden x hidden) for h_tm1 "
+                          << h);
+  DYNET_LITE_DIM_CHECK(is_column(b) && b.rows() == 4 * hid,
+                       op << ": b " << b << " must be {" << 4 * hid << "} (4 * hidden) for h_tm1 " << h);
+  DYNET_LITE_DIM_CHECK(wx.bd == 1 && wh.bd == 1 && b.bd == 1, op << ": the weights must not be batched, got Wx " << wx
+                                                                  << ", Wh " << wh << ", b " << b);
+  unsigned N = x.bd > h.bd ? x.bd : h.bd;
+  if (dropout) {
+    const Dim &mx = xs[kMaskX]->d, &mh = xs[kMaskH]->d;
+    DYNET_LITE_DIM_CHECK(is_column(mx) && mx.rows() == in,
+                         op << ": dropout_mask_x " << mx << " must be {" << in << "} like x_t " << x);
+    DYNET_LITE_DIM_CHECK(is_column(mh) && mh.rows() == hid,
+                         op << ": dropout_mask_h " << mh << " must be {" << hid << "} like h_tm1 " << h);
+    if (mx.bd > N) N = mx.bd;
+    if (mh.bd > N) N = mh.bd;
+    DYNET_LITE_DIM_CHECK(batch_fits(mx.bd, N) && batch_fits(mh.bd, N),
+                         op << ": x_t " << x << ", h_tm1 " << h << ", dropout_mask_x " << mx << " and dropout_mask_h "
+                            << mh << " have incompatible batch sizes (each must be 1 or " << N << ")");
+  }
+  DYNET_LITE_DIM_CHECK(batch_fits(x.bd, N) && batch_fits(h.bd, N),
+                       op << ": x_t " << x << " and h_tm1 " << h << " have batch sizes " << x.bd << " and " << h.bd
+                          << " (they must be equal or one of them 1)");
+  return Dim({4 * hid}, N);
+}
+
+// vanilla_lstm_c(c_tm1, gates) and vanilla_lstm_h(c_t, gates): c {h}, gates {4h}.
+Dim cell_shape(const Tensor* const* xs, unsigned n, const Node& node) {
+  const char* op = op_name(node.op);
+  const char* cname = node.op == OpKind::VanillaLSTMC ? "c_tm1" : "c_t";
+  DYNET_LITE_DIM_CHECK(n == 2, op << ": takes two arguments, got " << n);
+  const Dim &c = xs[0]->d, &g = xs[1]->d;
+  DYNET_LITE_DIM_CHECK(is_column(c), op << ": " << cname << " " << c << " must be a column vector");
+  DYNET_LITE_DIM_CHECK(is_column(g) && g.rows() == 4 * c.rows(),
+                       op << ": gates_t " << g << " must be a column of " << 4 * c.rows() << " (4 x " << cname << " "
+                          << c << ")");
+  DYNET_LITE_DIM_CHECK(c.bd == g.bd || c.bd == 1 || g.bd == 1,
+                       op << ": " << cname << " " << c << " and gates_t " << g << " have batch sizes " << c.bd
+                          << " and " << g.bd << " (they must be equal or one of them 1)");
+  return Dim({c.rows()}, c.bd > g.bd ? c.bd : g.bd);
+}
+
+// ---------------------------------------------------------------- products
+
+// Below this many multiply-adds a plain loop beats Eigen's GEMM dispatch.
+constexpr size_t kSmallProduct = 4096;
+
+// y (m x n) += w (m x k) * x (k x n), column-major.
+void gemm_acc(const float* w, const float* x, float* y, size_t m, size_t k, size_t n) {
+  if (m * k * n <= kSmallProduct) {
+    for (size_t c = 0; c < n; ++c) {
+      float* yc = y + c * m;
+      const float* xc = x + c * k;
+      for (size_t t = 0; t < k; ++t) {
+        const float s = xc[t];
+        const float* wt = w + t * m;
+        for (size_t i = 0; i < m; ++i) yc[i] += wt[i] * s;
+      }
+    }
+    return;
+  }
+  Mat(y, m, n).noalias() += ConstMat(w, m, k) * ConstMat(x, k, n);
+}
+
+// d (k x n) += w^T (w: m x k) * p (m x n).
+void gemm_tn_acc(const float* w, const float* p, float* d, size_t m, size_t k, size_t n) {
+  if (m * k * n <= kSmallProduct) {
+    for (size_t c = 0; c < n; ++c)
+      for (size_t t = 0; t < k; ++t)
+        d[c * k + t] += ConstArr(w + t * m, m).matrix().dot(ConstArr(p + c * m, m).matrix());
+    return;
+  }
+  Mat(d, k, n).noalias() += ConstMat(w, m, k).transpose() * ConstMat(p, m, n);
+}
+
+// dw (m x k) += p (m x n) * x^T (x: k x n).
+void gemm_nt_acc(const float* p, const float* x, float* dw, size_t m, size_t k, size_t n) {
+  if (m * k * n <= kSmallProduct) {
+    for (size_t c = 0; c < n; ++c) {
+      const float* pc = p + c * m;
+      const float* xc = x + c * k;
+      for (size_t t = 0; t < k; ++t) {
+        const float s = xc[t];
+        float* dwt = dw + t * m;
+        for (size_t i = 0; i < m; ++i) dwt[i] += pc[i] * s;
+      }
+    }
+    return;
+  }
+  Mat(dw, m, k).noalias() += ConstMat(p, m, n) * ConstMat(x, k, n).transpose();
+}
+
+// ---------------------------------------------------------------- gates
+
+// The operand of a product as a contiguous rows x N matrix: v ⊙ mask with both
+// broadcast over the batch.  Points at v itself when no copy is needed.
+const float* effective_operand(const Tensor& v, const Tensor* mask, unsigned N, ExecContext& ctx) {
+  if (!mask && v.d.bd == N) return v.v;
+  const size_t r = v.d.rows();
+  float* out = ctx.scratch_floats(r * N);
+  for (unsigned c = 0; c < N; ++c) {
+    Arr dst(out + c * r, r);
+    if (mask)
+      dst = ConstArr(v.batch_ptr(c), r) * ConstArr(mask->batch_ptr(c), r);
+    else
+      dst = ConstArr(v.batch_ptr(c), r);
+  }
+  return out;
+}
+
+struct GateWeights {
+  const float* wx;
+  const float* wh;
+  const float* b;
+};
+
+// The weights used by forward: the parameters, or their noisy copies in node.aux.
+GateWeights gate_weights(const Tensor* const* xs, const Node& node) {
+  if (node.aux) {
+    const float* wx = static_cast<const float*>(node.aux);
+    const float* wh = wx + xs[kWx]->d.size();
+    return {wx, wh, wh + xs[kWh]->d.size()};
+  }
+  return {xs[kWx]->v, xs[kWh]->v, xs[kB]->v};
+}
+
+// gates = act(Wx x' + Wh h' + b)   (x' = x ⊙ mask_x, h' = h ⊙ mask_h with dropout)
+void gates_forward(const Tensor* const* xs, unsigned n, Node& node, ExecContext& ctx) {
+  const Tensor &x = *xs[kX], &h = *xs[kH];
+  Tensor& y = node.value;
+  const size_t rows = y.d.rows(), hid = rows / 4, in = x.d.rows();
+  const unsigned N = y.d.bd;
+  const bool dropout = n == 7;
+  node.aux = nullptr;
+  const float std = node.p<GatesParams>().weightnoise_std;
+  if (std > 0.f) {
+    const size_t nwx = xs[kWx]->d.size(), nwh = xs[kWh]->d.size(), nb = xs[kB]->d.size();
+    float* noisy = ctx.persistent_floats(nwx + nwh + nb);
+    std::normal_distribution<float> gauss(0.f, std);
+    std::mt19937& rng = ctx.rng();
+    for (size_t k = 0; k < nwx; ++k) noisy[k] = xs[kWx]->v[k] + gauss(rng);
+    for (size_t k = 0; k < nwh; ++k) noisy[nwx + k] = xs[kWh]->v[k] + gauss(rng);
+    for (size_t k = 0; k < nb; ++k) noisy[nwx + nwh + k] = xs[kB]->v[k] + gauss(rng);
+    node.aux = noisy;
+  }
+  const GateWeights w = gate_weights(xs, node);
+  for (unsigned c = 0; c < N; ++c) std::memcpy(y.v + c * rows, w.b, rows * sizeof(float));
+  gemm_acc(w.wx, effective_operand(x, dropout ? xs[kMaskX] : nullptr, N, ctx), y.v, rows, in, N);
+  gemm_acc(w.wh, effective_operand(h, dropout ? xs[kMaskH] : nullptr, N, ctx), y.v, rows, hid, N);
+  for (unsigned c = 0; c < N; ++c) {
+    Arr ifo(y.v + c * rows, 3 * hid);
+    ifo = 1.f / (1.f + (-ifo).exp());
+    Arr g(y.v + c * rows + 3 * hid, hid);
+    g = g.tanh();
+  }
+}
+
+// dpre = dy ⊙ act'(pre), from the outputs: y (1 - y) for i, f, o; 1 - y^2 for g.
+float* gates_dpre(const Tensor& y, const Tensor& dy, ExecContext& ctx) {
+  const size_t rows = y.d.rows(), hid = rows / 4;
+  float* dpre = ctx.scratch_floats(y.d.size());
+  for (unsigned c = 0; c < y.d.bd; ++c) {
+    const size_t o = c * rows;
+    ConstArr yi(y.v + o, 3 * hid), dyi(dy.v + o, 3 * hid);
+    Arr(dpre + o, 3 * hid) = dyi * yi * (1.f - yi);
+    ConstArr yg(y.v + o + 3 * hid, hid), dyg(dy.v + o + 3 * hid, hid);
+    Arr(dpre + o + 3 * hid, hid) = dyg * (1.f - yg.square());
+  }
+  return dpre;
+}
+
+// With pre = W v' + ...,  v' = v ⊙ mask:
+//   dv += mask ⊙ (W^T dpre),  dmask += v ⊙ (W^T dpre)   (summed over a broadcast batch)
+// `factor` is the mask (for dv), v (for dmask), or null (no dropout, dv only).
+void operand_backward(const float* w, const float* dpre, size_t rows, size_t r, unsigned N, const Tensor* factor,
+                      Tensor& dx, ExecContext& ctx) {
+  if (!factor && dx.d.bd == N) {  // the usual case: straight into dx
+    gemm_tn_acc(w, dpre, dx.v, rows, r, N);
+    return;
+  }
+  float* t = ctx.scratch_floats(r * N);
+  std::memset(t, 0, r * N * sizeof(float));
+  gemm_tn_acc(w, dpre, t, rows, r, N);
+  for (unsigned c = 0; c < N; ++c) {
+    Arr dst(dx.batch_ptr(c), r);
+    if (factor)
+      dst += ConstArr(t + c * r, r) * ConstArr(factor->batch_ptr(c), r);
+    else
+      dst += ConstArr(t + c * r, r);
+  }
+}
+
+void gates_backward(const Tensor* const* xs, unsigned n, const Node& node, const Tensor& dy, unsigned i, Tensor& dx,
+                    ExecContext& ctx) {
+  const Tensor& y = node.value;
+  const size_t rows = y.d.rows(), hid = rows / 4, in = xs[kX]->d.rows();
+  const unsigned N = y.d.bd;
+  const bool dropout = n == 7;
+  const Tensor* mask_x = dropout ? xs[kMaskX] : nullptr;
+  const Tensor* mask_h = dropout ? xs[kMaskH] : nullptr;
+  const GateWeights w = gate_weights(xs, node);
+  const float* dpre = gates_dpre(y, dy, ctx);
+  switch (i) {
+    case kX:  // dx += mask_x ⊙ Wx^T dpre
+      operand_backward(w.wx, dpre, rows, in, N, mask_x, dx, ctx);
+      break;
+    case kH:  // dh += mask_h ⊙ Wh^T dpre
+      operand_backward(w.wh, dpre, rows, hid, N, mask_h, dx, ctx);
+      break;
+    case kWx:  // dWx += dpre x'^T
+      gemm_nt_acc(dpre, effective_operand(*xs[kX], mask_x, N, ctx), dx.v, rows, in, N);
+      break;
+    case kWh:  // dWh += dpre h'^T
+      gemm_nt_acc(dpre, effective_operand(*xs[kH], mask_h, N, ctx), dx.v, rows, hid, N);
+      break;
+    case kB: {  // db += sum over the batch of dpre
+      Arr db(dx.v, rows);
+      for (unsigned c = 0; c < N; ++c) db += ConstArr(dpre + c * rows, rows);
+      break;
+    }
+    case kMaskX:  // dmask_x += x ⊙ Wx^T dpre
+      operand_backward(w.wx, dpre, rows, in, N, xs[kX], dx, ctx);
+      break;
+    case kMaskH:  // dmask_h += h ⊙ Wh^T dpre
+      operand_backward(w.wh, dpre, rows, hid, N, xs[kH], dx, ctx);
+      break;
+    default:
+      break;
+  }
+}
+
+// ---------------------------------------------------------------- cell and output
+
+// c_t = f ⊙ c_tm1 + i ⊙ g
+void c_forward(const Tensor* const* xs, unsigned, Node& node, ExecContext&) {
+  const Tensor &c = *xs[0], &g = *xs[1];
+  Tensor& y = node.value;
+  const size_t hid = y.d.rows();
+  for (unsigned b = 0; b < y.d.bd; ++b) {
+    const float* gb = g.batch_ptr(b);
+    Arr(y.v + b * hid, hid) =
+        ConstArr(gb + hid, hid) * ConstArr(c.batch_ptr(b), hid) + ConstArr(gb, hid) * ConstArr(gb + 3 * hid, hid);
+  }
+}
+
+// dc_tm1 += dc ⊙ f;  d[i; f; o; g] += [dc ⊙ g; dc ⊙ c_tm1; 0; dc ⊙ i]
+void c_backward(const Tensor* const* xs, unsigned, const Node& node, const Tensor& dy, unsigned i, Tensor& dx,
+                ExecContext&) {
+  const Tensor &c = *xs[0], &g = *xs[1];
+  const size_t hid = node.value.d.rows();
+  for (unsigned b = 0; b < node.value.d.bd; ++b) {
+    ConstArr d(dy.v + b * hid, hid);
+    const float* gb = g.batch_ptr(b);
+    float* db = dx.batch_ptr(b);
+    if (i == 0) {
+      Arr(db, hid) += d * ConstArr(gb + hid, hid);
+    } else {
+      Arr(db, hid) += d * ConstArr(gb + 3 * hid, hid);
+      Arr(db + hid, hid) += d * ConstArr(c.batch_ptr(b), hid);
+      Arr(db + 3 * hid, hid) += d * ConstArr(gb, hid);
+    }
+  }
+}
+
+// h_t = o ⊙ tanh(c_t)
+void h_forward(const Tensor* const* xs, unsigned, Node& node, ExecContext&) {
+  const Tensor &c = *xs[0], &g = *xs[1];
+  Tensor& y = node.value;
+  const size_t hid = y.d.rows();
+  for (unsigned b = 0; b < y.d.bd; ++b)
+    Arr(y.v + b * hid, hid) = ConstArr(g.batch_ptr(b) + 2 * hid, hid) * ConstArr(c.batch_ptr(b), hid).tanh();
+}
+
+// dc += dh ⊙ o ⊙ (1 - tanh(c)^2);  do += dh ⊙ tanh(c)
+void h_backward(const Tensor* const* xs, unsigned, const Node& node, const Tensor& dy, unsigned i, Tensor& dx,
+                ExecContext&) {
+  const Tensor &c = *xs[0], &g = *xs[1];
+  const size_t hid = node.value.d.rows();
+  for (unsigned b = 0; b < node.value.d.bd; ++b) {
+    ConstArr d(dy.v + b * hid, hid);
+    ConstArr cb(c.batch_ptr(b), hid);
+    const float* o = g.batch_ptr(b) + 2 * hid;
+    if (i == 0)
+      Arr(dx.batch_ptr(b), hid) += d * ConstArr(o, hid) * (1.f - cb.tanh().square());
+    else
+      Arr(dx.batch_ptr(b) + 2 * hid, hid) += d * cb.tanh();
+  }
+}
+
+void check_noise(real std, const char* fn) {
+  DYNET_LITE_ARG_CHECK(std >= 0.f, fn << ": weightnoise_std " << std << " must not be negative");
+}
+
+Expression concat_inputs(const std::vector<Expression>& x_t, const char* fn) {
+  DYNET_LITE_ARG_CHECK(!x_t.empty(), fn << ": x_t is an empty list of inputs");
+  return x_t.size() == 1 ? x_t[0] : concatenate(x_t);
+}
+
+}  // namespace
+
+void register_lstm_ops(OpTable& t) {
+  // Both gates ops batch across instances: x, h and the masks are stacked, the
+  // weights (parameters) passed once; the kernels run one GEMM over the stack.
+  OpInfo& g = t.row(OpKind::VanillaLSTMGates);
+  g.name = "vanilla_lstm_gates";
+  g.shape = gates_shape;
+  g.forward[0] = gates_forward;
+  g.backward[0] = gates_backward;
+  g.batch = BatchKind::Elementwise;
+
+  OpInfo& gd = t.row(OpKind::VanillaLSTMGatesDropout);
+  gd.name = "vanilla_lstm_gates_dropout";
+  gd.shape = gates_shape;
+  gd.forward[0] = gates_forward;
+  gd.backward[0] = gates_backward;
+  gd.batch = BatchKind::Elementwise;
+
+  OpInfo& c = t.row(OpKind::VanillaLSTMC);
+  c.name = "vanilla_lstm_c";
+  c.shape = cell_shape;
+  c.forward[0] = c_forward;
+  c.backward[0] = c_backward;
+  c.batch = BatchKind::Elementwise;
+
+  OpInfo& h = t.row(OpKind::VanillaLSTMH);
+  h.name = "vanilla_lstm_h";
+  h.shape = cell_shape;
+  h.forward[0] = h_forward;
+  h.backward[0] = h_backward;
+  h.batch = BatchKind::Elementwise;
+}
+
+Expression vanilla_lstm_gates(const Expression& x_t, const Expression& h_tm1, const Expression& Wx,
+                              const Expression& Wh, const Expression& b, real weightnoise_std) {
+  check_noise(weightnoise_std, "vanilla_lstm_gates");
+  GatesParams p;
+  p.weightnoise_std = weightnoise_std;
+  return detail::add(OpKind::VanillaLSTMGates, {x_t, h_tm1, Wx, Wh, b}, p);
+}
+
+Expression vanilla_lstm_gates_concat(const std::vector<Expression>& x_t, const Expression& h_tm1,
+                                     const Expression& Wx, const Expression& Wh, const Expression& b,
+                                     real weightnoise_std) {
+  check_noise(weightnoise_std, "vanilla_lstm_gates_concat");
+  return vanilla_lstm_gates(concat_inputs(x_t, "vanilla_lstm_gates_concat"), h_tm1, Wx, Wh, b, weightnoise_std);
+}
+
+Expression vanilla_lstm_gates_dropout(const Expression& x_t, const Expression& h_tm1, const Expression& Wx,
+                                      const Expression& Wh, const Expression& b, const Expression& dropout_mask_x,
+                                      const Expression& dropout_mask_h, real weightnoise_std) {
+  check_noise(weightnoise_std, "vanilla_lstm_gates_dropout");
+  GatesParams p;
+  p.weightnoise_std = weightnoise_std;
+  return detail::add(OpKind::VanillaLSTMGatesDropout, {x_t, h_tm1, Wx, Wh, b, dropout_mask_x, dropout_mask_h}, p);
+}
+
+Expression vanilla_lstm_gates_dropout_concat(const std::vector<Expression>& x_t, const Expression& h_tm1,
+                                             const Expression& Wx, const Expression& Wh, const Expression& b,
+                                             const Expression& dropout_mask_x, const Expression& dropout_mask_h,
+                                             real weightnoise_std) {
+  check_noise(weightnoise_std, "vanilla_lstm_gates_dropout_concat");
+  return vanilla_lstm_gates_dropout(concat_inputs(x_t, "vanilla_lstm_gates_dropout_concat"), h_tm1, Wx, Wh, b,
+                                    dropout_mask_x, dropout_mask_h, weightnoise_std);
+}
+
+Expression vanilla_lstm_c(const Expression& c_tm1, const Expression& gates_t) {
+  return detail::add(OpKind::VanillaLSTMC, {c_tm1, gates_t});
+}
+
+Expression vanilla_lstm_h(const Expression& c_t, const Expression& gates_t) {
+  return detail::add(OpKind::VanillaLSTMH, {c_t, gates_t});
+}
 
 }  // namespace dynet_lite
