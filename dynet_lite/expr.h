@@ -236,8 +236,65 @@ Expression layer_norm(const Expression& x, const Expression& g, const Expression
 // (one section per family file; each function is defined in the file named)
 
 // ---------------------------------------------------------------- ops/trig.cc
+/// How rounding functions (and argmax) pass gradients back: zero_gradient (the
+/// true derivative, 0 almost everywhere) or straight_through_gradient (dx += dy).
+enum GradientMode { zero_gradient, straight_through_gradient };
+Expression sin(const Expression& x);
+Expression cos(const Expression& x);
+Expression tan(const Expression& x);
+Expression asin(const Expression& x);
+Expression acos(const Expression& x);
+Expression atan(const Expression& x);
+Expression sinh(const Expression& x);
+Expression cosh(const Expression& x);
+Expression asinh(const Expression& x);
+Expression acosh(const Expression& x);
+Expression atanh(const Expression& x);
+/// log |Gamma(x)|;  derivative digamma(x).
+Expression lgamma(const Expression& x);
+/// Nearest integer, halfway cases away from zero (std::round).
+Expression round(const Expression& x, GradientMode gradient_mode = zero_gradient);
+Expression ceil(const Expression& x, GradientMode gradient_mode = zero_gradient);
+Expression floor(const Expression& x, GradientMode gradient_mode = zero_gradient);
 
 // ---------------------------------------------------------------- ops/stats.cc
+/// (1/n) sum_i x_i^r over all elements of each batch element (r >= 1): {1} X B.
+Expression moment_elems(const Expression& x, unsigned r);
+/// sum of x^r over the listed dimensions (and the batch when b) divided by n, or by
+/// the number of reduced elements when n == 0.
+Expression moment_dim(const Expression& x, const std::vector<unsigned>& dims, unsigned r, bool b = false,
+                      unsigned n = 0);
+/// (1/B) sum_b x_b^r, element-wise across the batch.
+Expression moment_batches(const Expression& x, unsigned r);
+/// Standard deviation (population, divided by n) of the elements of each batch element.
+Expression std_elems(const Expression& x);
+/// sqrt(sum (x - m)^2 / n) with m = sum x / n over the listed dimensions (and the batch
+/// when b); n == 0 means the number of reduced elements.
+Expression std_dim(const Expression& x, const std::vector<unsigned>& dims, bool b = false, unsigned n = 0);
+/// Standard deviation across the batch, element by element.
+Expression std_batches(const Expression& x);
+/// Inclusive cumulative sum along dimension d: y_i = sum_{j <= i} x_j.
+Expression cumsum(const Expression& x, unsigned d);
+/// log sum_i exp(x_i) along dimension d (which is removed).
+Expression logsumexp_dim(const Expression& x, unsigned d);
+/// Sums each group of nrows consecutive rows: {R, C} -> {R / nrows, C}.
+Expression fold_rows(const Expression& x, unsigned nrows = 2);
+/// The k largest values along dimension d, kept in their original order.
+Expression kmax_pooling(const Expression& x, unsigned k, unsigned d = 1);
+/// Sums of n consecutive columns: {R, C} -> {R, C - n + 1}.
+Expression kmh_ngram(const Expression& x, unsigned n);
+/// Every strides[k]-th element from from[k] (default 0) to to[k] (exclusive, default
+/// the size) along each dimension k; index nd of the lists is the batch dimension.
+Expression strided_select(const Expression& x, const std::vector<int>& strides, const std::vector<int>& from = {},
+                          const std::vector<int>& to = {});
+/// [deprecated in DyNet] mean over the columns: mean_dim(x, {1}).
+Expression average_cols(const Expression& x);
+/// [deprecated in DyNet] sum over the columns: sum_dim(x, {1}).
+Expression sum_cols(const Expression& x);
+/// [deprecated in DyNet] sum over the rows: sum_dim(x, {0}).
+Expression sum_rows(const Expression& x);
+/// Element-wise division, the same as cdiv(x, y).
+Expression operator/(const Expression& x, const Expression& y);
 
 // ---------------------------------------------------------------- ops/structured.cc
 
