@@ -11,5 +11,8 @@ namespace dynet_lite {
 void initialize_gpu_devices(const DynetParams& params);
 /// Adds a device created by a backend to all_devices().
 void register_device(Device* d);
+/// SimpleSGD's step on a parameter in a non-CPU device's memory:
+/// values -= rate * grads; grads = 0.  Throws unsupported_error without a kernel.
+void device_sgd_step_and_clear(Device* d, float* values, float* grads, size_t n, float rate);
 
 }  // namespace dynet_lite

@@ -16,4 +16,9 @@ void initialize_gpu_devices(const DynetParams& params) {
 
 void register_cuda_kernels(OpTable&) {}
 
+void device_sgd_step_and_clear(Device* d, float*, float*, size_t, float) {
+  DYNET_LITE_CHECK(false, unsupported_error, "SimpleSGD: updating parameters on " << d->name
+                                                 << " needs the CUDA backend (this build has none)");
+}
+
 }  // namespace dynet_lite

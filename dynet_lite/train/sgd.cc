@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "dynet_lite/backends/backend_hooks.h"
 #include "dynet_lite/backends/cpu/eigen.h"
 #include "dynet_lite/except.h"
 #include "dynet_lite/train/schedule.h"
@@ -32,7 +33,10 @@ SimpleSGDTrainer::SimpleSGDTrainer(ParameterCollection& m, real lr) : Trainer(m,
 
 // x -= lr * gscale * g
 void SimpleSGDTrainer::update_rule(real gscale, const UpdateSpan& span) {
-  require_cpu(span);
+  if (span.device->type != DeviceType::CPU) {  // the backend's kernel (backends/cuda/)
+    device_sgd_step_and_clear(span.device, span.values, span.grads, span.size, learning_rate * gscale);
+    return;
+  }
   sgd_step_and_clear_cpu(span, learning_rate * gscale);
 }
 

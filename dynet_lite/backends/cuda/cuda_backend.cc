@@ -1,0 +1,158 @@
+// The CUDA backend's entry points (backends/backend_hooks.h): creating the GPU
+// devices asked for by --dynet-gpus / --dynet-devices, filling the GPU column of
+// the op table, the trainer hook, and the error formatting of cuda_check.h.
+#include <cstdlib>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "dynet_lite/backends/backend_hooks.h"
+#include "dynet_lite/backends/cuda/cuda_check.h"
+#include "dynet_lite/backends/cuda/cuda_device.h"
+#include "dynet_lite/backends/cuda/kernels.h"
+#include "dynet_lite/exec/exec_context.h"
+#include "dynet_lite/except.h"
+
+namespace dynet_lite {
+
+namespace cuda {
+
+void throw_cuda_error(cudaError_t status, const char* call, const char* file, int line) {
+  std::ostringstream os;
+  os << call << " failed at " << file << ":" << line << ": " << cudaGetErrorName(status) << ": "
+     << cudaGetErrorString(status);
+  throw cuda_error(os.str());
+}
+
+const char* cublas_status_name(cublasStatus_t status) {
+  switch (status) {
+    case CUBLAS_STATUS_SUCCESS: return "CUBLAS_STATUS_SUCCESS";
+    case CUBLAS_STATUS_NOT_INITIALIZED: return "CUBLAS_STATUS_NOT_INITIALIZED";
+    case CUBLAS_STATUS_ALLOC_FAILED: return "CUBLAS_STATUS_ALLOC_FAILED";
+    case CUBLAS_STATUS_INVALID_VALUE: return "CUBLAS_STATUS_INVALID_VALUE";
+    case CUBLAS_STATUS_ARCH_MISMATCH: return "CUBLAS_STATUS_ARCH_MISMATCH";
+    case CUBLAS_STATUS_MAPPING_ERROR: return "CUBLAS_STATUS_MAPPING_ERROR";
+    case CUBLAS_STATUS_EXECUTION_FAILED: return "CUBLAS_STATUS_EXECUTION_FAILED";
+    case CUBLAS_STATUS_INTERNAL_ERROR: return "CUBLAS_STATUS_INTERNAL_ERROR";
+    case CUBLAS_STATUS_NOT_SUPPORTED: return "CUBLAS_STATUS_NOT_SUPPORTED";
+    case CUBLAS_STATUS_LICENSE_ERROR: return "CUBLAS_STATUS_LICENSE_ERROR";
+    default: return "CUBLAS_STATUS_UNKNOWN";
+  }
+}
+
+void throw_cublas_error(cublasStatus_t status, const char* call, const char* file, int line) {
+  std::ostringstream os;
+  os << call << " failed at " << file << ":" << line << ": " << cublas_status_name(status) << " ("
+     << static_cast<int>(status) << ")";
+  throw cuda_error(os.str());
+}
+
+const unsigned* upload_indices(ExecContext& ctx, const unsigned* host, unsigned n, bool persistent) {
+  static_assert(sizeof(unsigned) == sizeof(float), "indices share the float arenas");
+  float* mem = persistent ? ctx.persistent_floats(n) : ctx.scratch_floats(n);
+  device_of(ctx).upload(mem, host, n * sizeof(unsigned));
+  return reinterpret_cast<const unsigned*>(mem);
+}
+
+}  // namespace cuda
+
+bool has_cuda_backend() { return true; }
+
+namespace {
+
+// Devices live as long as the process (like the CPU device): graphs and
+// parameters anywhere may still point at them.
+std::vector<CudaDevice*>& created_devices() {
+  static std::vector<CudaDevice*> devices;
+  return devices;
+}
+
+CudaDevice* device_for(int ordinal) {
+  for (CudaDevice* d : created_devices())
+    if (d->ordinal() == ordinal) return d;
+  CudaDevice* d = new CudaDevice(ordinal);
+  created_devices().push_back(d);
+  register_device(d);
+  return d;
+}
+
+std::string trim(const std::string& s) {
+  size_t b = s.find_first_not_of(" \t"), e = s.find_last_not_of(" \t");
+  return b == std::string::npos ? std::string() : s.substr(b, e - b + 1);
+}
+
+}  // namespace
+
+void initialize_gpu_devices(const DynetParams& params) {
+  DYNET_LITE_ARG_CHECK(!(params.ngpus_requested && params.ids_requested),
+                       "initialize: give either --dynet-gpus (" << params.requested_gpus << ") or --dynet-devices ('"
+                                                                << params.devices << "'), not both");
+  int count = 0;
+  cudaError_t st = cudaGetDeviceCount(&count);
+  if (st != cudaSuccess) {
+    cudaGetLastError();  // leave no sticky error behind for later calls
+    DYNET_LITE_CHECK(false, cuda_error,
+                     "initialize: no CUDA device found (cudaGetDeviceCount: " << cudaGetErrorName(st) << ": "
+                         << cudaGetErrorString(st) << "); a GPU was requested with "
+                         << (params.ids_requested ? "--dynet-devices " + params.devices
+                                                  : "--dynet-gpus " + std::to_string(params.requested_gpus)));
+  }
+  DYNET_LITE_CHECK(count > 0, cuda_error,
+                   "initialize: no CUDA device found (cudaGetDeviceCount: 0 devices); a GPU was requested with "
+                       << (params.ids_requested ? "--dynet-devices " + params.devices
+                                                : "--dynet-gpus " + std::to_string(params.requested_gpus)));
+
+  std::vector<int> ordinals;
+  if (params.ids_requested) {
+    std::stringstream ss(params.devices);
+    std::string item;
+    while (std::getline(ss, item, ',')) {
+      std::string tok = trim(item);
+      if (tok == "CPU") continue;
+      DYNET_LITE_ARG_CHECK(tok.rfind("GPU:", 0) == 0 && tok.size() > 4,
+                           "initialize: --dynet-devices '" << params.devices << "': unknown device '" << tok
+                                                           << "' (expected CPU or GPU:<n>)");
+      char* end = nullptr;
+      long k = std::strtol(tok.c_str() + 4, &end, 10);
+      DYNET_LITE_ARG_CHECK(*end == '\0' && k >= 0, "initialize: --dynet-devices '" << params.devices
+                                                                                   << "': bad GPU number in '" << tok << "'");
+      DYNET_LITE_INDEX_CHECK(k < count, "initialize: --dynet-devices '" << params.devices << "' names " << tok
+                                                                        << " but this machine has " << count
+                                                                        << " CUDA device(s)");
+      for (int o : ordinals)
+        DYNET_LITE_ARG_CHECK(o != k, "initialize: --dynet-devices '" << params.devices << "' names " << tok << " twice");
+      ordinals.push_back(static_cast<int>(k));
+    }
+  } else {
+    DYNET_LITE_ARG_CHECK(params.requested_gpus <= count, "initialize: --dynet-gpus " << params.requested_gpus
+                                                                                     << " but this machine has " << count
+                                                                                     << " CUDA device(s)");
+    for (int k = 0; k < params.requested_gpus; ++k) ordinals.push_back(k);
+  }
+  if (ordinals.empty()) return;  // "--dynet-devices CPU": nothing to create
+  CudaDevice* first = nullptr;
+  for (int k : ordinals) {
+    CudaDevice* d = device_for(k);
+    if (!first) first = d;
+  }
+  // As in DyNet, the first GPU asked for becomes the default device.
+  set_default_device(first);
+}
+
+void device_sgd_step_and_clear(Device* d, float* values, float* grads, size_t n, float rate) {
+  DYNET_LITE_CHECK(d->type == DeviceType::GPU, unsupported_error,
+                   "SimpleSGD: no update kernel for device " << d->name);
+  CudaDevice& dev = cuda::device_of(d);
+  cuda::launch_sgd_step_and_clear(values, grads, n, rate, dev.stream());
+}
+
+void register_cuda_kernels(OpTable& t) {
+  cuda::register_leaf_kernels(t);
+  cuda::register_elementwise_kernels(t);
+  cuda::register_matrix_kernels(t);
+  cuda::register_reduce_kernels(t);
+  cuda::register_shape_kernels(t);
+}
+
+}  // namespace dynet_lite

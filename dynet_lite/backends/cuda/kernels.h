@@ -1,0 +1,38 @@
+#pragma once
+// What the kernel files of the CUDA backend share: launch helpers, the per-family
+// registration functions that fill the GPU column (index 1) of the op table,
+// and hooks called from the host side of the backend.
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+
+#include "dynet_lite/backends/cuda/cuda_device.h"
+#include "dynet_lite/ops/op_table.h"
+
+namespace dynet_lite {
+namespace cuda {
+
+constexpr unsigned kThreads = 256;
+/// Grid size for a grid-stride loop over n elements (capped: each thread loops).
+inline unsigned blocks_for(size_t n) {
+  size_t b = (n + kThreads - 1) / kThreads;
+  return static_cast<unsigned>(b < 1 ? 1 : (b > 8192 ? 8192 : b));
+}
+
+/// dst[0..n) = value on `stream`.
+void launch_fill(float* dst, float value, size_t n, cudaStream_t stream);
+/// values -= rate * grads; grads = 0 (SimpleSGD's step, fused with clearing).
+void launch_sgd_step_and_clear(float* values, float* grads, size_t n, float rate, cudaStream_t stream);
+
+/// Indices for a kernel: copied from host memory into device memory (scratch:
+/// valid during this kernel call; persistent: until the graph is cleared).
+const unsigned* upload_indices(ExecContext& ctx, const unsigned* host, unsigned n, bool persistent);
+
+void register_leaf_kernels(OpTable& t);         // leaves.cu: inputs, parameters, lookups, random leaves
+void register_elementwise_kernels(OpTable& t);  // elementwise.cu: unary, scalar, binary, sum, gradient controls
+void register_matrix_kernels(OpTable& t);       // matrix.cu: matmul, affine_transform, transpose (cuBLAS)
+void register_reduce_kernels(OpTable& t);       // reduce.cu: sums, means, softmax family
+void register_shape_kernels(OpTable& t);        // shape.cu: reshape, pick*, select*, concatenate*, dropout, noise
+
+}  // namespace cuda
+}  // namespace dynet_lite
