@@ -70,7 +70,7 @@ Dim gates_shape(const Tensor* const* xs, unsigned n, const Node& node) {
                          op << ": dropout_mask_h " << mh << " must be {" << hid << "} like h_tm1 " << h);
     if (mx.bd > N) N = mx.bd;
     if (mh.bd > N) N = mh.bd;
-    DYNET_LITE_DIM_CHECK(batch_fits(mx.bd, N) && batch_fits(mh.bd, N),
+    DYNET_LITE_DIM_CHECK(batch_fits(x.bd, N) && batch_fits(h.bd, N) && batch_fits(mx.bd, N) && batch_fits(mh.bd, N),
                          op << ": x_t " << x << ", h_tm1 " << h << ", dropout_mask_x " << mx << " and dropout_mask_h "
                             << mh << " have incompatible batch sizes (each must be 1 or " << N << ")");
   }
