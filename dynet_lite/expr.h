@@ -299,12 +299,49 @@ Expression operator/(const Expression& x, const Expression& y);
 // ---------------------------------------------------------------- ops/structured.cc
 
 // ---------------------------------------------------------------- ops/conv.cc
+/// 2-D convolution (cross-correlation, as DyNet and TensorFlow): x {H, W, Ci} X N,
+/// filters f {FH, FW, Ci, Co}, output {H', W', Co} X N.  Valid padding gives
+/// H' = ceil((H - FH + 1) / stride[0]); same padding gives H' = ceil(H / stride[0]).
+Expression conv2d(const Expression& x, const Expression& f, const std::vector<unsigned>& stride,
+                  bool is_valid = true);
+/// conv2d plus a bias b {Co} added to every output position.
+Expression conv2d(const Expression& x, const Expression& f, const Expression& b, const std::vector<unsigned>& stride,
+                  bool is_valid = true);
+/// 2-D max pooling over windows ksize {KH, KW} of x {H, W, C} X N, per channel.
+Expression maxpooling2d(const Expression& x, const std::vector<unsigned>& ksize, const std::vector<unsigned>& stride,
+                        bool is_valid = true);
+/// Narrow 1-D convolution: x {d, n}, f {d, w} or {d, w, k}: y {k, n - w + 1},
+/// y[j, i] = sum_{r, c} x[r, i + c] f[r, c, j].
+Expression filter1d_narrow(const Expression& x, const Expression& f);
+/// Circular convolution of vectors u, v {n}: y[k] = sum_i u[i] v[(k - i) mod n].
+Expression circ_conv(const Expression& u, const Expression& v);
+/// Circular correlation of vectors u, v {n}: y[k] = sum_i u[i] v[(i + k) mod n].
+Expression circ_corr(const Expression& u, const Expression& v);
 
 // ---------------------------------------------------------------- ops/linalg.cc
+/// out[i, j] = sum_k x[i, j, k] y[k] for x {A, B, C}, y {C}.
+Expression contract3d_1d(const Expression& x, const Expression& y);
+/// contract3d_1d(x, y) + b, b {A, B}.
+Expression contract3d_1d(const Expression& x, const Expression& y, const Expression& b);
+/// out[i] = sum_{j, k} x[i, j, k] y[k] z[j] for x {A, B, C}, y {C}, z {B} (DyNet's order:
+/// y contracts the third dimension of x, z the second).
+Expression contract3d_1d_1d(const Expression& x, const Expression& y, const Expression& z);
+/// contract3d_1d_1d(x, y, z) + b, b {A}.
+Expression contract3d_1d_1d(const Expression& x, const Expression& y, const Expression& z, const Expression& b);
+/// Matrix inverse of a square matrix x.
+Expression inverse(const Expression& x);
+/// log |det x| of a square matrix x (DyNet: log of the determinant).
+Expression logdet(const Expression& x);
+/// tr(x y^T) = sum_ij x[i, j] y[i, j].
+Expression trace_of_product(const Expression& x, const Expression& y);
+/// Weight normalisation: w / ||w|| * g, g a scalar.
+Expression weight_norm(const Expression& w, const Expression& g);
 
 // ---------------------------------------------------------------- ops/lstm.cc
 
 // ---------------------------------------------------------------- ops/device.cc
+/// x's value copied to `device` (the node lives there); the gradient is copied back.
+Expression to_device(const Expression& x, Device* device);
 
 }  // namespace dynet_lite
 /// DyNet's fused LSTM step, gates ordered i, f, o, g: [sigmoid(i); sigmoid(f);
