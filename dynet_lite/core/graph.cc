@@ -146,7 +146,7 @@ void ComputationGraph::check_index(VariableIndex i, const char* what) const {
 }
 
 bool ComputationGraph::is_live(VariableIndex i, unsigned graph_id, unsigned stamp) const {
-  return graph_id == id_ && i < num_nodes_ && node(i).stamp == stamp;
+  return graph_id == id_ && i < num_nodes_ && mem_->node(i).stamp == stamp;
 }
 unsigned ComputationGraph::node_stamp(VariableIndex i) const { return node(i).stamp; }
 
@@ -190,7 +190,7 @@ VariableIndex ComputationGraph::add_node(OpKind op, const Expression* args, unsi
     const Node& an = mem_->node(e.i);
     variable |= an.variable;
     if (!dev) dev = an.value.device;
-    DYNET_LITE_ARG_CHECK(an.value.device == dev, info.name << ": argument " << k << " lives on " << an.value.device->name
+    DYNET_LITE_ARG_CHECK(an.value.device == dev || op == OpKind::ToDevice, info.name << ": argument " << k << " lives on " << an.value.device->name
                                                           << " but the operation runs on " << dev->name
                                                           << "; move it with to_device()");
     xs[k] = &an.value;

@@ -30,6 +30,7 @@ struct GraphMemory {
   GraphMemory& operator=(const GraphMemory&) = delete;
 
   Node& node(VariableIndex i) { return node_chunks[i >> kChunkShift][i & (kChunkNodes - 1)]; }
+  const Node& node(VariableIndex i) const { return node_chunks[i >> kChunkShift][i & (kChunkNodes - 1)]; }
   /// The slot for node i, adding a chunk of nodes when needed.
   Node& node_slot(VariableIndex i) {
     if ((i >> kChunkShift) >= node_chunks.size()) add_node_chunk();

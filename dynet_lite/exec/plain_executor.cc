@@ -31,7 +31,7 @@ void check_finite(const Tensor& t, const char* what, const OpInfo& info, Variabl
                                                                     << ", shape " << t.d << ") contains NaN or inf");
 }
 
-constexpr size_t kGradAlign = 16;  // floats: keeps every gradient 64-byte aligned
+constexpr size_t kGradAlign = 8;  // floats: keeps every gradient 32-byte aligned
 inline size_t padded(size_t n) { return (n + kGradAlign - 1) & ~(kGradAlign - 1); }
 
 }  // namespace

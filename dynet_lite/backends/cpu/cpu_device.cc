@@ -32,7 +32,12 @@ class CpuDevice final : public Device {
   void copy(float* dst, const float* src, size_t n) const override {
     if (n && dst != src) std::memmove(dst, src, n * sizeof(float));
   }
-  void fill(float* dst, float value, size_t n) const override { std::fill(dst, dst + n, value); }
+  void fill(float* dst, float value, size_t n) const override {
+    if (value == 0.f)
+      std::memset(dst, 0, n * sizeof(float));
+    else
+      std::fill(dst, dst + n, value);
+  }
 };
 
 struct Registry {
