@@ -1,0 +1,663 @@
+// parser: a greedy transition-based dependency parser (arc-hybrid, labelled) on
+// the Universal Dependencies English Web Treebank, after Kiperwasser & Goldberg
+// (2016), "Simple and accurate dependency parsing using bidirectional LSTM
+// feature representations".
+//
+// Model: each token is the concatenation of a word embedding (100) and an
+// embedding of its gold UPOS tag (25); a 2-layer BiLSTM (125 units each way)
+// reads the sentence, an artificial ROOT token first.  A configuration is scored
+// from the BiLSTM vectors of the top three stack items and the first buffer item
+// (a learned vector stands for an empty slot) by an MLP with one tanh hidden
+// layer (100 units) over the labelled transitions SHIFT, LEFT-ARC(l) and
+// RIGHT-ARC(l).  The first layer is linear in each slot, so W_k h_i is computed
+// once per token and slot k (one matrix product per slot and sentence), and each
+// transition only adds the columns it needs.
+//
+// Training: the static oracle of the gold tree gives the transition sequence;
+// non-projective training sentences (which the oracle cannot derive) are skipped
+// and counted.  The loss is the sum over transitions of pickneglogsoftmax of the
+// gold labelled transition; one graph per sentence, its shape set by the
+// transitions; Adam.  Words seen c times in train are replaced by <unk> with
+// probability 0.25 / (0.25 + c) while training (word dropout).
+//
+// Evaluation: greedy decoding among the valid transitions; UAS and LAS over all
+// tokens, punctuation included.
+//
+// Run `parser --help` for the options (training, --load, --predict).
+#include <algorithm>
+#include <fstream>
+#include <iostream>
+#include <numeric>
+#include <random>
+#include <sstream>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "dynet_lite/dict.h"
+#include "dynet_lite/expr.h"
+#include "dynet_lite/init.h"
+#include "dynet_lite/io.h"
+#include "dynet_lite/io/conllu.h"
+#include "dynet_lite/lstm.h"
+#include "dynet_lite/training.h"
+#include "example_util.h"
+
+namespace dynet = dynet_lite;
+using namespace dynet;
+
+namespace {
+
+constexpr unsigned WORD_DIM = 100;
+constexpr unsigned POS_DIM = 25;
+constexpr unsigned LSTM_DIM = 125;  // per direction
+constexpr unsigned LSTM_LAYERS = 2;
+constexpr unsigned MLP_DIM = 100;
+constexpr unsigned NUM_SLOTS = 4;  // s0, s1, s2, b0
+constexpr float WORD_DROPOUT = 0.25f;
+const char* const UNK = "<unk>";
+const char* const ROOT = "<root>";
+const char* const VOCAB_MAGIC = "dynet_lite-parser-vocabulary";
+
+/// A sentence ready for the network; position 0 is the artificial ROOT.
+struct Sentence {
+  std::vector<unsigned> words, tags, counts;  // counts: training count of the word (0 for <unk>, ROOT)
+  std::vector<int> heads;                     // gold heads (-1 when unknown), heads[0] unused
+  std::vector<int> labels;                    // gold label ids (-1 when unknown or not in train)
+  size_t size() const { return words.size(); }  // tokens + 1
+};
+
+/// The vocabularies: words, UPOS tags and dependency labels.
+struct Vocabulary {
+  Dict words, tags, labels;
+  std::vector<unsigned> word_counts;  ///< per word id (not saved)
+
+  static Vocabulary build(const std::vector<ConlluSentence>& train) {
+    Vocabulary v;
+    std::unordered_map<std::string, unsigned> counts;
+    std::vector<std::string> order;
+    v.words.convert(UNK);
+    v.words.convert(ROOT);
+    v.tags.convert(UNK);
+    v.tags.convert(ROOT);
+    for (const auto& s : train)
+      for (const auto& t : s.tokens) {
+        if (counts[t.form]++ == 0) order.push_back(t.form);
+        v.tags.convert(t.upos);
+        if (t.head >= 0) v.labels.convert(t.deprel);
+      }
+    for (const auto& w : order) v.words.convert(w);
+    v.finish();
+    v.word_counts.assign(v.words.size(), 0);
+    for (const auto& w : order) v.word_counts[v.words.convert(w)] = counts[w];
+    return v;
+  }
+
+  void finish() {
+    words.freeze();
+    words.set_unk(UNK);
+    tags.freeze();
+    tags.set_unk(UNK);
+    labels.freeze();
+  }
+
+  Sentence convert(const ConlluSentence& cs, bool with_gold) {
+    Sentence s;
+    s.words.push_back(static_cast<unsigned>(words.convert(ROOT)));
+    s.tags.push_back(static_cast<unsigned>(tags.convert(ROOT)));
+    s.counts.push_back(0);
+    s.heads.push_back(-1);
+    s.labels.push_back(-1);
+    for (const auto& t : cs.tokens) {
+      const unsigned w = static_cast<unsigned>(words.convert(t.form));
+      s.words.push_back(w);
+      s.tags.push_back(static_cast<unsigned>(tags.convert(t.upos)));
+      s.counts.push_back(w < word_counts.size() ? word_counts[w] : 0);
+      s.heads.push_back(with_gold ? t.head : -1);
+      s.labels.push_back(with_gold && labels.contains(t.deprel) ? labels.convert(t.deprel) : -1);
+    }
+    return s;
+  }
+
+  /// Converts a treebank; every token must have a HEAD within the sentence.
+  std::vector<Sentence> convert_gold(const std::vector<ConlluSentence>& corpus, const std::string& name) {
+    std::vector<Sentence> out;
+    for (size_t si = 0; si < corpus.size(); ++si) {
+      const auto& cs = corpus[si];
+      for (const auto& t : cs.tokens)
+        DYNET_LITE_CHECK(t.head >= 0 && t.head <= static_cast<int>(cs.size()), std::runtime_error,
+                         name << ": sentence " << si + 1 << ", token " << t.id << " '" << t.form
+                              << "': HEAD must be a token of the sentence or 0, got "
+                              << (t.head < 0 ? std::string("_") : std::to_string(t.head)));
+      if (!cs.tokens.empty()) out.push_back(convert(cs, true));
+    }
+    DYNET_LITE_CHECK(!out.empty(), std::runtime_error, name << ": no sentences");
+    return out;
+  }
+
+  static void write_dict(std::ostream& out, const char* name, const Dict& d) {
+    out << name << " " << d.size() << "\n";
+    for (const auto& w : d.get_words()) out << w << "\n";
+  }
+
+  void save(const std::string& path) const {
+    std::ostringstream out;
+    out << VOCAB_MAGIC << " 1\n";
+    write_dict(out, "words", words);
+    write_dict(out, "tags", tags);
+    write_dict(out, "labels", labels);
+    examples::write_file_atomically(path, out.str());
+  }
+
+  static Vocabulary load(const std::string& path) {
+    std::ifstream in(path);
+    DYNET_LITE_CHECK(in.good(), io_error, "cannot open the vocabulary file '" << path << "'");
+    size_t lineno = 0;
+    std::string line;
+    auto next = [&](const char* what) -> const std::string& {
+      DYNET_LITE_CHECK(std::getline(in, line), io_error,
+                       path << ":" << lineno + 1 << ": file ends where " << what << " was expected");
+      ++lineno;
+      return line;
+    };
+    Vocabulary v;
+    DYNET_LITE_CHECK(next("the header") == std::string(VOCAB_MAGIC) + " 1", io_error,
+                     path << ":1: not a parser vocabulary file (header '" << line << "')");
+    for (auto [key, dict] : {std::pair<const char*, Dict*>{"words", &v.words}, {"tags", &v.tags},
+                             {"labels", &v.labels}}) {
+      std::istringstream ls(next(key));
+      std::string k;
+      long long n = -1;
+      ls >> k >> n;
+      DYNET_LITE_CHECK(k == key && n >= 0, io_error,
+                       path << ":" << lineno << ": expected '" << key << " <number>', found '" << line << "'");
+      for (long long i = 0; i < n; ++i) {
+        next(key);
+        DYNET_LITE_CHECK(!dict->contains(line), io_error,
+                         path << ":" << lineno << ": '" << line << "' appears twice in " << key);
+        dict->convert(line);
+      }
+    }
+    for (const char* w : {UNK, ROOT}) {
+      DYNET_LITE_CHECK(v.words.contains(w), io_error, path << ": the words lack " << w);
+      DYNET_LITE_CHECK(v.tags.contains(w), io_error, path << ": the tags lack " << w);
+    }
+    DYNET_LITE_CHECK(v.labels.size() > 0, io_error, path << ": no dependency labels");
+    v.finish();
+    return v;
+  }
+};
+
+// ---------------------------------------------------------------- transition system
+
+/// Arc-hybrid (Kuhlmann, Gómez-Rodríguez & Satta 2011).  Stack starts as [ROOT],
+/// buffer as 1..n.  SHIFT moves the buffer front onto the stack; LEFT-ARC(l)
+/// makes the buffer front the head of s0 and pops s0; RIGHT-ARC(l) makes s1 the
+/// head of s0 and pops s0.  A RIGHT-ARC from ROOT is allowed only once the
+/// buffer is empty, so every tree has exactly one root.
+/// Transition ids: 0 SHIFT, 1 + l LEFT-ARC(l), 1 + L + l RIGHT-ARC(l).
+struct Configuration {
+  std::vector<unsigned> stack;
+  unsigned next = 1, n = 0;  // buffer = next..n
+  std::vector<int> heads, labels;
+
+  explicit Configuration(size_t size) : n(static_cast<unsigned>(size - 1)), heads(size, -1), labels(size, -1) {
+    stack.push_back(0);
+  }
+  bool terminal() const { return next > n && stack.size() == 1; }
+  bool can_shift() const { return next <= n; }
+  bool can_left() const { return stack.size() >= 2 && next <= n; }
+  bool can_right() const { return stack.size() >= 3 || (stack.size() == 2 && next > n); }
+  /// Applies a valid action (kind 0 shift, 1 left, 2 right) with label `l`.
+  void apply(int kind, int l) {
+    if (kind == 0) {
+      stack.push_back(next++);
+      return;
+    }
+    const unsigned s0 = stack.back();
+    stack.pop_back();
+    heads[s0] = kind == 1 ? static_cast<int>(next) : static_cast<int>(stack.back());
+    labels[s0] = l;
+  }
+  /// Token index at stack position k from the top (0 = s0), or `none`.
+  unsigned stack_at(unsigned k, unsigned none) const {
+    return k < stack.size() ? stack[stack.size() - 1 - k] : none;
+  }
+};
+
+/// The static oracle's transition sequence for a gold tree, or false when the
+/// tree cannot be derived (non-projective, or a label unknown to the model).
+bool oracle(const Sentence& s, unsigned num_labels, std::vector<unsigned>& actions) {
+  actions.clear();
+  const size_t size = s.size();
+  std::vector<unsigned> missing(size, 0);  // gold dependents not yet attached
+  for (size_t i = 1; i < size; ++i) {
+    if (s.heads[i] < 0 || s.labels[i] < 0) return false;
+    ++missing[s.heads[i]];
+  }
+  Configuration c(size);
+  while (!c.terminal()) {
+    const unsigned s0 = c.stack.back();
+    if (c.can_left() && s.heads[s0] == static_cast<int>(c.next) && missing[s0] == 0) {
+      actions.push_back(1 + s.labels[s0]);
+      --missing[c.next];
+      c.apply(1, s.labels[s0]);
+    } else if (c.can_right() && s.heads[s0] == static_cast<int>(c.stack[c.stack.size() - 2]) && missing[s0] == 0) {
+      actions.push_back(1 + num_labels + s.labels[s0]);
+      --missing[c.stack[c.stack.size() - 2]];
+      c.apply(2, s.labels[s0]);
+    } else if (c.can_shift()) {
+      actions.push_back(0);
+      c.apply(0, -1);
+    } else {
+      return false;
+    }
+  }
+  for (size_t i = 1; i < size; ++i)
+    if (c.heads[i] != s.heads[i]) return false;
+  return true;
+}
+
+// ---------------------------------------------------------------- the network
+
+class Parser {
+ public:
+  Parser(ParameterCollection& pc, const Vocabulary& v)
+      : num_labels(v.labels.size()),
+        num_actions(1 + 2 * v.labels.size()),
+        p_word(pc.add_lookup_parameters(v.words.size(), {WORD_DIM}, "word-embeddings")),
+        p_tag(pc.add_lookup_parameters(v.tags.size(), {POS_DIM}, "tag-embeddings")),
+        p_empty(pc.add_parameters({2 * LSTM_DIM}, 0.f, "empty-slot")),
+        p_b1(pc.add_parameters({MLP_DIM}, 0.f, "mlp-b1")),
+        p_W2(pc.add_parameters({num_actions, MLP_DIM}, 0.f, "mlp-W2")),
+        p_b2(pc.add_parameters({num_actions}, 0.f, "mlp-b2")) {
+    for (unsigned k = 0; k < NUM_SLOTS; ++k)
+      p_W1.push_back(pc.add_parameters({MLP_DIM, 2 * LSTM_DIM}, 0.f, "mlp-W1-slot" + std::to_string(k)));
+    for (unsigned l = 0; l < LSTM_LAYERS; ++l) {
+      const unsigned in = l == 0 ? WORD_DIM + POS_DIM : 2 * LSTM_DIM;
+      fwd.emplace_back(1, in, LSTM_DIM, pc);
+      bwd.emplace_back(1, in, LSTM_DIM, pc);
+    }
+  }
+
+  void new_graph(ComputationGraph& cg, bool training) {
+    cg_ = &cg;
+    training_ = training;
+    for (auto& b : fwd) b.new_graph(cg, training);
+    for (auto& b : bwd) b.new_graph(cg, training);
+    auto par = [&](Parameter p) { return training ? parameter(cg, p) : const_parameter(cg, p); };
+    empty = par(p_empty);
+    b1 = par(p_b1);
+    W2 = par(p_W2);
+    b2 = par(p_b2);
+    W1.clear();
+    for (auto& p : p_W1) W1.push_back(par(p));
+  }
+
+  /// Runs the BiLSTM over `s` and projects every token's vector through each
+  /// slot's first-layer weights: proj[k] is {MLP_DIM, size + 1}, column size the
+  /// empty slot.  `drop[i]` replaces word i by <unk> (word dropout).
+  void encode(const Sentence& s, const std::vector<unsigned char>* drop) {
+    const size_t n = s.size();
+    layer_.resize(n);
+    for (size_t i = 0; i < n; ++i) {
+      const unsigned w = drop && (*drop)[i] ? 0u : s.words[i];
+      Expression we = training_ ? lookup(*cg_, p_word, w) : const_lookup(*cg_, p_word, w);
+      Expression te = training_ ? lookup(*cg_, p_tag, s.tags[i]) : const_lookup(*cg_, p_tag, s.tags[i]);
+      layer_[i] = concatenate({we, te});
+    }
+    fh_.resize(n);
+    bh_.resize(n);
+    for (unsigned l = 0; l < LSTM_LAYERS; ++l) {
+      fwd[l].start_new_sequence();
+      for (size_t i = 0; i < n; ++i) fh_[i] = fwd[l].add_input(layer_[i]);
+      bwd[l].start_new_sequence();
+      for (size_t i = n; i-- > 0;) bh_[i] = bwd[l].add_input(layer_[i]);
+      for (size_t i = 0; i < n; ++i) layer_[i] = concatenate({fh_[i], bh_[i]});
+    }
+    layer_.push_back(empty);
+    Expression H = concatenate_cols(layer_);  // {2 LSTM_DIM, n + 1}
+    layer_.pop_back();
+    proj_.resize(NUM_SLOTS);
+    for (unsigned k = 0; k < NUM_SLOTS; ++k) proj_[k] = W1[k] * H;
+    size_ = static_cast<unsigned>(n);
+  }
+
+  /// Scores of all labelled transitions in configuration `c` (after encode()).
+  Expression scores(const Configuration& c) {
+    Expression terms[NUM_SLOTS + 1];
+    for (unsigned k = 0; k < 3; ++k) terms[k] = pick(proj_[k], c.stack_at(k, size_), 1);
+    terms[3] = pick(proj_[3], c.next <= c.n ? c.next : size_, 1);
+    terms[4] = b1;
+    Expression h = tanh(sum(std::vector<Expression>(terms, terms + NUM_SLOTS + 1)));
+    return affine_transform({b2, W2, h});
+  }
+
+  /// Sum of the losses of the oracle's transitions (one graph, built at once).
+  Expression sentence_loss(const Sentence& s, const std::vector<unsigned>& actions,
+                           const std::vector<unsigned char>* drop) {
+    encode(s, drop);
+    Configuration c(s.size());
+    losses_.clear();
+    for (unsigned a : actions) {
+      losses_.push_back(pickneglogsoftmax(scores(c), a));
+      const int kind = a == 0 ? 0 : a <= num_labels ? 1 : 2;
+      c.apply(kind, kind == 0 ? -1 : kind == 1 ? int(a - 1) : int(a - 1 - num_labels));
+    }
+    return sum(losses_);
+  }
+
+  /// Greedy decoding: heads and label ids of tokens 1..n (index 0 unused).
+  Configuration parse(const Sentence& s) {
+    encode(s, nullptr);
+    Configuration c(s.size());
+    while (!c.terminal()) {
+      const std::vector<float> v = as_vector(cg_->incremental_forward(scores(c)));
+      int best_kind = -1, best_label = -1;
+      float best = -1e30f;
+      auto consider = [&](int kind, int label, float score) {
+        if (score > best) best = score, best_kind = kind, best_label = label;
+      };
+      if (c.can_shift()) consider(0, -1, v[0]);
+      if (c.can_left())
+        for (unsigned l = 0; l < num_labels; ++l) consider(1, l, v[1 + l]);
+      if (c.can_right())
+        for (unsigned l = 0; l < num_labels; ++l) consider(2, l, v[1 + num_labels + l]);
+      c.apply(best_kind, best_label);
+    }
+    return c;
+  }
+
+  unsigned num_labels, num_actions;
+
+ private:
+  LookupParameter p_word, p_tag;
+  Parameter p_empty, p_b1, p_W2, p_b2;
+  std::vector<Parameter> p_W1;
+  std::vector<VanillaLSTMBuilder> fwd, bwd;
+  ComputationGraph* cg_ = nullptr;
+  bool training_ = false;
+  Expression empty, b1, W2, b2;
+  std::vector<Expression> W1, layer_, fh_, bh_, proj_, losses_;
+  unsigned size_ = 0;
+};
+
+struct Score {
+  size_t tokens = 0, heads = 0, labelled = 0;
+  double uas() const { return tokens ? 100.0 * heads / tokens : 0; }
+  double las() const { return tokens ? 100.0 * labelled / tokens : 0; }
+};
+
+/// UAS / LAS over every token (punctuation included).
+Score evaluate(Parser& parser, const std::vector<Sentence>& data) {
+  Score sc;
+  for (const auto& s : data) {
+    ComputationGraph cg;
+    parser.new_graph(cg, false);
+    Configuration c = parser.parse(s);
+    for (size_t i = 1; i < s.size(); ++i) {
+      ++sc.tokens;
+      if (c.heads[i] == s.heads[i]) {
+        ++sc.heads;
+        sc.labelled += c.labels[i] == s.labels[i] && s.labels[i] >= 0;
+      }
+    }
+  }
+  return sc;
+}
+
+void save_model(ParameterCollection& pc, const Vocabulary& v, const std::string& path) {
+  TextFileSaver saver(path);
+  saver.save(pc);
+  v.save(path + ".vocab");
+}
+
+void load_model(ParameterCollection& pc, const std::string& path) {
+  TextFileLoader loader(path);
+  loader.populate(pc);
+}
+
+struct Options {
+  std::string train, dev, test, model_path = "parser.model", load, predict;
+  unsigned epochs = 10, max_train = 0, max_dev = 0;
+  float learning_rate = 0.001f;
+};
+
+void usage(std::ostream& out) {
+  out << "usage: parser [options] [--dynet-seed S] ...\n"
+         "Greedy arc-hybrid dependency parser with BiLSTM features on UD English EWT\n"
+         "(words and gold UPOS in, labelled transitions out).\n\n"
+         "training (default):\n"
+         "  --data-dir DIR            folder with ud-english-ewt/ (default ../shared/data from the project root)\n"
+         "  --train FILE --dev FILE --test FILE   CoNLL-U files (default DIR/ud-english-ewt/en_ewt-ud-*.conllu)\n"
+         "  --epochs N                passes over the training data (default 10)\n"
+         "  --max-train-sentences N   use only the first N training sentences (quick runs)\n"
+         "  --max-dev-sentences N     evaluate on the first N dev sentences only (quick runs)\n"
+         "  --learning-rate R         Adam's learning rate (default 0.001)\n"
+         "  --model FILE              where the best model (by dev LAS) goes; its vocabulary\n"
+         "                            goes to FILE.vocab (default parser.model)\n"
+         "using a saved model:\n"
+         "  --load FILE --predict IN  parse the CoNLL-U file IN (FORM and UPOS are read), writing\n"
+         "                            CoNLL-U with HEAD and DEPREL filled to standard output;\n"
+         "                            '-' reads standard input\n"
+         "  --load FILE               UAS / LAS of the saved model on --test\n"
+         "UAS and LAS count every token, punctuation included.\n"
+         "  --help                    this text\n";
+}
+
+Options parse_options(int argc, char** argv) {
+  Options o;
+  std::string data_dir;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    auto value = [&]() -> std::string {
+      DYNET_LITE_ARG_CHECK(i + 1 < argc, "" << a << " needs a value (see --help)");
+      return argv[++i];
+    };
+    if (a == "--help" || a == "-h") {
+      usage(std::cout);
+      std::exit(0);
+    } else if (a == "--train") {
+      o.train = value();
+    } else if (a == "--dev") {
+      o.dev = value();
+    } else if (a == "--test") {
+      o.test = value();
+    } else if (a == "--data-dir") {
+      data_dir = value();
+    } else if (a == "--epochs") {
+      o.epochs = examples::parse_unsigned(a, value());
+    } else if (a == "--max-train-sentences") {
+      o.max_train = examples::parse_unsigned(a, value());
+    } else if (a == "--max-dev-sentences") {
+      o.max_dev = examples::parse_unsigned(a, value());
+    } else if (a == "--learning-rate") {
+      o.learning_rate = examples::parse_float(a, value());
+      DYNET_LITE_ARG_CHECK(o.learning_rate > 0, "--learning-rate must be > 0, got " << o.learning_rate);
+    } else if (a == "--model") {
+      o.model_path = value();
+    } else if (a == "--load") {
+      o.load = value();
+    } else if (a == "--predict") {
+      o.predict = value();
+    } else {
+      DYNET_LITE_ARG_CHECK(false, "unknown option '" << a << "' (see --help)");
+    }
+  }
+  if (data_dir.empty()) data_dir = examples::default_data_dir();
+  std::string ud = data_dir + "/ud-english-ewt";
+  if (!examples::file_exists(ud) && examples::file_exists(data_dir + "/en_ewt-ud-train.conllu")) ud = data_dir;
+  if (o.train.empty()) o.train = ud + "/en_ewt-ud-train.conllu";
+  if (o.dev.empty()) o.dev = ud + "/en_ewt-ud-dev.conllu";
+  if (o.test.empty()) o.test = ud + "/en_ewt-ud-test.conllu";
+  DYNET_LITE_ARG_CHECK(o.predict.empty() || !o.load.empty(), "--predict needs --load MODEL");
+  return o;
+}
+
+size_t count_tokens(const std::vector<Sentence>& data) {
+  size_t n = 0;
+  for (const auto& s : data) n += s.size() - 1;
+  return n;
+}
+
+std::string format_score(const Score& sc) {
+  std::ostringstream out;
+  out << std::fixed << std::setprecision(2) << "UAS " << sc.uas() << "% LAS " << sc.las() << "%";
+  return out.str();
+}
+
+// ---------------------------------------------------------------- modes
+
+int run_predict(const Options& o) {
+  Vocabulary vocab = Vocabulary::load(o.load + ".vocab");
+  ParameterCollection pc;
+  Parser parser(pc, vocab);
+  load_model(pc, o.load);
+  std::vector<ConlluSentence> input;
+  if (o.predict == "-") {
+    input = read_conllu(std::cin, "<stdin>");
+  } else {
+    input = read_conllu(o.predict);
+  }
+  for (const auto& cs : input) {
+    if (cs.tokens.empty()) continue;
+    Sentence s = vocab.convert(cs, false);
+    ComputationGraph cg;
+    parser.new_graph(cg, false);
+    Configuration c = parser.parse(s);
+    for (size_t i = 0; i < cs.tokens.size(); ++i) {
+      const ConlluToken& t = cs.tokens[i];
+      auto col = [](const std::string& x) { return x.empty() ? std::string("_") : x; };
+      std::cout << t.id << "\t" << col(t.form) << "\t" << col(t.lemma) << "\t" << col(t.upos) << "\t" << col(t.xpos)
+                << "\t" << col(t.feats) << "\t" << c.heads[i + 1] << "\t"
+                << vocab.labels.convert(c.labels[i + 1]) << "\t_\t_\n";
+    }
+    std::cout << "\n";
+  }
+  return 0;
+}
+
+int run_evaluate(const Options& o) {
+  Vocabulary vocab = Vocabulary::load(o.load + ".vocab");
+  ParameterCollection pc;
+  Parser parser(pc, vocab);
+  load_model(pc, o.load);
+  std::vector<Sentence> test = vocab.convert_gold(read_conllu(o.test), o.test);
+  examples::Timer t;
+  const Score sc = evaluate(parser, test);
+  std::cout << "test " << format_score(sc) << " (" << sc.tokens << " tokens of " << o.test
+            << ", punctuation included, " << std::fixed << std::setprecision(1) << t.seconds() << " s)\n";
+  return 0;
+}
+
+int run_train(const Options& o) {
+  examples::Timer total_time;
+  std::vector<ConlluSentence> train_raw = read_conllu(o.train);
+  DYNET_LITE_CHECK(!train_raw.empty(), std::runtime_error, "no sentences in '" << o.train << "'");
+  if (o.max_train && train_raw.size() > o.max_train) train_raw.resize(o.max_train);
+  Vocabulary vocab = Vocabulary::build(train_raw);
+  DYNET_LITE_CHECK(vocab.labels.size() > 0, std::runtime_error, o.train << ": no token has a HEAD and DEPREL");
+  std::vector<Sentence> all_train = vocab.convert_gold(train_raw, o.train);
+  std::vector<Sentence> dev = vocab.convert_gold(read_conllu(o.dev), o.dev);
+  if (o.max_dev && dev.size() > o.max_dev) dev.resize(o.max_dev);
+
+  // The oracle's transitions; sentences it cannot derive are left out.
+  std::vector<Sentence> train;
+  std::vector<std::vector<unsigned>> gold_actions;
+  std::vector<unsigned> actions;
+  size_t skipped = 0;
+  for (auto& s : all_train) {
+    if (oracle(s, vocab.labels.size(), actions)) {
+      train.push_back(std::move(s));
+      gold_actions.push_back(actions);
+    } else {
+      ++skipped;
+    }
+  }
+  DYNET_LITE_CHECK(!train.empty(), std::runtime_error, o.train << ": no projective sentence to train on");
+  std::cerr << "train " << train.size() << " projective sentences (" << count_tokens(train) << " tokens; " << skipped
+            << " non-projective skipped), dev " << dev.size() << " (" << count_tokens(dev)
+            << " tokens); vocabulary " << vocab.words.size() << " words, " << vocab.tags.size() << " tags, "
+            << vocab.labels.size() << " labels\n";
+
+  ParameterCollection pc;
+  Parser parser(pc, vocab);
+  AdamTrainer trainer(pc, o.learning_rate);
+  std::cerr << "model: " << pc.parameter_count() << " parameters, " << parser.num_actions << " transitions\n";
+  std::cout << "training on " << train.size() << " sentences; skipped " << skipped
+            << " non-projective training sentences" << std::endl;
+
+  std::vector<size_t> order(train.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::mt19937 rng(current_params().random_seed);
+  std::uniform_real_distribution<float> coin(0.f, 1.f);
+  std::vector<unsigned char> drop;
+  double best_las = -1, train_seconds = 0;
+  Score best_dev;
+  for (unsigned epoch = 1; epoch <= o.epochs; ++epoch) {
+    std::shuffle(order.begin(), order.end(), rng);
+    examples::ProgressBar bar("epoch " + std::to_string(epoch), train.size(), "sent");
+    double loss_sum = 0;
+    size_t transitions = 0, done = 0;
+    for (size_t k : order) {
+      const Sentence& s = train[k];
+      drop.assign(s.size(), 0);
+      for (size_t i = 1; i < s.size(); ++i)
+        drop[i] = coin(rng) < WORD_DROPOUT / (WORD_DROPOUT + static_cast<float>(s.counts[i]));
+      ComputationGraph cg;
+      parser.new_graph(cg, true);
+      Expression loss = parser.sentence_loss(s, gold_actions[k], &drop);
+      loss_sum += as_scalar(cg.forward(loss));
+      cg.backward(loss);
+      trainer.update();
+      transitions += gold_actions[k].size();
+      bar.update(++done, loss_sum / transitions, "transition");
+    }
+    bar.finish();
+    const double epoch_seconds = bar.seconds();
+    train_seconds += epoch_seconds;
+    examples::Timer eval_time;
+    const Score sc = evaluate(parser, dev);
+    std::cout << "epoch " << epoch << ": train loss/transition " << std::fixed << std::setprecision(4)
+              << loss_sum / transitions << ", " << std::setprecision(1) << train.size() / epoch_seconds
+              << " sent/s, " << epoch_seconds << " s; dev " << format_score(sc) << " (" << eval_time.seconds()
+              << " s)";
+    if (sc.las() > best_las) {
+      best_las = sc.las();
+      best_dev = sc;
+      save_model(pc, vocab, o.model_path);
+      std::cout << "  [saved " << o.model_path << "]";
+    }
+    std::cout << std::endl;
+  }
+  if (best_las < 0) return 0;  // --epochs 0
+
+  // The test figure comes from the best model as saved, read back from disk.
+  ParameterCollection best_pc;
+  Vocabulary best_vocab = Vocabulary::load(o.model_path + ".vocab");
+  Parser best(best_pc, best_vocab);
+  load_model(best_pc, o.model_path);
+  std::vector<Sentence> test = best_vocab.convert_gold(read_conllu(o.test), o.test);
+  const Score sc = evaluate(best, test);
+  std::cout << "best dev " << format_score(best_dev) << "; test " << format_score(sc) << " (" << sc.tokens
+            << " tokens, punctuation included); training " << std::fixed << std::setprecision(1) << train_seconds
+            << " s, total " << total_time.seconds() << " s\n";
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    DynetParams params = extract_dynet_params(argc, argv);
+    Options o = parse_options(argc, argv);
+    if (params.random_seed == 0) params.random_seed = 1;
+    initialize(params);
+    if (!o.predict.empty()) return run_predict(o);
+    if (!o.load.empty()) return run_evaluate(o);
+    return run_train(o);
+  } catch (const std::exception& e) {
+    std::cerr << "parser: error: " << e.what() << "\n";
+    return 1;
+  }
+}

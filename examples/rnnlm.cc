@@ -1,0 +1,588 @@
+// rnnlm: an LSTM language model on the Penn Treebank text, the benchmark task
+// T4 `rnnlm` of BENCHMARKS.md.
+//
+// Model (T4): each sentence is wrapped in <s> ... </s>; a word is a 128-dim
+// embedding, a 1-layer vanilla LSTM of 256 units reads the words, and a softmax
+// over the whole vocabulary predicts the next word.  The loss is the sum of
+// pickneglogsoftmax over every target word, </s> included.  Training is
+// minibatched with the batch dimension: the sentences are sorted by length, cut
+// into consecutive minibatches of B, shorter ones padded with </s>; the padded
+// positions are multiplied by a 0/1 mask so that they add nothing to the loss.
+// Plain SGD (learning rate 0.1, DyNet's default clipping), Glorot initialisation.
+//
+// Trained on ptb.valid.txt (its vocabulary, which contains <unk>); perplexity
+// reported on ptb.test.txt, unknown words mapped to <unk>, next to the
+// perplexity of the training unigram distribution on the same text.
+//
+// Run `rnnlm --help` for the options (training, --load, --score, --bench).
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <iostream>
+#include <numeric>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "dynet_lite/dict.h"
+#include "dynet_lite/exec/autobatch.h"
+#include "dynet_lite/expr.h"
+#include "dynet_lite/init.h"
+#include "dynet_lite/io.h"
+#include "dynet_lite/lstm.h"
+#include "dynet_lite/training.h"
+#include "example_util.h"
+
+namespace dynet = dynet_lite;
+using namespace dynet;
+
+namespace {
+
+// Hyperparameters of T4 (BENCHMARKS.md); fixed, so that figures compare.
+constexpr unsigned EMBED_DIM = 128;
+constexpr unsigned HIDDEN_DIM = 256;
+constexpr unsigned LAYERS = 1;
+constexpr float LEARNING_RATE = 0.1f;
+constexpr unsigned SHUFFLE_SEED = 12345;  // the minibatch order (fixed, as T4 asks)
+const char* const BOS = "<s>";
+const char* const EOS = "</s>";
+const char* const UNK = "<unk>";
+const char* const VOCAB_MAGIC = "dynet_lite-rnnlm-vocabulary";
+
+/// A sentence as word ids, <s> first and </s> last.
+using Sentence = std::vector<unsigned>;
+
+/// Reads one sentence a line (tokens separated by white space); blank lines are
+/// skipped.  Throws io_error naming the file when it cannot be opened or holds
+/// no sentence, and the line when it uses a reserved token.
+std::vector<std::vector<std::string>> read_text(const std::string& path) {
+  std::ifstream in(path);
+  DYNET_LITE_CHECK(in.good(), io_error, "cannot open '" << path << "'");
+  std::vector<std::vector<std::string>> out;
+  std::string line;
+  size_t lineno = 0;
+  while (std::getline(in, line)) {
+    ++lineno;
+    std::istringstream ls(line);
+    std::vector<std::string> words;
+    for (std::string w; ls >> w;) {
+      DYNET_LITE_CHECK(w != BOS && w != EOS, std::runtime_error,
+                       path << ":" << lineno << ": the token '" << w
+                            << "' is reserved for the sentence boundaries; the text must not contain it");
+      words.push_back(w);
+    }
+    if (!words.empty()) out.push_back(std::move(words));
+  }
+  DYNET_LITE_CHECK(!in.bad(), io_error, "reading '" << path << "' failed");
+  DYNET_LITE_CHECK(!out.empty(), std::runtime_error, "'" << path << "' holds no sentence");
+  return out;
+}
+
+/// The vocabulary: <s>, </s>, <unk>, then the training words in order of appearance.
+struct Vocabulary {
+  Dict words;
+  unsigned bos = 0, eos = 0, unk = 0;
+
+  static Vocabulary build(const std::vector<std::vector<std::string>>& train) {
+    Vocabulary v;
+    v.words.convert(BOS);
+    v.words.convert(EOS);
+    v.words.convert(UNK);
+    for (const auto& s : train)
+      for (const auto& w : s) v.words.convert(w);
+    v.finish();
+    return v;
+  }
+
+  void finish() {
+    words.freeze();
+    words.set_unk(UNK);
+    bos = static_cast<unsigned>(words.convert(BOS));
+    eos = static_cast<unsigned>(words.convert(EOS));
+    unk = static_cast<unsigned>(words.get_unk_id());
+  }
+
+  Sentence convert(const std::vector<std::string>& s) {
+    Sentence out;
+    out.reserve(s.size() + 2);
+    out.push_back(bos);
+    for (const auto& w : s) out.push_back(static_cast<unsigned>(words.convert(w)));
+    out.push_back(eos);
+    return out;
+  }
+
+  std::vector<Sentence> convert(const std::vector<std::vector<std::string>>& corpus) {
+    std::vector<Sentence> out;
+    out.reserve(corpus.size());
+    for (const auto& s : corpus) out.push_back(convert(s));
+    return out;
+  }
+
+  void save(const std::string& path) const {
+    std::ostringstream out;
+    out << VOCAB_MAGIC << " 1\nwords " << words.size() << "\n";
+    for (const auto& w : words.get_words()) out << w << "\n";
+    examples::write_file_atomically(path, out.str());
+  }
+
+  static Vocabulary load(const std::string& path) {
+    std::ifstream in(path);
+    DYNET_LITE_CHECK(in.good(), io_error, "cannot open the vocabulary file '" << path << "'");
+    std::string line, key;
+    std::getline(in, line);
+    DYNET_LITE_CHECK(line == std::string(VOCAB_MAGIC) + " 1", io_error,
+                     path << ":1: not an rnnlm vocabulary file (header '" << line << "')");
+    long long n = -1;
+    std::getline(in, line);
+    std::istringstream hs(line);
+    hs >> key >> n;
+    DYNET_LITE_CHECK(key == "words" && n >= 3, io_error,
+                     path << ":2: expected 'words <number of at least 3>', found '" << line << "'");
+    Vocabulary v;
+    for (long long i = 0; i < n; ++i) {
+      DYNET_LITE_CHECK(std::getline(in, line), io_error,
+                       path << ": file ends after " << i << " of " << n << " words");
+      DYNET_LITE_CHECK(!v.words.contains(line), io_error, path << ":" << i + 3 << ": '" << line << "' appears twice");
+      v.words.convert(line);
+    }
+    for (const char* w : {BOS, EOS, UNK})
+      DYNET_LITE_CHECK(v.words.contains(w), io_error, path << ": the vocabulary lacks " << w);
+    v.finish();
+    return v;
+  }
+};
+
+/// Number of target words (every word after <s>, </s> included).
+size_t count_targets(const std::vector<Sentence>& data) {
+  size_t n = 0;
+  for (const auto& s : data) n += s.size() - 1;
+  return n;
+}
+
+/// Minibatches of B: sentence indices sorted by length (stable), cut into
+/// consecutive groups of B.
+std::vector<std::vector<size_t>> make_minibatches(const std::vector<Sentence>& data, unsigned B) {
+  std::vector<size_t> order(data.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return data[a].size() < data[b].size(); });
+  std::vector<std::vector<size_t>> batches;
+  for (size_t i = 0; i < order.size(); i += B)
+    batches.emplace_back(order.begin() + i, order.begin() + std::min(order.size(), i + B));
+  return batches;
+}
+
+/// The network.  Built once; per graph only new_graph() and the expressions.
+class RNNLanguageModel {
+ public:
+  RNNLanguageModel(ParameterCollection& pc, unsigned vocab_size)
+      : vocab_size(vocab_size),
+        p_embed(pc.add_lookup_parameters(vocab_size, {EMBED_DIM}, "embeddings")),
+        p_R(pc.add_parameters({vocab_size, HIDDEN_DIM}, 0.f, "softmax-W")),
+        p_bias(pc.add_parameters({vocab_size}, 0.f, "softmax-b")),
+        lstm(LAYERS, EMBED_DIM, HIDDEN_DIM, pc) {}
+
+  /// Adds the parameters to a new graph (as constants when not training).
+  void new_graph(ComputationGraph& cg, bool training) {
+    cg_ = &cg;
+    training_ = training;
+    lstm.new_graph(cg, training);
+    R = training ? parameter(cg, p_R) : const_parameter(cg, p_R);
+    bias = training ? parameter(cg, p_bias) : const_parameter(cg, p_bias);
+  }
+
+  /// Summed loss of B sentences run side by side in the batch dimension; the
+  /// shorter ones are padded with </s> and their padded positions masked out.
+  /// A {1} expression.  `eos` is the padding word.
+  Expression batch_loss(const std::vector<const Sentence*>& batch, unsigned eos) {
+    const unsigned B = static_cast<unsigned>(batch.size());
+    size_t steps = 0;
+    for (const Sentence* s : batch) steps = std::max(steps, s->size() - 1);
+    ids_.resize(B);
+    targets_.resize(B);
+    mask_.resize(B);
+    losses_.clear();
+    lstm.start_new_sequence();
+    for (size_t t = 0; t < steps; ++t) {
+      bool padded = false;
+      for (unsigned b = 0; b < B; ++b) {
+        const Sentence& s = *batch[b];
+        const bool real = t + 1 < s.size();
+        ids_[b] = t < s.size() ? s[t] : eos;
+        targets_[b] = real ? s[t + 1] : eos;
+        mask_[b] = real ? 1.f : 0.f;
+        padded |= !real;
+      }
+      Expression x = training_ ? lookup(*cg_, p_embed, ids_) : const_lookup(*cg_, p_embed, ids_);
+      Expression h = lstm.add_input(x);
+      Expression scores = affine_transform({bias, R, h});
+      Expression loss = pickneglogsoftmax(scores, targets_);  // {1}XB
+      if (padded) loss = cmult(loss, input(*cg_, Dim({1}, B), mask_));
+      losses_.push_back(loss);
+    }
+    Expression total = losses_.size() == 1 ? losses_[0] : sum(losses_);
+    return B > 1 ? sum_batches(total) : total;
+  }
+
+  /// Summed loss of one sentence built alone (no batch dimension), as the
+  /// b64-auto benchmark builds 64 of them in one graph.
+  Expression sentence_loss(const Sentence& s) {
+    losses_.clear();
+    lstm.start_new_sequence();
+    for (size_t t = 0; t + 1 < s.size(); ++t) {
+      Expression x = training_ ? lookup(*cg_, p_embed, s[t]) : const_lookup(*cg_, p_embed, s[t]);
+      Expression h = lstm.add_input(x);
+      losses_.push_back(pickneglogsoftmax(affine_transform({bias, R, h}), s[t + 1]));
+    }
+    return losses_.size() == 1 ? losses_[0] : sum(losses_);
+  }
+
+  /// Multiply-adds of the matrix products of one forward pass over `steps`
+  /// positions of a batch of B (the LSTM skips W_h at the first step, whose
+  /// previous state is zero).
+  double forward_macs(size_t steps, unsigned B) const {
+    if (steps == 0) return 0;
+    const double per_step = 4.0 * HIDDEN_DIM * EMBED_DIM + double(vocab_size) * HIDDEN_DIM;
+    return B * (steps * per_step + (steps - 1) * 4.0 * HIDDEN_DIM * HIDDEN_DIM);
+  }
+
+  unsigned vocab_size;
+
+ private:
+  LookupParameter p_embed;
+  Parameter p_R, p_bias;
+  VanillaLSTMBuilder lstm;
+  ComputationGraph* cg_ = nullptr;
+  bool training_ = false;
+  Expression R, bias;
+  std::vector<unsigned> ids_, targets_;
+  std::vector<float> mask_;
+  std::vector<Expression> losses_;
+};
+
+/// Summed negative log-likelihood (nats) of `data` under the model, computed in
+/// minibatches of 64 (masked, so the same as one sentence at a time).
+double total_nll(RNNLanguageModel& lm, const std::vector<Sentence>& data, unsigned eos) {
+  double nll = 0;
+  std::vector<const Sentence*> batch;
+  for (const auto& ids : make_minibatches(data, 64)) {
+    ComputationGraph cg;
+    lm.new_graph(cg, false);
+    batch.clear();
+    for (size_t i : ids) batch.push_back(&data[i]);
+    nll += as_scalar(cg.forward(lm.batch_loss(batch, eos)));
+  }
+  return nll;
+}
+
+/// Perplexity of `test` under the training unigram distribution (maximum
+/// likelihood over the training target words, </s> included).  When a test word
+/// has no training count (only possible for <unk> when the training text lacks
+/// it), every count gets +1 (Laplace); `smoothed` says so.
+double unigram_perplexity(const std::vector<Sentence>& train, const std::vector<Sentence>& test, unsigned vocab_size,
+                          bool& smoothed) {
+  std::vector<double> counts(vocab_size, 0.0);
+  for (const auto& s : train)
+    for (size_t t = 1; t < s.size(); ++t) counts[s[t]] += 1;
+  smoothed = false;
+  for (const auto& s : test)
+    for (size_t t = 1; t < s.size(); ++t) smoothed |= counts[s[t]] == 0;
+  double total = 0;
+  for (double& c : counts) total += (c += smoothed ? 1 : 0);
+  double nll = 0;
+  for (const auto& s : test)
+    for (size_t t = 1; t < s.size(); ++t) nll -= std::log(counts[s[t]] / total);
+  return std::exp(nll / count_targets(test));
+}
+
+void save_model(ParameterCollection& pc, const Vocabulary& v, const std::string& path) {
+  TextFileSaver saver(path);  // atomic: a temporary file renamed over `path`
+  saver.save(pc);
+  v.save(path + ".vocab");
+}
+
+struct Options {
+  std::string train, test, model_path = "rnnlm.model", load, score, bench;
+  unsigned epochs = 5, max_train = 0, batch = 16;
+};
+
+void usage(std::ostream& out) {
+  out << "usage: rnnlm [options] [--dynet-seed S] ...\n"
+         "LSTM language model on the Penn Treebank text (BENCHMARKS.md task T4).\n\n"
+         "training (default):\n"
+         "  --data-dir DIR            folder with ptb/ (default ../shared/data from the project root)\n"
+         "  --train FILE              training text, one sentence a line (default DIR/ptb/ptb.valid.txt)\n"
+         "  --test FILE               evaluation text (default DIR/ptb/ptb.test.txt); words unknown\n"
+         "                            to the training vocabulary become <unk>\n"
+         "  --epochs N                passes over the training text (default 5)\n"
+         "  --batch B                 sentences per minibatch (default 16)\n"
+         "  --max-train-sentences N   use only the first N training sentences (quick runs)\n"
+         "  --model FILE              the model with the lowest training loss so far is saved\n"
+         "                            there after each epoch, its vocabulary to FILE.vocab\n"
+         "                            (default rnnlm.model; T4 has no held-out set besides the test)\n"
+         "using a saved model:\n"
+         "  --load FILE               perplexity of the saved model on --test\n"
+         "  --load FILE --score IN    per sentence of IN: log-probability (nats), words, perplexity;\n"
+         "                            '-' reads standard input\n"
+         "benchmark (BENCHMARKS.md T4; prints one line):\n"
+         "  --bench manual-1|manual-4|manual-16|manual-64|b64-auto\n"
+         "                            one epoch of the training text after 1 warm-up minibatch\n"
+         "  --help                    this text\n";
+}
+
+Options parse_options(int argc, char** argv) {
+  Options o;
+  std::string data_dir;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    auto value = [&]() -> std::string {
+      DYNET_LITE_ARG_CHECK(i + 1 < argc, "" << a << " needs a value (see --help)");
+      return argv[++i];
+    };
+    if (a == "--help" || a == "-h") {
+      usage(std::cout);
+      std::exit(0);
+    } else if (a == "--train") {
+      o.train = value();
+    } else if (a == "--test") {
+      o.test = value();
+    } else if (a == "--data-dir") {
+      data_dir = value();
+    } else if (a == "--epochs") {
+      o.epochs = examples::parse_unsigned(a, value());
+    } else if (a == "--batch") {
+      o.batch = examples::parse_unsigned(a, value());
+      DYNET_LITE_ARG_CHECK(o.batch >= 1, "--batch must be at least 1");
+    } else if (a == "--max-train-sentences") {
+      o.max_train = examples::parse_unsigned(a, value());
+    } else if (a == "--model") {
+      o.model_path = value();
+    } else if (a == "--load") {
+      o.load = value();
+    } else if (a == "--score") {
+      o.score = value();
+    } else if (a == "--bench") {
+      o.bench = value();
+      DYNET_LITE_ARG_CHECK(o.bench == "manual-1" || o.bench == "manual-4" || o.bench == "manual-16" ||
+                               o.bench == "manual-64" || o.bench == "b64-auto",
+                           "--bench expects manual-1, manual-4, manual-16, manual-64 or b64-auto, got '" << o.bench
+                                                                                                        << "'");
+    } else {
+      DYNET_LITE_ARG_CHECK(false, "unknown option '" << a << "' (see --help)");
+    }
+  }
+  if (data_dir.empty()) data_dir = examples::default_data_dir();
+  std::string ptb = data_dir + "/ptb";
+  if (!examples::file_exists(ptb) && examples::file_exists(data_dir + "/ptb.valid.txt")) ptb = data_dir;
+  if (o.train.empty()) o.train = ptb + "/ptb.valid.txt";
+  if (o.test.empty()) o.test = ptb + "/ptb.test.txt";
+  DYNET_LITE_ARG_CHECK(o.score.empty() || !o.load.empty(), "--score needs --load MODEL");
+  return o;
+}
+
+// ---------------------------------------------------------------- modes
+
+int run_evaluate(const Options& o) {
+  Vocabulary vocab = Vocabulary::load(o.load + ".vocab");
+  ParameterCollection pc;
+  RNNLanguageModel lm(pc, vocab.words.size());
+  TextFileLoader(o.load).populate(pc);
+  std::vector<Sentence> test = vocab.convert(read_text(o.test));
+  examples::Timer t;
+  const double nll = total_nll(lm, test, vocab.eos);
+  const size_t words = count_targets(test);
+  std::cout << "test perplexity " << std::fixed << std::setprecision(2) << std::exp(nll / words) << " (" << words
+            << " target words of " << o.test << ", " << std::setprecision(1) << t.seconds() << " s)\n";
+  return 0;
+}
+
+int run_score(const Options& o) {
+  Vocabulary vocab = Vocabulary::load(o.load + ".vocab");
+  ParameterCollection pc;
+  RNNLanguageModel lm(pc, vocab.words.size());
+  TextFileLoader(o.load).populate(pc);
+  std::ifstream file;
+  std::istream* in = &std::cin;
+  if (o.score != "-") {
+    file.open(o.score);
+    DYNET_LITE_CHECK(file.good(), io_error, "cannot open '" << o.score << "'");
+    in = &file;
+  }
+  std::string line;
+  while (std::getline(*in, line)) {
+    std::istringstream ls(line);
+    std::vector<std::string> words;
+    for (std::string w; ls >> w;) words.push_back(w);
+    Sentence s = vocab.convert(words);
+    ComputationGraph cg;
+    lm.new_graph(cg, false);
+    const double nll = as_scalar(cg.forward(lm.sentence_loss(s)));
+    std::cout << std::fixed << std::setprecision(3) << -nll << "\t" << s.size() - 1 << "\t" << std::setprecision(2)
+              << std::exp(nll / (s.size() - 1)) << "\t" << line << "\n";
+  }
+  return 0;
+}
+
+int run_train(const Options& o) {
+  examples::Timer total_time;
+  std::vector<std::vector<std::string>> train_text = read_text(o.train);
+  if (o.max_train && train_text.size() > o.max_train) train_text.resize(o.max_train);
+  Vocabulary vocab = Vocabulary::build(train_text);
+  std::vector<Sentence> train = vocab.convert(train_text);
+  std::vector<Sentence> test = vocab.convert(read_text(o.test));
+  const size_t train_words = count_targets(train), test_words = count_targets(test);
+  size_t test_unk = 0;
+  for (const auto& s : test) test_unk += std::count(s.begin() + 1, s.end(), vocab.unk);
+  std::cerr << "train " << train.size() << " sentences (" << train_words << " target words), test " << test.size()
+            << " sentences (" << test_words << " target words, " << test_unk << " <unk>); vocabulary "
+            << vocab.words.size() << " words\n";
+  bool smoothed = false;
+  const double unigram = unigram_perplexity(train, test, vocab.words.size(), smoothed);
+
+  ParameterCollection pc;
+  RNNLanguageModel lm(pc, vocab.words.size());
+  SimpleSGDTrainer trainer(pc, LEARNING_RATE);
+  std::cerr << "model: " << pc.parameter_count() << " parameters (T4), minibatches of " << o.batch << "\n";
+
+  std::vector<std::vector<size_t>> batches = make_minibatches(train, o.batch);
+  std::mt19937 shuffle_rng(SHUFFLE_SEED);
+  std::vector<const Sentence*> batch;
+  double best_loss = 1e300, train_seconds = 0, last_ppl = 0;
+  for (unsigned epoch = 1; epoch <= o.epochs; ++epoch) {
+    std::shuffle(batches.begin(), batches.end(), shuffle_rng);
+    examples::ProgressBar bar("epoch " + std::to_string(epoch), train.size(), "sent");
+    double loss_sum = 0;
+    size_t done = 0, words = 0;
+    for (const auto& ids : batches) {
+      batch.clear();
+      for (size_t i : ids) {
+        batch.push_back(&train[i]);
+        words += train[i].size() - 1;
+      }
+      ComputationGraph cg;
+      lm.new_graph(cg, true);
+      Expression loss = lm.batch_loss(batch, vocab.eos);
+      loss_sum += as_scalar(cg.forward(loss));
+      cg.backward(loss);
+      trainer.update();
+      done += ids.size();
+      bar.update(done, loss_sum / words, "word");
+    }
+    bar.finish();
+    const double epoch_seconds = bar.seconds();
+    train_seconds += epoch_seconds;
+    examples::Timer eval_time;
+    last_ppl = std::exp(total_nll(lm, test, vocab.eos) / test_words);
+    std::cout << "epoch " << epoch << ": train loss/word " << std::fixed << std::setprecision(4) << loss_sum / words
+              << " (perplexity " << std::setprecision(2) << std::exp(loss_sum / words) << "), "
+              << std::setprecision(1) << train.size() / epoch_seconds << " sent/s, " << words / epoch_seconds
+              << " words/s, " << epoch_seconds << " s; test perplexity " << std::setprecision(2) << last_ppl
+              << " (unigram " << unigram << (smoothed ? ", add-one smoothed" : "") << ") (" << std::setprecision(1)
+              << eval_time.seconds() << " s)";
+    if (loss_sum < best_loss) {
+      best_loss = loss_sum;
+      save_model(pc, vocab, o.model_path);
+      std::cout << "  [saved " << o.model_path << "]";
+    }
+    std::cout << std::endl;
+  }
+  std::cout << "final test perplexity " << std::fixed << std::setprecision(2) << last_ppl << " vs unigram "
+            << unigram << "; training " << std::setprecision(1) << train_seconds << " s, total "
+            << total_time.seconds() << " s\n";
+  return 0;
+}
+
+int run_bench(const Options& o) {
+  const bool autobatch = o.bench == "b64-auto";
+  const unsigned B = autobatch ? 64 : examples::parse_unsigned("--bench", o.bench.substr(o.bench.find('-') + 1));
+  std::vector<std::vector<std::string>> train_text = read_text(o.train);
+  Vocabulary vocab = Vocabulary::build(train_text);
+  std::vector<Sentence> train = vocab.convert(train_text);
+  std::vector<std::vector<size_t>> batches = make_minibatches(train, B);
+  std::mt19937 shuffle_rng(SHUFFLE_SEED);
+  std::shuffle(batches.begin(), batches.end(), shuffle_rng);  // once, with a fixed seed
+
+  ParameterCollection pc;
+  RNNLanguageModel lm(pc, vocab.words.size());
+  SimpleSGDTrainer trainer(pc, LEARNING_RATE);
+  std::vector<float> first_losses;
+  std::vector<const Sentence*> batch;
+  std::vector<Expression> losses;
+  AutobatchStats stats;
+  double loss_sum = 0, macs = 0;
+  auto step = [&](const std::vector<size_t>& ids, bool timed) {
+    ComputationGraph cg;
+    cg.set_autobatch(autobatch ? 1 : 0);
+    lm.new_graph(cg, true);
+    Expression loss;
+    if (autobatch) {
+      losses.clear();
+      for (size_t i : ids) losses.push_back(lm.sentence_loss(train[i]));
+      loss = sum(losses);
+    } else {
+      batch.clear();
+      for (size_t i : ids) batch.push_back(&train[i]);
+      loss = lm.batch_loss(batch, vocab.eos);
+    }
+    const float l = as_scalar(cg.forward(loss));
+    cg.backward(loss);
+    trainer.update();
+    if (first_losses.size() < 3) first_losses.push_back(l);
+    if (timed) {
+      loss_sum += l;
+      if (autobatch) stats.add(cg.autobatch_stats());
+    }
+  };
+  step(batches[0], false);  // warm-up
+  examples::Timer timer;
+  for (const auto& ids : batches) step(ids, true);
+  const double seconds = timer.seconds();
+  const size_t words = count_targets(train);
+  for (const auto& ids : batches) {
+    if (autobatch) {
+      for (size_t i : ids) macs += lm.forward_macs(train[i].size() - 1, 1);
+    } else {
+      size_t steps = 0;
+      for (size_t i : ids) steps = std::max(steps, train[i].size() - 1);
+      macs += lm.forward_macs(steps, static_cast<unsigned>(ids.size()));  // padding computed too
+    }
+  }
+  // forward: one product per matrix product; backward: two (d input, d weights); 2 flops a multiply-add
+  const double gflops = 3 * 2 * macs / seconds / 1e9;
+  std::ostringstream line;
+  line << "T4 rnnlm mode=" << o.bench << " sentences=" << train.size() << " words=" << words
+       << " minibatches=" << batches.size() << " seconds=" << std::fixed << std::setprecision(3) << seconds
+       << " words/s=" << std::setprecision(1) << words / seconds << " sent/s=" << train.size() / seconds
+       << " loss_first_steps=";
+  for (size_t i = 0; i < first_losses.size(); ++i) line << (i ? "," : "") << std::setprecision(4) << first_losses[i];
+  line << " loss/word=" << std::setprecision(4) << loss_sum / words << " GFLOP/s=" << std::setprecision(2) << gflops
+       << " gemm512_GFLOP/s=" << examples::gemm512_gflops();
+  if (autobatch)
+    line << " autobatch{nodes=" << stats.nodes << " kernels=" << stats.kernels
+         << " batched_groups=" << stats.batched_groups << " bytes_gathered=" << stats.bytes_gathered
+         << " plan_hits=" << stats.plan_hits << " plan_misses=" << stats.plan_misses << " schedule_s="
+         << std::setprecision(3) << stats.schedule_seconds << " forward_s=" << stats.forward_seconds
+         << " backward_s=" << stats.backward_seconds << "}";
+  line << " threads=1 cpu=\"" << examples::cpu_model() << "\" flags=\"" << examples::build_flags() << "\"";
+  std::cout << line.str() << std::endl;
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    DynetParams params = extract_dynet_params(argc, argv);
+    Options o = parse_options(argc, argv);
+    // Benchmarks and training are reproducible unless a seed is given.
+    if (params.random_seed == 0) params.random_seed = 1;
+    initialize(params);
+    if (!o.bench.empty()) return run_bench(o);
+    if (!o.score.empty()) return run_score(o);
+    if (!o.load.empty()) return run_evaluate(o);
+    return run_train(o);
+  } catch (const std::exception& e) {
+    std::cerr << "rnnlm: error: " << e.what() << "\n";
+    return 1;
+  }
+}
