@@ -297,6 +297,42 @@ Expression sum_rows(const Expression& x);
 Expression operator/(const Expression& x, const Expression& y);
 
 // ---------------------------------------------------------------- ops/structured.cc
+// GradientMode (zero_gradient / straight_through_gradient) is declared in the
+// ops/trig.cc section above; argmax uses it too.
+using ArgmaxGradient = GradientMode;  ///< DyNet 2.0's name
+/// Sparsemax (Martins & Astudillo 2016): the Euclidean projection of the column
+/// vector x onto the simplex, max(x - tau, 0); each batch element separately.
+Expression sparsemax(const Expression& x);
+/// The sparsemax loss of x against q, the uniform distribution over
+/// `target_support` (distinct row indices; the same for every batch element):
+/// 1/2 sum_{j : x_j > tau} (x_j^2 - tau^2) - q.x + 1/2 |q|^2.  One value per batch element.
+Expression sparsemax_loss(const Expression& x, const std::vector<unsigned>& target_support);
+/// As above, the support read from *ptarget_support each time the graph is computed.
+Expression sparsemax_loss(const Expression& x, const std::vector<unsigned>* ptarget_support);
+/// Constrained softmax (Martins & Kreutzer 2017): the distribution closest to
+/// softmax(x) in KL divergence with p <= y element-wise (y >= 0, sum y >= 1).
+Expression constrained_softmax(const Expression& x, const Expression& y);
+/// -log Poisson(y; lambda = exp(x)) = exp(x) - y x + log(y!), x a scalar (or a batch of them).
+Expression poisson_loss(const Expression& x, unsigned y);
+Expression poisson_loss(const Expression& x, const unsigned* py);
+/// max(0, m - x + y) element-wise; x and y scalars or row vectors {1,n}.
+Expression pairwise_rank_loss(const Expression& x, const Expression& y, real m = 1.0);
+/// Hinge loss of each column (d = 0) or row (d = 1) of the matrix x against its
+/// correct index in `indices`: one loss per column (row), the same indices for
+/// every batch element.
+Expression hinge_dim(const Expression& x, const std::vector<unsigned>& indices, unsigned d = 0, float m = 1.0);
+Expression hinge_dim(const Expression& x, const std::vector<unsigned>* pindex, unsigned d = 0, float m = 1.0);
+/// As above with one index list per batch element.
+Expression hinge_dim(const Expression& x, const std::vector<std::vector<unsigned>>& indices, unsigned d = 0,
+                     float m = 1.0);
+Expression hinge_dim(const Expression& x, const std::vector<std::vector<unsigned>>* pindices, unsigned d = 0,
+                     float m = 1.0);
+/// The one-hot vector of the (first) largest element of the column vector x.
+Expression argmax(const Expression& x, GradientMode gradient_mode);
+/// A vector {d} that is `scale` at idx and 0 elsewhere.
+Expression one_hot(ComputationGraph& g, unsigned d, unsigned idx, float scale = 1.0f);
+/// A batch of one-hot vectors {d}X|ids|, element b at ids[b].
+Expression one_hot(ComputationGraph& g, unsigned d, const std::vector<unsigned>& ids, float scale = 1.0f);
 
 // ---------------------------------------------------------------- ops/conv.cc
 /// 2-D convolution (cross-correlation, as DyNet and TensorFlow): x {H, W, Ci} X N,
