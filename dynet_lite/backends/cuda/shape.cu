@@ -1,6 +1,6 @@
 // GPU kernels of ops/shape.cc (reshape, pick, pick_range, pick_batch_elems,
 // select_rows/cols, concatenate, concatenate_to_batch) and ops/random.cc
-// (dropout in its four shapes, noise).  Index lists live in host memory and
+// (dropout in its four shapes, noise), and ops/device.cc's to_device onto a GPU.  Index lists live in host memory and
 // are uploaded for the kernel; dropout masks and noise are drawn on the host
 // from the graph's engine, in the CPU kernels' order, so that a graph with the
 // same seed drops the same elements on either device.
@@ -394,6 +394,44 @@ void noise_forward(const Tensor* const* xs, unsigned, Node& n, ExecContext& ctx)
   DYNET_LITE_CUDA_LAUNCH_CHECK("add2_kernel");
 }
 
+// ---------------------------------------------------------------- to_device (node on this GPU)
+// y = x copied from the CPU or another GPU;  dx += dy on x's device
+void to_device_forward(const Tensor* const* xs, unsigned, Node& node, ExecContext& ctx) {
+  const Tensor& x = *xs[0];
+  size_t n = x.d.size();
+  if (x.device->type == DeviceType::CPU) {
+    device_of(ctx).upload(node.value.v, x.v, n * sizeof(float));
+  } else if (x.device == ctx.device()) {
+    device_of(ctx).copy(node.value.v, x.v, n);
+  } else {
+    CudaDevice& src = device_of(x.device);
+    src.synchronize();  // x's value is ready
+    CudaDevice& dev = device_of(ctx);
+    DYNET_LITE_CUDA_CHECK(cudaMemcpyPeerAsync(node.value.v, dev.ordinal(), x.v, src.ordinal(), n * sizeof(float),
+                                              dev.stream()));
+  }
+}
+void to_device_backward(const Tensor* const*, unsigned, const Node&, const Tensor& dy, unsigned, Tensor& dx,
+                        ExecContext& ctx) {
+  size_t n = dy.d.size();
+  if (dx.device == ctx.device()) {
+    launch_add(device_of(ctx), dx.v, dy.v, n);
+    return;
+  }
+  // dx on the CPU or another GPU: dy goes through the host.
+  thread_local std::vector<float> host_dy, host_dx;
+  host_dy.resize(n);
+  device_of(ctx).copy_to_host(host_dy.data(), dy.v, n);
+  if (dx.device->type == DeviceType::CPU) {
+    for (size_t i = 0; i < n; ++i) dx.v[i] += host_dy[i];
+    return;
+  }
+  host_dx.resize(n);
+  dx.device->copy_to_host(host_dx.data(), dx.v, n);
+  for (size_t i = 0; i < n; ++i) host_dx[i] += host_dy[i];
+  dx.device->copy_from_host(dx.v, host_dx.data(), n);
+}
+
 void set(OpTable& t, OpKind op, ForwardFn f, BackwardFn b) {
   t.row(op).forward[1] = f;
   t.row(op).backward[1] = b;
@@ -413,6 +451,7 @@ void register_shape_kernels(OpTable& t) {
   for (OpKind op : {OpKind::Dropout, OpKind::DropoutDim, OpKind::DropoutBatch, OpKind::BlockDropout})
     set(t, op, dropout_forward, dropout_backward);
   set(t, OpKind::Noise, noise_forward, identity_backward);
+  set(t, OpKind::ToDevice, to_device_forward, to_device_backward);
 }
 
 }  // namespace cuda

@@ -1,0 +1,516 @@
+#define BOOST_TEST_MODULE cuda
+#include "test_utils.h"
+
+#include <cuda_runtime_api.h>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "dynet_lite/backends/cuda/cuda_check.h"
+#include "dynet_lite/core/random.h"
+#include "dynet_lite/devices.h"
+#include "dynet_lite/init.h"
+#include "dynet_lite/ops/op_table.h"
+#include "dynet_lite/training.h"
+
+// The CUDA backend.  Tests that need a GPU compare every GPU kernel (value and
+// gradient, batched inputs) with the CPU kernel on the same graph; without a
+// GPU they are reported as skipped, with the reason.  The tests at the end run
+// everywhere: the build has the backend, asking for a missing GPU is a clear
+// error, and the status checks format file:line.
+
+namespace {
+
+struct GpuState {
+  dl::Device* device = nullptr;
+  std::string reason;
+};
+
+// The first GPU, created once; the default device stays the CPU.
+GpuState& gpu() {
+  static GpuState state = [] {
+    GpuState s;
+    int count = 0;
+    cudaError_t st = cudaGetDeviceCount(&count);
+    if (st != cudaSuccess) {
+      cudaGetLastError();
+      s.reason = std::string("no CUDA device (cudaGetDeviceCount: ") + cudaGetErrorName(st) + ")";
+      return s;
+    }
+    if (count == 0) {
+      s.reason = "no CUDA device (cudaGetDeviceCount: 0 devices)";
+      return s;
+    }
+    dl::DynetParams p;
+    p.ngpus_requested = true;
+    p.requested_gpus = 1;
+    p.random_seed = 7;
+    dl::initialize(p);
+    s.device = dl::get_device_manager_device("GPU:0");
+    dl::set_default_device(dl::cpu_device());
+    return s;
+  }();
+  return state;
+}
+
+struct NeedsGpu {
+  boost::test_tools::assertion_result operator()(boost::unit_test::test_unit_id) const {
+    boost::test_tools::assertion_result r(gpu().device != nullptr);
+    if (!r) r.message() << "needs a GPU: " << gpu().reason;
+    return r;
+  }
+};
+
+// A parameter of the test model: its shape and values (the same on each device).
+struct ParamSpec {
+  dl::Dim dim;
+  std::vector<float> values;
+};
+
+using GpuBuilder = std::function<dl::Expression(dl::ComputationGraph&, const std::vector<dl::Expression>& inputs,
+                                                const std::vector<dl::Expression>& params)>;
+
+struct RunResult {
+  std::vector<float> value;
+  std::vector<std::vector<float>> input_grads, param_grads;
+};
+
+// Builds the graph on `dev`: inputs and parameters there, reduced with the
+// harness's fixed weights, forward and full backward.
+RunResult run_on(dl::Device* dev, const std::vector<test::TestInput>& inputs, const std::vector<ParamSpec>& params,
+                 const GpuBuilder& build, int autobatch = 0) {
+  dl::ParameterCollection m;
+  std::vector<dl::Parameter> ps;
+  for (const ParamSpec& p : params) ps.push_back(m.add_parameters(p.dim, dl::ParameterInitFromVector(p.values), "", dev));
+  RunResult r;
+  dl::ComputationGraph cg;
+  cg.set_autobatch(autobatch);
+  std::vector<dl::Expression> xs, pe;
+  for (const auto& in : inputs) xs.push_back(dl::input(cg, in.dim, in.values, dev));
+  for (auto& p : ps) pe.push_back(dl::parameter(cg, p));
+  dl::Expression e = build(cg, xs, pe);
+  dl::Dim d = e.dim();
+  std::vector<float> w(d.size());
+  for (size_t i = 0; i < w.size(); ++i) w[i] = 0.5f + 0.37f * static_cast<float>((i * 7) % 11) / 11.f;
+  dl::Expression loss = dl::sum_batches(dl::sum_elems(dl::cmult(e, dl::input(cg, d, w, dev))));
+  cg.forward(loss);
+  r.value = dl::as_vector(cg.get_value(e));
+  cg.backward(loss, true);
+  for (auto& x : xs) r.input_grads.push_back(dl::as_vector(cg.get_gradient(x)));
+  for (auto& p : ps) r.param_grads.push_back(dl::as_vector(p.get_storage().g));
+  return r;
+}
+
+void check_vectors(const std::vector<float>& gpu_v, const std::vector<float>& cpu_v, const std::string& what) {
+  BOOST_REQUIRE_EQUAL(gpu_v.size(), cpu_v.size());
+  for (size_t i = 0; i < cpu_v.size(); ++i) {
+    float a = gpu_v[i], b = cpu_v[i];
+    bool same = (std::isnan(a) && std::isnan(b)) || a == b ||
+                std::fabs(a - b) <= 1e-5f + 1e-4f * std::max(std::fabs(a), std::fabs(b));
+    BOOST_CHECK_MESSAGE(same, what << "[" << i << "]: GPU " << a << " vs CPU " << b);
+  }
+}
+
+// Same graph on the CPU and on the GPU: values and every gradient agree.
+void compare(const std::string& name, const std::vector<test::TestInput>& inputs, const std::vector<ParamSpec>& params,
+             const GpuBuilder& build) {
+  BOOST_TEST_CONTEXT(name) {
+    RunResult c = run_on(dl::cpu_device(), inputs, params, build);
+    RunResult g = run_on(gpu().device, inputs, params, build);
+    check_vectors(g.value, c.value, name + " value");
+    for (size_t k = 0; k < c.input_grads.size(); ++k)
+      check_vectors(g.input_grads[k], c.input_grads[k], name + " d input " + std::to_string(k));
+    for (size_t k = 0; k < c.param_grads.size(); ++k)
+      check_vectors(g.param_grads[k], c.param_grads[k], name + " d param " + std::to_string(k));
+  }
+}
+
+test::TestInput in(const dl::Dim& d, float offset = 0.f) { return {d, test::test_values(d.size(), offset)}; }
+test::TestInput positive(const dl::Dim& d) {
+  test::TestInput t = in(d);
+  for (float& v : t.values) v = std::fabs(v) + 0.3f;
+  return t;
+}
+ParamSpec param(const dl::Dim& d, float offset = 0.2f) { return {d, test::test_values(d.size(), offset)}; }
+
+using E = dl::Expression;
+using V = std::vector<dl::Expression>;
+using dl::Dim;
+
+}  // namespace
+
+// ============================================================ GPU kernels vs CPU
+
+BOOST_AUTO_TEST_SUITE(gpu_vs_cpu, *boost::unit_test::precondition(NeedsGpu()))
+
+BOOST_AUTO_TEST_CASE(unary_ops) {
+  struct Row {
+    const char* name;
+    E (*f)(const E&);
+    bool positive_only;
+  };
+  for (Row r : {Row{"tanh", [](const E& x) { return dl::tanh(x); }, false},
+                Row{"logistic", [](const E& x) { return dl::logistic(x); }, false},
+                Row{"rectify", [](const E& x) { return dl::rectify(x); }, false},
+                Row{"elu", [](const E& x) { return dl::elu(x, 0.7f); }, false},
+                Row{"selu", [](const E& x) { return dl::selu(x); }, false},
+                Row{"silu", [](const E& x) { return dl::silu(x, 1.3f); }, false},
+                Row{"softsign", [](const E& x) { return dl::softsign(x); }, false},
+                Row{"exp", [](const E& x) { return dl::exp(x); }, false},
+                Row{"log", [](const E& x) { return dl::log(x); }, true},
+                Row{"sqrt", [](const E& x) { return dl::sqrt(x); }, true},
+                Row{"square", [](const E& x) { return dl::square(x); }, false},
+                Row{"cube", [](const E& x) { return dl::cube(x); }, false},
+                Row{"abs", [](const E& x) { return dl::abs(x); }, false},
+                Row{"erf", [](const E& x) { return dl::erf(x); }, false},
+                Row{"log_sigmoid", [](const E& x) { return dl::log_sigmoid(x); }, false},
+                Row{"negate", [](const E& x) { return -x; }, false},
+                Row{"add_scalar", [](const E& x) { return x + 0.25f; }, false},
+                Row{"multiply_scalar", [](const E& x) { return x * -1.5f; }, false},
+                Row{"scalar_minus", [](const E& x) { return 2.f - x; }, false},
+                Row{"scalar_divide", [](const E& x) { return 2.f / x; }, true},
+                Row{"flip_gradient", [](const E& x) { return dl::flip_gradient(x); }, false},
+                Row{"scale_gradient", [](const E& x) { return dl::scale_gradient(x, 0.3f); }, false},
+                Row{"nobackprop", [](const E& x) { return dl::nobackprop(x) + x; }, false}}) {
+    auto f = r.f;
+    test::TestInput x = r.positive_only ? positive(Dim({3, 4}, 2)) : in(Dim({3, 4}, 2));
+    compare(r.name, {x}, {}, [f](dl::ComputationGraph&, const V& xs, const V&) { return f(xs[0]); });
+    // through a parameter too (gradient accumulation on the GPU)
+    ParamSpec p = param(Dim({5}));
+    if (r.positive_only)
+      for (float& v : p.values) v = std::fabs(v) + 0.3f;
+    compare(std::string(r.name) + " (parameter)", {}, {p}, [f](dl::ComputationGraph&, const V&, const V& ps) {
+      return f(ps[0]);
+    });
+  }
+  // rectify and abs at their kinks
+  test::TestInput kinks{Dim({4}), {0.f, -0.f, 1.f, -1.f}};
+  compare("rectify at 0", {kinks}, {}, [](dl::ComputationGraph&, const V& xs, const V&) { return dl::rectify(xs[0]); });
+  compare("abs at 0", {kinks}, {}, [](dl::ComputationGraph&, const V& xs, const V&) { return dl::abs(xs[0]); });
+}
+
+BOOST_AUTO_TEST_CASE(binary_ops_with_broadcasting) {
+  struct Row {
+    const char* name;
+    E (*f)(const E&, const E&);
+    bool positive_only;
+  };
+  for (Row r : {Row{"add", [](const E& a, const E& b) { return a + b; }, false},
+                Row{"subtract", [](const E& a, const E& b) { return a - b; }, false},
+                Row{"cmult", [](const E& a, const E& b) { return dl::cmult(a, b); }, false},
+                Row{"cdiv", [](const E& a, const E& b) { return dl::cdiv(a, b); }, true},
+                Row{"pow", [](const E& a, const E& b) { return dl::pow(a, b); }, true},
+                Row{"max", [](const E& a, const E& b) { return dl::max(a, b); }, false},
+                Row{"min", [](const E& a, const E& b) { return dl::min(a, b); }, false}}) {
+    auto f = r.f;
+    auto mk = [&](const Dim& d, float off) { return r.positive_only ? positive(d) : in(d, off); };
+    GpuBuilder b = [f](dl::ComputationGraph&, const V& xs, const V&) { return f(xs[0], xs[1]); };
+    compare(std::string(r.name) + " same shapes", {mk(Dim({3, 4}, 2), 0.f), mk(Dim({3, 4}, 2), 0.1f)}, {}, b);
+    compare(std::string(r.name) + " column broadcast", {mk(Dim({3, 4}, 2), 0.f), mk(Dim({3}, 1), 0.1f)}, {}, b);
+    compare(std::string(r.name) + " batch broadcast", {mk(Dim({3, 4}, 1), 0.f), mk(Dim({3, 4}, 3), 0.1f)}, {}, b);
+    compare(std::string(r.name) + " row broadcast", {mk(Dim({1, 4}, 3), 0.f), mk(Dim({3, 1}, 1), 0.1f)}, {}, b);
+  }
+  compare("sum", {in(Dim({3, 2}, 3)), in(Dim({3, 2}, 1), 0.2f), in(Dim({3, 2}, 3), 0.4f)}, {},
+          [](dl::ComputationGraph&, const V& xs, const V&) { return dl::sum(xs); });
+  compare("logsumexp", {in(Dim({3, 2}, 3)), in(Dim({3, 2}, 1), 0.2f)}, {},
+          [](dl::ComputationGraph&, const V& xs, const V&) { return dl::logsumexp(xs); });
+}
+
+BOOST_AUTO_TEST_CASE(products) {
+  compare("matmul W x, batched x", {in(Dim({4, 2}, 3))}, {param(Dim({3, 4}))},
+          [](dl::ComputationGraph&, const V& xs, const V& ps) { return ps[0] * xs[0]; });
+  compare("matmul both batched", {in(Dim({3, 4}, 3)), in(Dim({4}, 3), 0.3f)}, {},
+          [](dl::ComputationGraph&, const V& xs, const V&) { return xs[0] * xs[1]; });
+  compare("matmul batched W, shared x", {in(Dim({3, 4}, 3)), in(Dim({4, 2}, 1), 0.3f)}, {},
+          [](dl::ComputationGraph&, const V& xs, const V&) { return xs[0] * xs[1]; });
+  compare("affine_transform, two products", {in(Dim({4, 5}, 2)), in(Dim({6, 5}, 2), 0.1f)},
+          {param(Dim({3})), param(Dim({3, 4}), 0.1f), param(Dim({3, 6}), 0.3f)},
+          [](dl::ComputationGraph&, const V& xs, const V& ps) {
+            return dl::affine_transform({ps[0], ps[1], xs[0], ps[2], xs[1]});
+          });
+  compare("affine_transform, batched bias", {in(Dim({3}, 4)), in(Dim({4}), 0.2f)}, {param(Dim({3, 4}))},
+          [](dl::ComputationGraph&, const V& xs, const V& ps) { return dl::affine_transform({xs[0], ps[0], xs[1]}); });
+  compare("affine_transform, matrix bias", {in(Dim({3, 2}, 1)), in(Dim({4, 2}, 3), 0.2f)}, {param(Dim({3, 4}))},
+          [](dl::ComputationGraph&, const V& xs, const V& ps) { return dl::affine_transform({xs[0], ps[0], xs[1]}); });
+  compare("transpose", {in(Dim({3, 4}, 2))}, {},
+          [](dl::ComputationGraph&, const V& xs, const V&) { return dl::transpose(xs[0]); });
+  compare("transpose 3-d", {in(Dim({2, 3, 4}, 2))}, {},
+          [](dl::ComputationGraph&, const V& xs, const V&) { return dl::transpose(xs[0], {2, 0, 1}); });
+}
+
+BOOST_AUTO_TEST_CASE(reductions_and_softmax) {
+  test::TestInput x = in(Dim({3, 4}, 3));
+  struct Row {
+    const char* name;
+    E (*f)(const E&);
+  };
+  for (Row r : {Row{"sum_elems", [](const E& e) { return dl::sum_elems(e); }},
+                Row{"mean_elems", [](const E& e) { return dl::mean_elems(e); }},
+                Row{"sum_batches", [](const E& e) { return dl::sum_batches(e); }},
+                Row{"mean_batches", [](const E& e) { return dl::mean_batches(e); }},
+                Row{"sum_dim 0", [](const E& e) { return dl::sum_dim(e, {0}); }},
+                Row{"sum_dim 1 and batch", [](const E& e) { return dl::sum_dim(e, {1}, true); }},
+                Row{"mean_dim 0", [](const E& e) { return dl::mean_dim(e, {0}); }},
+                Row{"max_dim 0", [](const E& e) { return dl::max_dim(e, 0); }},
+                Row{"min_dim 1", [](const E& e) { return dl::min_dim(e, 1); }},
+                Row{"softmax columns", [](const E& e) { return dl::softmax(e); }},
+                Row{"softmax rows", [](const E& e) { return dl::softmax(e, 1); }},
+                Row{"log_softmax", [](const E& e) { return dl::log_softmax(e); }}}) {
+    auto f = r.f;
+    compare(r.name, {x}, {}, [f](dl::ComputationGraph&, const V& xs, const V&) { return f(xs[0]); });
+  }
+  // a long column: several warps per group
+  compare("log_softmax 1000 rows", {in(Dim({1000}, 2))}, {},
+          [](dl::ComputationGraph&, const V& xs, const V&) { return dl::log_softmax(xs[0]); });
+  std::vector<unsigned> labels = {2, 0, 4};
+  compare("pickneglogsoftmax", {in(Dim({5}, 3))}, {},
+          [labels](dl::ComputationGraph&, const V& xs, const V&) { return dl::pickneglogsoftmax(xs[0], labels); });
+  compare("pickneglogsoftmax one index", {in(Dim({5}, 3))}, {},
+          [](dl::ComputationGraph&, const V& xs, const V&) { return dl::pickneglogsoftmax(xs[0], 3u); });
+}
+
+BOOST_AUTO_TEST_CASE(shape_ops) {
+  test::TestInput x = in(Dim({4, 3}, 2));
+  compare("pick_range rows", {x}, {}, [](dl::ComputationGraph&, const V& xs, const V&) {
+    return dl::pick_range(xs[0], 1, 3, 0);
+  });
+  compare("pick_range cols", {x}, {}, [](dl::ComputationGraph&, const V& xs, const V&) {
+    return dl::pick_range(xs[0], 1, 2, 1);
+  });
+  compare("pick", {x}, {}, [](dl::ComputationGraph&, const V& xs, const V&) { return dl::pick(xs[0], 2u, 0); });
+  std::vector<unsigned> per_batch = {1, 3};
+  compare("pick per batch element", {x}, {}, [per_batch](dl::ComputationGraph&, const V& xs, const V&) {
+    return dl::pick(xs[0], per_batch, 0);
+  });
+  compare("pick from a batch of 1", {in(Dim({4, 3}))}, {}, [per_batch](dl::ComputationGraph&, const V& xs, const V&) {
+    return dl::pick(xs[0], per_batch, 0);
+  });
+  std::vector<unsigned> elems = {1, 0, 1};
+  compare("pick_batch_elems", {x}, {}, [elems](dl::ComputationGraph&, const V& xs, const V&) {
+    return dl::pick_batch_elems(xs[0], elems);
+  });
+  std::vector<unsigned> rows = {3, 0, 3};
+  compare("select_rows", {x}, {}, [rows](dl::ComputationGraph&, const V& xs, const V&) {
+    return dl::select_rows(xs[0], rows);
+  });
+  std::vector<unsigned> cols = {2, 2, 0};
+  compare("select_cols", {x}, {}, [cols](dl::ComputationGraph&, const V& xs, const V&) {
+    return dl::select_cols(xs[0], cols);
+  });
+  compare("concatenate rows with batch broadcast", {x, in(Dim({2, 3}, 1), 0.3f)}, {},
+          [](dl::ComputationGraph&, const V& xs, const V&) { return dl::concatenate({xs[0], xs[1]}); });
+  compare("concatenate_cols", {x, in(Dim({4, 1}, 2), 0.3f)}, {},
+          [](dl::ComputationGraph&, const V& xs, const V&) { return dl::concatenate_cols({xs[0], xs[1]}); });
+  compare("concatenate_to_batch", {x, in(Dim({4, 3}, 1), 0.3f)}, {},
+          [](dl::ComputationGraph&, const V& xs, const V&) { return dl::concatenate_to_batch({xs[0], xs[1]}); });
+  compare("reshape", {x}, {},
+          [](dl::ComputationGraph&, const V& xs, const V&) { return dl::tanh(dl::reshape(xs[0], Dim({2, 6}))); });
+}
+
+BOOST_AUTO_TEST_CASE(lookups_and_parameters) {
+  // The same table on each device; gradients land in the rows used.
+  auto run = [](dl::Device* dev, std::vector<float>* value, std::vector<float>* grads) {
+    dl::ParameterCollection m;
+    dl::LookupParameter lp = m.add_lookup_parameters(5, Dim({3}), dl::ParameterInitFromVector(test::test_values(15)),
+                                                     "E", dev);
+    dl::ComputationGraph cg;
+    E batch = dl::lookup(cg, lp, std::vector<unsigned>{1, 4, 1});
+    E one = dl::lookup(cg, lp, 2u);
+    E e = dl::tanh(batch + one);
+    E loss = dl::sum_batches(dl::sum_elems(dl::square(e)));
+    cg.forward(loss);
+    *value = dl::as_vector(cg.get_value(e));
+    cg.backward(loss);
+    *grads = dl::as_vector(lp.get_storage().all_grads);
+    BOOST_CHECK_EQUAL(lp.get_storage().non_zero_grads.size(), 3u);
+  };
+  std::vector<float> cv, cg_, gv, gg;
+  run(dl::cpu_device(), &cv, &cg_);
+  run(gpu().device, &gv, &gg);
+  check_vectors(gv, cv, "lookup value");
+  check_vectors(gg, cg_, "lookup gradient");
+}
+
+BOOST_AUTO_TEST_CASE(dropout_same_seed_same_mask) {
+  for (dl::OpKind op : {dl::OpKind::Dropout, dl::OpKind::DropoutBatch, dl::OpKind::DropoutDim}) {
+    GpuBuilder b = [op](dl::ComputationGraph&, const V& xs, const V&) {
+      if (op == dl::OpKind::Dropout) return dl::dropout(xs[0], 0.4f);
+      if (op == dl::OpKind::DropoutBatch) return dl::dropout_batch(xs[0], 0.4f);
+      return dl::dropout_dim(xs[0], 1, 0.4f);
+    };
+    // Each graph's engine is seeded from the global one: reseed before each run.
+    dl::reseed_global_rng(11);
+    RunResult c = run_on(dl::cpu_device(), {in(Dim({6, 5}, 3))}, {}, b);
+    dl::reseed_global_rng(11);
+    RunResult g = run_on(gpu().device, {in(Dim({6, 5}, 3))}, {}, b);
+    check_vectors(g.value, c.value, "dropout value");
+    check_vectors(g.input_grads[0], c.input_grads[0], "dropout gradient");
+  }
+}
+
+BOOST_AUTO_TEST_CASE(autobatch_on_gpu_matches_plain_execution) {
+  // Four instances of a small tagger step: batched and plain runs agree.
+  GpuBuilder b = [](dl::ComputationGraph&, const V& xs, const V& ps) {
+    V losses;
+    for (unsigned k = 0; k < 4; ++k) {
+      E h = dl::tanh(dl::affine_transform({ps[0], ps[1], dl::pick_range(xs[0], k * 3, k * 3 + 3)}));
+      losses.push_back(dl::pickneglogsoftmax(ps[2] * h, k % 2));
+    }
+    return dl::sum(losses);
+  };
+  std::vector<test::TestInput> inputs = {in(Dim({12}))};
+  std::vector<ParamSpec> params = {param(Dim({4})), param(Dim({4, 3}), 0.1f), param(Dim({2, 4}), 0.3f)};
+  RunResult plain = run_on(gpu().device, inputs, params, b, 0);
+  for (int strategy : {1, 2}) {
+    RunResult batched = run_on(gpu().device, inputs, params, b, strategy);
+    check_vectors(batched.value, plain.value, "autobatch value");
+    for (size_t k = 0; k < plain.param_grads.size(); ++k)
+      check_vectors(batched.param_grads[k], plain.param_grads[k], "autobatch d param " + std::to_string(k));
+    check_vectors(batched.input_grads[0], plain.input_grads[0], "autobatch d input");
+  }
+}
+
+BOOST_AUTO_TEST_CASE(simple_sgd_on_gpu) {
+  // Three updates of the same model on each device end at the same values.
+  auto train = [](dl::Device* dev) {
+    dl::ParameterCollection m;
+    dl::Parameter W = m.add_parameters(Dim({3, 4}), dl::ParameterInitFromVector(test::test_values(12)), "W", dev);
+    dl::LookupParameter emb = m.add_lookup_parameters(
+        6, Dim({4}), dl::ParameterInitFromVector(test::test_values(24, 0.1f)), "E", dev);
+    dl::SimpleSGDTrainer trainer(m, 0.2f);
+    for (unsigned step = 0; step < 3; ++step) {
+      dl::ComputationGraph cg;
+      E x = dl::lookup(cg, emb, std::vector<unsigned>{step, 5});
+      E loss = dl::sum_batches(dl::pickneglogsoftmax(dl::parameter(cg, W) * x, std::vector<unsigned>{1, 2}));
+      cg.forward(loss);
+      cg.backward(loss);
+      trainer.update();
+    }
+    std::vector<float> out = dl::as_vector(W.get_storage().values);
+    std::vector<float> e = dl::as_vector(emb.get_storage().all_values);
+    out.insert(out.end(), e.begin(), e.end());
+    return out;
+  };
+  check_vectors(train(gpu().device), train(dl::cpu_device()), "parameters after SGD");
+}
+
+BOOST_AUTO_TEST_CASE(mixed_cpu_gpu_graph) {
+  // An input on the CPU moves to the GPU, is transformed there, and comes back.
+  auto run = [](bool mixed, std::vector<float>* value, std::vector<float>* grad) {
+    dl::ParameterCollection m;
+    dl::Device* gdev = mixed ? gpu().device : dl::cpu_device();
+    dl::Parameter W = m.add_parameters(Dim({3, 4}), dl::ParameterInitFromVector(test::test_values(12)), "W", gdev);
+    dl::ComputationGraph cg;
+    E x = dl::input(cg, Dim({4}, 2), test::test_values(8, 0.2f), dl::cpu_device());
+    E h = dl::tanh(dl::parameter(cg, W) * (mixed ? dl::to_device(x, gdev) : x));
+    E back = mixed ? dl::to_device(h, dl::cpu_device()) : h;
+    E loss = dl::sum_batches(dl::sum_elems(dl::square(back)));
+    cg.forward(loss);
+    *value = dl::as_vector(cg.get_value(back));
+    cg.backward(loss, true);
+    *grad = dl::as_vector(cg.get_gradient(x));
+    std::vector<float> gw = dl::as_vector(W.get_storage().g);
+    grad->insert(grad->end(), gw.begin(), gw.end());
+  };
+  std::vector<float> cv, cgr, mv, mg;
+  run(false, &cv, &cgr);
+  run(true, &mv, &mg);
+  check_vectors(mv, cv, "mixed graph value");
+  check_vectors(mg, cgr, "mixed graph gradients");
+}
+
+BOOST_AUTO_TEST_CASE(missing_gpu_kernel_names_the_op) {
+  // layer_norm has no GPU kernel yet: a clear error, not a wrong answer.
+  test::check_throws_with<dl::unsupported_error>(
+      [] {
+        dl::ComputationGraph cg;
+        E x = dl::input(cg, Dim({4}), test::test_values(4), gpu().device);
+        E g = dl::input(cg, Dim({4}), test::test_values(4), gpu().device);
+        E b = dl::input(cg, Dim({4}), test::test_values(4), gpu().device);
+        cg.forward(dl::layer_norm(x, g, b));
+      },
+      {"layer_norm is not implemented on GPU:0"});
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+// ============================================================ without a GPU too
+
+BOOST_AUTO_TEST_CASE(library_is_built_with_the_cuda_backend) {
+  BOOST_CHECK(dl::has_cuda_backend());
+  // Every op the benchmarks need has a GPU forward kernel in the table.
+  for (dl::OpKind op : {dl::OpKind::Input, dl::OpKind::Parameter, dl::OpKind::Lookup, dl::OpKind::MatMul,
+                        dl::OpKind::AffineTransform, dl::OpKind::Tanh, dl::OpKind::LogSoftmax,
+                        dl::OpKind::PickNegLogSoftmax, dl::OpKind::Concatenate, dl::OpKind::PickRange,
+                        dl::OpKind::Dropout, dl::OpKind::SumBatches}) {
+    const dl::OpInfo& r = dl::op_info(op);
+    BOOST_CHECK_MESSAGE(r.forward[1] != nullptr, r.name << " has no GPU forward kernel");
+    BOOST_CHECK_MESSAGE(r.backward[1] != nullptr || r.accumulate || r.blocks_gradient,
+                        r.name << " has no GPU backward kernel");
+  }
+}
+
+BOOST_AUTO_TEST_CASE(asking_for_a_missing_gpu_is_a_clear_error) {
+  int count = 0;
+  cudaError_t st = cudaGetDeviceCount(&count);
+  cudaGetLastError();
+  if (st == cudaSuccess && count > 0) {
+    BOOST_TEST_MESSAGE("this machine has a GPU: the missing-GPU error cannot be provoked; checking a bad number");
+    int argc = 3;
+    std::string a0 = "prog", a1 = "--dynet-devices", a2 = "GPU:" + std::to_string(count);
+    char* argv_storage[] = {&a0[0], &a1[0], &a2[0], nullptr};
+    char** argv = argv_storage;
+    test::check_throws_with<dl::index_error>([&] { dl::initialize(argc, argv); },
+                                             {"--dynet-devices", a2.c_str(), "CUDA device"});
+    return;
+  }
+  for (const char* flag : {"--dynet-gpus", "--dynet-devices"}) {
+    int argc = 3;
+    std::string a0 = "prog", a1 = flag, a2 = std::string(flag) == "--dynet-gpus" ? "1" : "CPU,GPU:0";
+    char* argv_storage[] = {&a0[0], &a1[0], &a2[0], nullptr};
+    char** argv = argv_storage;
+    test::check_throws_with<dl::cuda_error>([&] { dl::initialize(argc, argv); },
+                                            {"no CUDA device found (cudaGetDeviceCount: ", flag});
+    BOOST_CHECK(dl::default_device() == dl::cpu_device());
+  }
+}
+
+BOOST_AUTO_TEST_CASE(bad_device_lists_are_rejected) {
+  dl::DynetParams p;
+  p.ids_requested = true;
+  p.devices = "GPU:0,TPU:1";
+  int count = 0;
+  if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) {
+    cudaGetLastError();
+    // Without a GPU the device count check comes first.
+    test::check_throws_with<dl::cuda_error>([&] { dl::initialize(p); }, {"no CUDA device found"});
+    return;
+  }
+  test::check_throws_with<std::invalid_argument>([&] { dl::initialize(p); }, {"unknown device 'TPU:1'"});
+}
+
+BOOST_AUTO_TEST_CASE(cuda_status_checks_name_call_and_place) {
+  int line = 0;
+  test::check_throws_with<dl::cuda_error>(
+      [&] {
+        line = __LINE__ + 1;
+        DYNET_LITE_CUDA_CHECK(cudaErrorInvalidValue);
+      },
+      {"cudaErrorInvalidValue failed at ", "test_cuda.cc:", "cudaErrorInvalidValue: "});
+  // The line is the one of the failed call.
+  try {
+    line = __LINE__ + 1;
+    DYNET_LITE_CUDA_CHECK(cudaErrorMemoryAllocation);
+    BOOST_ERROR("no exception");
+  } catch (const dl::cuda_error& e) {
+    BOOST_CHECK_MESSAGE(std::string(e.what()).find("test_cuda.cc:" + std::to_string(line) + ":") != std::string::npos,
+                        e.what());
+  }
+  test::check_throws_with<dl::cuda_error>([] { DYNET_LITE_CUBLAS_CHECK(CUBLAS_STATUS_NOT_INITIALIZED); },
+                                          {"CUBLAS_STATUS_NOT_INITIALIZED", "failed at ", "test_cuda.cc:"});
+  // A successful call does nothing.
+  DYNET_LITE_CUDA_CHECK(cudaSuccess);
+  DYNET_LITE_CUBLAS_CHECK(CUBLAS_STATUS_SUCCESS);
+  BOOST_CHECK_EQUAL(std::string(dl::cuda::cublas_status_name(CUBLAS_STATUS_ALLOC_FAILED)), "CUBLAS_STATUS_ALLOC_FAILED");
+}
