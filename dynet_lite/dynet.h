@@ -4,6 +4,7 @@
 /// control flow, run forward and backward, then cleared or destroyed.  Graph
 /// memory (nodes, values, gradients, scratch) comes from arenas that are reset in
 /// O(1) and handed to the next graph of the same thread.
+#include <cstdint>
 #include <iosfwd>
 #include <memory>
 #include <random>
@@ -108,6 +109,9 @@ class ComputationGraph {
   bool backward_done_ = false;
   unsigned id_;
   unsigned revert_count_ = 0;
+  int64_t build_start_ns_ = 0;  // creation or clear(), for the profile's build time
+  bool build_timed_ = false;
+  void note_first_forward();
   bool immediate_compute_ = false;
   bool check_validity_ = false;
   int autobatch_ = 0;

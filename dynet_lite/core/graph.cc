@@ -1,6 +1,7 @@
 // ComputationGraph: adding nodes, checkpoints, and access to values.
 // Running the nodes lives in exec/.
 #include <atomic>
+#include <chrono>
 #include <cstring>
 #include <ostream>
 #include <iostream>
@@ -14,6 +15,11 @@ namespace dynet_lite {
 
 namespace {
 std::atomic<unsigned> next_graph_id{1};
+
+int64_t now_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
 
 struct Pool {
   std::vector<std::unique_ptr<GraphMemory>> free;
@@ -47,6 +53,11 @@ DeviceArenas& GraphMemory::arenas_slow(Device* d) {
 void GraphMemory::retire_batch_state() {
   if (!batch_state_) return;
   batch_state_->clear_groups();
+  if (batch_state_->stats.nodes > 0) {
+    batch_state_->stats.graphs = 1;
+    if (current_params().profiling > 0)
+      std::cerr << "[dynet_lite profile] " << batch_state_->stats.summary() << std::endl;
+  }
   add_to_autobatch_totals(batch_state_->stats);
   batch_state_->stats = AutobatchStats();
 }
@@ -97,7 +108,15 @@ ComputationGraph::ComputationGraph()
       mem_(acquire_graph_memory()),
       id_(next_graph_id.fetch_add(1, std::memory_order_relaxed)),
       autobatch_(current_params().autobatch),
-      rng_(with_global_rng([](std::mt19937& g) { return g(); })) {}
+      rng_(with_global_rng([](std::mt19937& g) { return g(); })) {
+  build_start_ns_ = now_ns();
+  mem_->batch_state().profiling = current_params().profiling > 0;
+}
+
+void ComputationGraph::note_first_forward() {
+  build_timed_ = true;
+  mem_->batch_state().stats.build_seconds += static_cast<double>(now_ns() - build_start_ns_) * 1e-9;
+}
 
 ComputationGraph::~ComputationGraph() { release_graph_memory(std::move(mem_)); }
 
@@ -107,6 +126,8 @@ void ComputationGraph::clear() {
   evaluated_ = 0;
   backward_done_ = false;
   id_ = next_graph_id.fetch_add(1, std::memory_order_relaxed);
+  build_start_ns_ = now_ns();
+  build_timed_ = false;
 }
 
 void ComputationGraph::checkpoint() {

@@ -18,6 +18,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <cstring>
 #include <list>
 #include <mutex>
@@ -137,9 +138,27 @@ void AutobatchStats::add(const AutobatchStats& o) {
   bytes_scattered += o.bytes_scattered;
   plan_hits += o.plan_hits;
   plan_misses += o.plan_misses;
+  graphs += o.graphs;
+  build_seconds += o.build_seconds;
+  copy_seconds += o.copy_seconds;
   schedule_seconds += o.schedule_seconds;
   forward_seconds += o.forward_seconds;
   backward_seconds += o.backward_seconds;
+}
+
+std::string AutobatchStats::summary() const {
+  char buf[512];
+  auto ms = [](double s) { return s * 1e3; };
+  std::snprintf(buf, sizeof(buf),
+                "nodes %llu, kernels %llu (%llu batched groups; %llu without batching), build %.3f ms, "
+                "schedule %.3f ms, forward %.3f ms, backward %.3f ms, copies %.3f ms (gathered %llu B, "
+                "scattered %llu B), plan cache %llu hits / %llu misses",
+                static_cast<unsigned long long>(nodes), static_cast<unsigned long long>(kernels),
+                static_cast<unsigned long long>(batched_groups), static_cast<unsigned long long>(nodes),
+                ms(build_seconds), ms(schedule_seconds), ms(forward_seconds), ms(backward_seconds), ms(copy_seconds),
+                static_cast<unsigned long long>(bytes_gathered), static_cast<unsigned long long>(bytes_scattered),
+                static_cast<unsigned long long>(plan_hits), static_cast<unsigned long long>(plan_misses));
+  return buf;
 }
 
 AutobatchStats autobatch_totals() {
@@ -373,6 +392,8 @@ static bool run_group(GraphMemory& m, BatchState& st, const VariableIndex* membe
   const Tensor** xs = nargs ? static_cast<const Tensor**>(da.values.allocate(nargs * sizeof(Tensor*))) : nullptr;
   unsigned char* stacked = nargs ? static_cast<unsigned char*>(da.values.allocate(nargs)) : nullptr;
   uint64_t gathered = 0;
+  Clock::time_point copy_start;
+  if (st.profiling) copy_start = Clock::now();
   for (unsigned p = 0; p < nargs; ++p) {
     const Node& a0 = m.node(n0.args[p]);
     bool same = true, contiguous = true;
@@ -399,6 +420,7 @@ static bool run_group(GraphMemory& m, BatchState& st, const VariableIndex* membe
     }
     xs[p] = &args[p];
   }
+  if (st.profiling) st.stats.copy_seconds += seconds_since(copy_start);
   // The op's own shape rule must accept the stacked arguments.
   bool ok = true;
   if (nargs) {

@@ -3,6 +3,7 @@
 // and runs each group as one kernel call on a "virtual" node whose batch is the
 // members' batches stacked.  Backward replays the same groups in reverse.
 #include <cstdint>
+#include <string>
 #include <unordered_map>
 #include <vector>
 
@@ -20,11 +21,16 @@ struct AutobatchStats {
   uint64_t bytes_scattered = 0;  ///< backward: bytes of gradient added back to scattered arguments
   uint64_t plan_hits = 0;        ///< schedules reused from the plan cache
   uint64_t plan_misses = 0;      ///< schedules computed
+  uint64_t graphs = 0;           ///< graphs these counters cover (for totals)
+  double build_seconds = 0;      ///< from the graph's creation (or clear) to its first forward
   double schedule_seconds = 0;   ///< signatures, grouping, plan look-up
+  double copy_seconds = 0;       ///< gathers and scatters (measured with --dynet-profiling only)
   double forward_seconds = 0;    ///< kernels and copies of forward
   double backward_seconds = 0;   ///< kernels and copies of backward
 
   void add(const AutobatchStats& o);
+  /// One line: build, schedule, copy and compute times, kernels with and without batching.
+  std::string summary() const;
 };
 
 /// One kernel call of a batched execution, in execution order.
@@ -65,6 +71,7 @@ struct BatchState {
   std::vector<const Node*> member_nodes;
   std::vector<uint32_t> group_buf;
   std::vector<uint32_t> group_sizes_buf;
+  bool profiling = false;  // time copies separately (--dynet-profiling)
 
   void clear_groups() { groups.clear(); }
 };

@@ -1,4 +1,5 @@
 // Plain execution: nodes run one by one in the order they were added.
+#include <chrono>
 #include <cmath>
 #include <cstring>
 
@@ -37,6 +38,7 @@ inline size_t padded(size_t n) { return (n + kGradAlign - 1) & ~(kGradAlign - 1)
 }  // namespace
 
 void ComputationGraph::run_forward(VariableIndex last) {
+  if (!build_timed_) note_first_forward();
   if (autobatch_) {
     run_forward_batched(last);
     return;
@@ -50,6 +52,8 @@ void ComputationGraph::run_forward(VariableIndex last) {
   DeviceArenas* da = nullptr;
   ExecContext ctx(nullptr, nullptr, &rng_, nullptr);
   const Tensor* small[8];
+  const auto t0 = std::chrono::steady_clock::now();
+  const VariableIndex first = evaluated_;
   for (VariableIndex i = evaluated_; i <= last; ++i) {
     Node& n = m.node(i);
     const OpInfo& info = ops[static_cast<unsigned>(n.op)];
@@ -74,6 +78,10 @@ void ComputationGraph::run_forward(VariableIndex last) {
     }
     if (check_validity_) check_finite(n.value, "value", info, i);
   }
+  AutobatchStats& stats = m.batch_state().stats;
+  stats.nodes += last + 1 - first;
+  stats.kernels += last + 1 - first;
+  stats.forward_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
 void ComputationGraph::backward(const Expression& last, bool full) {
@@ -147,6 +155,7 @@ void ComputationGraph::backward(VariableIndex last, bool full) {
   DeviceArenas* da = nullptr;
   ExecContext ctx(nullptr, nullptr, &rng_, nullptr);
   const Tensor* small[8];
+  const auto t0 = std::chrono::steady_clock::now();
   for (VariableIndex j = last + 1; j-- > 0;) {
     if (!m.marks[j]) continue;
     Node& n = m.node(j);
@@ -174,6 +183,8 @@ void ComputationGraph::backward(VariableIndex last, bool full) {
       da->scratch.rewind(scratch_mark);
     }
   }
+  m.batch_state().stats.backward_seconds +=
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
 }  // namespace dynet_lite
