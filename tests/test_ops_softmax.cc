@@ -125,7 +125,7 @@ BOOST_AUTO_TEST_CASE(dim_errors) {
   Expression x = input(cg, Dim({3, 2}), test::test_values(6));
   check_throws_with<dim_error>([&] { softmax(x, 2); }, {"softmax", "dimension 2", "{3,2}"});
   Expression t = input(cg, Dim({2, 2, 2}), test::test_values(8));
-  check_throws_with<dim_error>([&] { softmax(t); }, {"softmax", "{2,2,2}"});
+  check_throws_with<dim_error>([&] { softmax(t, 3); }, {"softmax", "dimension 3", "{2,2,2}"});
   check_throws_with<dim_error>([&] { log_softmax(t); }, {"log_softmax", "{2,2,2}"});
   // the failed calls left no node behind
   BOOST_CHECK_EQUAL(cg.size(), 2u);
@@ -499,6 +499,81 @@ BOOST_AUTO_TEST_CASE(batched_equals_plain) {
   double z = 0;
   for (int i = 0; i < 6; ++i) z += std::exp(std::tanh(x0[i] * w0[i]));
   BOOST_CHECK_CLOSE(plain.losses[0], std::log(z) - std::tanh(x0[1] * w0[1]), 1e-3);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+// softmax(x, d) over any dimension d < nd
+BOOST_AUTO_TEST_SUITE(softmax_any_dim)
+
+BOOST_AUTO_TEST_CASE(three_dims_by_hand) {
+  // x {2,2,2}X2, element (r, c, s) at r + 2c + 4s.  Batch element 0 is 0 except
+  // x(1,0,1) = ln3 (index 5); batch element 1 is 0 except x(0,1,0) = ln3 (index 2).
+  // A pair (0, ln3) normalises to (1/4, 3/4), a pair (0, 0) to (1/2, 1/2).
+  std::vector<float> v(16, 0.f);
+  v[5] = kLn3;
+  v[8 + 2] = kLn3;
+  TestInput x{Dim({2, 2, 2}, 2), v};
+  // d = 0: pairs (0,1) (2,3) (4,5) (6,7) of each batch element
+  check_close(eval({x}, [](ComputationGraph&, const Xs& x) { return softmax(x[0], 0); }),
+              {.5f, .5f, .5f, .5f, .25f, .75f, .5f, .5f, .5f, .5f, .75f, .25f, .5f, .5f, .5f, .5f});
+  // d = 1: pairs (0,2) (1,3) (4,6) (5,7)
+  check_close(eval({x}, [](ComputationGraph&, const Xs& x) { return softmax(x[0], 1); }),
+              {.5f, .5f, .5f, .5f, .5f, .75f, .5f, .25f, .25f, .5f, .75f, .5f, .5f, .5f, .5f, .5f});
+  // d = 2: pairs (0,4) (1,5) (2,6) (3,7)
+  check_close(eval({x}, [](ComputationGraph&, const Xs& x) { return softmax(x[0], 2); }),
+              {.5f, .25f, .5f, .5f, .5f, .75f, .5f, .5f, .5f, .5f, .75f, .5f, .5f, .5f, .25f, .5f});
+}
+
+BOOST_AUTO_TEST_CASE(longer_lines_and_size_one) {
+  // x {1,1,3}: d = 2 is the only non-trivial line: softmax(1, 2, 3)
+  check_close(eval({{Dim({1, 1, 3}), {1.f, 2.f, 3.f}}}, [](ComputationGraph&, const Xs& x) { return softmax(x[0], 2); }),
+              {kS1, kS2, kS3});
+  // a dimension of size 1: every line has one element -> all ones
+  check_close(eval({{Dim({1, 1, 3}), {1.f, 2.f, 3.f}}}, [](ComputationGraph&, const Xs& x) { return softmax(x[0], 1); }),
+              {1.f, 1.f, 1.f});
+  // 4 dimensions {2,1,1,3}, d = 3: lines (0,2,4) and (1,3,5)
+  check_close(eval({{Dim({2, 1, 1, 3}), {1.f, 0.f, 2.f, 0.f, 3.f, 0.f}}},
+                   [](ComputationGraph&, const Xs& x) { return softmax(x[0], 3); }),
+              {kS1, 1.f / 3, kS2, 1.f / 3, kS3, 1.f / 3});
+}
+
+BOOST_AUTO_TEST_CASE(gradient_by_hand) {
+  // x {1,2} (a row), d = 1: y = softmax(0, ln3) = (1/4, 3/4); loss = y_1:
+  // dx = y_1 (e_1 - y) = (-3/16, 3/16)
+  ComputationGraph cg;
+  Expression x = input(cg, Dim({1, 2}), {0.f, kLn3});
+  Expression loss = component(cg, softmax(x, 1), 1);
+  check_close(input_gradient(cg, loss, x), {-3.f / 16, 3.f / 16});
+  // the same along d = 2 of {1,1,2}
+  ComputationGraph cg2;
+  Expression x2 = input(cg2, Dim({1, 1, 2}), {0.f, kLn3});
+  Expression loss2 = component(cg2, softmax(x2, 2), 1);
+  check_close(input_gradient(cg2, loss2, x2), {-3.f / 16, 3.f / 16});
+}
+
+BOOST_AUTO_TEST_CASE(gradients) {
+  ParameterCollection m;
+  Parameter p = m.add_parameters({2, 3, 2});
+  p.set_value(test::test_values(12, 0.1f));
+  for (unsigned d = 0; d < 3; ++d) {
+    check_gradients(m, {{Dim({2, 3, 2}, 2), test::test_values(24, 0.05f * d)}},
+                    [d](ComputationGraph&, const Xs& x) { return softmax(x[0], d); });
+    // a parameter (batch of 1) against a batch of 2
+    check_gradients(m, {{Dim({2, 3, 2}, 2), test::test_values(24, -0.1f)}},
+                    [&, d](ComputationGraph& cg, const Xs& x) { return softmax(cmult(x[0], parameter(cg, p)), d); });
+  }
+  check_gradients(m, {{Dim({2, 1, 2, 3}), test::test_values(12)}},
+                  [](ComputationGraph&, const Xs& x) { return softmax(x[0], 3); });
+}
+
+BOOST_AUTO_TEST_CASE(dim_errors) {
+  ComputationGraph cg;
+  Expression v = input(cg, Dim({3}), {1.f, 2.f, 3.f});
+  check_throws_with<dim_error>([&] { softmax(v, 1); }, {"softmax", "dimension 1", "{3}", "1 dimension"});
+  Expression t = input(cg, Dim({2, 2, 2}, 2), test::test_values(16));
+  check_throws_with<dim_error>([&] { softmax(t, 3); }, {"softmax", "dimension 3", "{2,2,2X2}", "3 dimensions"});
+  BOOST_CHECK_EQUAL(cg.size(), 2u);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

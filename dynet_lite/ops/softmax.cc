@@ -28,33 +28,31 @@ bool is_column_vector(const Dim& d) { return d.batch_size() == d.rows(); }
 
 // ---------------------------------------------------------------- softmax
 struct SoftmaxParams {
-  unsigned dim = 0;  // 0: normalise each column, 1: each row
+  unsigned dim = 0;  // the dimension normalised over (0: each column, 1: each row, ...)
 };
 
 Dim softmax_shape(const Tensor* const* xs, unsigned n, const Node& node) {
   Dim d = one_arg(xs, n, node);
   unsigned sd = node.p<SoftmaxParams>().dim;
-  DYNET_LITE_DIM_CHECK(sd <= 1, "softmax: dimension " << sd << " is not supported for x " << d
-                                                      << " (d = 0 normalises columns, d = 1 rows)");
-  DYNET_LITE_DIM_CHECK(d.nd <= 2, "softmax: x must be a vector or a matrix, got " << d);
+  DYNET_LITE_DIM_CHECK(sd < d.nd, "softmax: dimension " << sd << " is out of range for x " << d << " with " << d.nd
+                                                        << " dimension" << (d.nd == 1 ? "" : "s"));
   DYNET_LITE_DIM_CHECK(d.size() > 0, "softmax: x " << d << " has no elements");
   return d;
 }
 
-// The groups softmax normalises over: for d = 0 the columns (contiguous), for
-// d = 1 the rows of each batch element (stride = rows).  f(group array view).
+// The groups softmax normalises over: the lines of x along dimension `dim`.  With
+// inner = d[0] * ... * d[dim-1] elements before it, line (o, i) starts at
+// o * inner * len + i and steps by inner (d = 0: the contiguous columns).
+// f(group array view).
 template <class F>
 void for_each_group(const Tensor& t, unsigned dim, F&& f) {
-  const Eigen::Index rows = t.d.rows();
-  const Eigen::Index cols = static_cast<Eigen::Index>(t.d.batch_size()) / rows;
-  if (dim == 0) {
-    const Eigen::Index ncols = static_cast<Eigen::Index>(t.d.size()) / rows;
-    for (Eigen::Index c = 0; c < ncols; ++c) f(StridedArr(t.v + c * rows, rows, Eigen::InnerStride<>(1)));
-  } else {
-    for (unsigned b = 0; b < t.d.bd; ++b)
-      for (Eigen::Index r = 0; r < rows; ++r)
-        f(StridedArr(t.v + b * rows * cols + r, cols, Eigen::InnerStride<>(rows)));
-  }
+  Eigen::Index inner = 1;
+  for (unsigned k = 0; k < dim; ++k) inner *= t.d[k];
+  const Eigen::Index len = t.d[dim];
+  const Eigen::Index outer = static_cast<Eigen::Index>(t.d.size()) / (inner * len);
+  for (Eigen::Index o = 0; o < outer; ++o)
+    for (Eigen::Index i = 0; i < inner; ++i)
+      f(StridedArr(t.v + o * inner * len + i, len, Eigen::InnerStride<>(inner)));
 }
 
 // y = exp(x - max x) / sum exp(x - max x) over each group

@@ -68,10 +68,14 @@ Groups column_groups(const Dim& d) {
   size_t rows = d.rows();
   return Groups{d.size() / rows, rows, 1, 0, rows, d.batch_size()};
 }
+// Softmax along any dimension: lines `inner` = d[0] * ... * d[dim-1] elements
+// apart, in blocks of inner * d[dim] (dim = 1 of a matrix: the rows).
 Groups softmax_groups(const Dim& d, unsigned dim) {
   if (dim == 0) return column_groups(d);
-  size_t rows = d.rows(), per = d.batch_size();
-  return Groups{rows * d.bd, per / rows, rows, 1, rows, per};
+  size_t inner = 1;
+  for (unsigned k = 0; k < dim; ++k) inner *= d[k];
+  size_t len = d[dim];
+  return Groups{d.size() / len, len, inner, 1, inner, inner * len};
 }
 
 // y = exp(x - max) / sum exp(x - max)   (kLog: y = x - max - log sum exp(x - max))
