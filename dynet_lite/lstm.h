@@ -157,7 +157,7 @@ class CoupledLSTMBuilder : public RNNBuilder {
 
 /// The vanilla LSTM with DyNet's compact parameterisation (W_x {4h, in}, W_h {4h, h},
 /// b {4h}, gates i, f, o, g; no forget bias), variational dropout and optional
-/// Gaussian weight noise.  Built from the basic ops for now.
+/// Gaussian weight noise.  Built from the fused vanilla_lstm_gates / _c / _h ops.
 class CompactVanillaLSTMBuilder : public RNNBuilder {
  public:
   CompactVanillaLSTMBuilder() = default;

@@ -505,26 +505,20 @@ Expression CompactVanillaLSTMBuilder::add_input_impl(int prev, const Expression&
   try {
     for (unsigned i = 0; i < layers; ++i) {
       const std::vector<Expression>& v = param_vars[i];
-      Expression wx = v[0], wh = v[1], b = v[2];
-      if (weightnoise_std > 0.f) {
-        wx = noise(wx, weightnoise_std);
-        wh = noise(wh, weightnoise_std);
-        b = noise(b, weightnoise_std);
-      }
+      // No previous state reads as zeros (a batch of 1, broadcast by the fused ops).
       const Expression* hp = hist.prev_h(prev, i);
       const Expression* cp = hist.prev_c(prev, i);
-      if (drop_x) in = cmult(in, mask_x[i]);
-      Expression pre;
-      if (hp)
-        pre = affine_transform({b, wx, in, wh, drop_h ? cmult(*hp, mask_h[i]) : *hp});
+      Expression h_tm1 = hp ? *hp : zeros(*graph_, Dim({hid}));
+      Expression c_tm1 = cp ? *cp : zeros(*graph_, Dim({hid}));
+      // The fused gates op applies the weight noise itself (fresh at every step).
+      Expression gates;
+      if (drop_x && drop_h)
+        gates = vanilla_lstm_gates_dropout(in, h_tm1, v[0], v[1], v[2], mask_x[i], mask_h[i], weightnoise_std);
       else
-        pre = affine_transform({b, wx, in});
-      Expression gi = logistic(pick_range(pre, 0, hid));
-      Expression go = logistic(pick_range(pre, 2 * hid, 3 * hid));
-      Expression gg = tanh(pick_range(pre, 3 * hid, 4 * hid));
-      Expression ct = cp ? cmult(logistic(pick_range(pre, hid, 2 * hid)), *cp) + cmult(gi, gg) : cmult(gi, gg);
-      hist.c[t * layers + i] = ct;
-      in = hist.h[t * layers + i] = cmult(go, tanh(ct));
+        gates = vanilla_lstm_gates(drop_x ? cmult(in, mask_x[i]) : in, drop_h ? cmult(h_tm1, mask_h[i]) : h_tm1, v[0],
+                                   v[1], v[2], weightnoise_std);
+      Expression ct = hist.c[t * layers + i] = vanilla_lstm_c(c_tm1, gates);
+      in = hist.h[t * layers + i] = vanilla_lstm_h(ct, gates);
     }
   } catch (...) {
     hist.pop_step();
