@@ -67,9 +67,16 @@ void* CudaDevice::allocate(size_t bytes) {
 
 void CudaDevice::release(void* p) {
   if (!p) return;
-  activate();
-  // cudaFree waits for the device, so no queued kernel still uses p.
-  DYNET_LITE_CUDA_CHECK(cudaFree(p));
+  // Arenas and parameters may be freed from static destructors after the CUDA
+  // runtime has shut down (its memory is gone with it): not an error then.
+  cudaError_t st = cudaSetDevice(device_id);
+  if (st == cudaSuccess) st = cudaFree(p);  // waits for the device: no queued kernel still uses p
+  if (st == cudaErrorCudartUnloading || st == cudaErrorContextIsDestroyed) {
+    cudaGetLastError();
+    return;
+  }
+  current_ordinal = device_id;
+  DYNET_LITE_CUDA_CHECK(st);
 }
 
 void CudaDevice::copy_to_host(float* host, const float* dev, size_t n) const {
