@@ -419,7 +419,7 @@ void load_model(ParameterCollection& pc, const std::string& path) {
 
 struct Options {
   std::string train, dev, test, model_path = "parser.model", load, predict;
-  unsigned epochs = 10, max_train = 0, max_dev = 0;
+  unsigned epochs = 10, max_train = 0, max_dev = 0, max_test = 0;
   float learning_rate = 0.001f;
 };
 
@@ -433,6 +433,7 @@ void usage(std::ostream& out) {
          "  --epochs N                passes over the training data (default 10)\n"
          "  --max-train-sentences N   use only the first N training sentences (quick runs)\n"
          "  --max-dev-sentences N     evaluate on the first N dev sentences only (quick runs)\n"
+         "  --max-test-sentences N    likewise for the test sentences\n"
          "  --learning-rate R         Adam's learning rate (default 0.001)\n"
          "  --model FILE              where the best model (by dev LAS) goes; its vocabulary\n"
          "                            goes to FILE.vocab (default parser.model)\n"
@@ -471,6 +472,8 @@ Options parse_options(int argc, char** argv) {
       o.max_train = examples::parse_unsigned(a, value());
     } else if (a == "--max-dev-sentences") {
       o.max_dev = examples::parse_unsigned(a, value());
+    } else if (a == "--max-test-sentences") {
+      o.max_test = examples::parse_unsigned(a, value());
     } else if (a == "--learning-rate") {
       o.learning_rate = examples::parse_float(a, value());
       DYNET_LITE_ARG_CHECK(o.learning_rate > 0, "--learning-rate must be > 0, got " << o.learning_rate);
@@ -543,6 +546,7 @@ int run_evaluate(const Options& o) {
   Parser parser(pc, vocab);
   load_model(pc, o.load);
   std::vector<Sentence> test = vocab.convert_gold(read_conllu(o.test), o.test);
+  if (o.max_test && test.size() > o.max_test) test.resize(o.max_test);
   examples::Timer t;
   const Score sc = evaluate(parser, test);
   std::cout << "test " << format_score(sc) << " (" << sc.tokens << " tokens of " << o.test
@@ -638,6 +642,7 @@ int run_train(const Options& o) {
   Parser best(best_pc, best_vocab);
   load_model(best_pc, o.model_path);
   std::vector<Sentence> test = best_vocab.convert_gold(read_conllu(o.test), o.test);
+  if (o.max_test && test.size() > o.max_test) test.resize(o.max_test);
   const Score sc = evaluate(best, test);
   std::cout << "best dev " << format_score(best_dev) << "; test " << format_score(sc) << " (" << sc.tokens
             << " tokens, punctuation included); training " << std::fixed << std::setprecision(1) << train_seconds

@@ -303,7 +303,7 @@ void save_model(ParameterCollection& pc, const Vocabulary& v, const std::string&
 
 struct Options {
   std::string train, test, model_path = "rnnlm.model", load, score, bench;
-  unsigned epochs = 5, max_train = 0, batch = 16;
+  unsigned epochs = 5, max_train = 0, max_test = 0, batch = 16;
 };
 
 void usage(std::ostream& out) {
@@ -317,6 +317,7 @@ void usage(std::ostream& out) {
          "  --epochs N                passes over the training text (default 5)\n"
          "  --batch B                 sentences per minibatch (default 16)\n"
          "  --max-train-sentences N   use only the first N training sentences (quick runs)\n"
+         "  --max-test-sentences N    evaluate on the first N test sentences only (quick runs)\n"
          "  --model FILE              the model with the lowest training loss so far is saved\n"
          "                            there after each epoch, its vocabulary to FILE.vocab\n"
          "                            (default rnnlm.model; T4 has no held-out set besides the test)\n"
@@ -355,6 +356,8 @@ Options parse_options(int argc, char** argv) {
       DYNET_LITE_ARG_CHECK(o.batch >= 1, "--batch must be at least 1");
     } else if (a == "--max-train-sentences") {
       o.max_train = examples::parse_unsigned(a, value());
+    } else if (a == "--max-test-sentences") {
+      o.max_test = examples::parse_unsigned(a, value());
     } else if (a == "--model") {
       o.model_path = value();
     } else if (a == "--load") {
@@ -387,7 +390,9 @@ int run_evaluate(const Options& o) {
   ParameterCollection pc;
   RNNLanguageModel lm(pc, vocab.words.size());
   TextFileLoader(o.load).populate(pc);
-  std::vector<Sentence> test = vocab.convert(read_text(o.test));
+  std::vector<std::vector<std::string>> test_text = read_text(o.test);
+  if (o.max_test && test_text.size() > o.max_test) test_text.resize(o.max_test);
+  std::vector<Sentence> test = vocab.convert(test_text);
   examples::Timer t;
   const double nll = total_nll(lm, test, vocab.eos);
   const size_t words = count_targets(test);
@@ -429,7 +434,9 @@ int run_train(const Options& o) {
   if (o.max_train && train_text.size() > o.max_train) train_text.resize(o.max_train);
   Vocabulary vocab = Vocabulary::build(train_text);
   std::vector<Sentence> train = vocab.convert(train_text);
-  std::vector<Sentence> test = vocab.convert(read_text(o.test));
+  std::vector<std::vector<std::string>> test_text = read_text(o.test);
+  if (o.max_test && test_text.size() > o.max_test) test_text.resize(o.max_test);
+  std::vector<Sentence> test = vocab.convert(test_text);
   const size_t train_words = count_targets(train), test_words = count_targets(test);
   size_t test_unk = 0;
   for (const auto& s : test) test_unk += std::count(s.begin() + 1, s.end(), vocab.unk);
