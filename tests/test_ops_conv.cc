@@ -1,8 +1,22 @@
 #define BOOST_TEST_MODULE ops_conv
+#include <atomic>
+#include <cstdlib>
+
 #include "test_utils.h"
 
 using namespace dynet_lite;
 using test::TestInput;
+
+// Counts heap allocations through operator new, to check that the kernels of
+// this family make none once the graph's arenas are warm.
+static std::atomic<long> g_allocations{0};
+__attribute__((noinline)) void* operator new(std::size_t n) {
+  ++g_allocations;
+  if (void* p = std::malloc(n ? n : 1)) return p;
+  throw std::bad_alloc();
+}
+__attribute__((noinline)) void operator delete(void* p) noexcept { std::free(p); }
+__attribute__((noinline)) void operator delete(void* p, std::size_t) noexcept { std::free(p); }
 
 namespace {
 
@@ -181,8 +195,9 @@ BOOST_AUTO_TEST_CASE(conv2d_matches_reference_definition) {
     unsigned H, W, Ci, FH, FW, Co, s0, s1;
     bool valid;
   };
-  const Case cases[] = {{5, 4, 2, 2, 3, 3, 1, 1, true},  {5, 4, 2, 2, 3, 3, 1, 1, false}, {7, 6, 3, 3, 3, 2, 2, 2, true},
-                        {7, 6, 3, 3, 3, 2, 2, 2, false}, {6, 7, 1, 4, 2, 1, 3, 2, false}, {8, 5, 2, 5, 5, 4, 2, 3, false},
+  const Case cases[] = {{5, 4, 2, 2, 3, 3, 1, 1, true},  {5, 4, 2, 2, 3, 3, 1, 1, false},
+                        {7, 6, 3, 3, 3, 2, 2, 2, true},  {7, 6, 3, 3, 3, 2, 2, 2, false},
+                        {6, 7, 1, 4, 2, 1, 3, 2, false}, {8, 5, 2, 5, 5, 4, 2, 3, false},
                         {4, 4, 1, 1, 1, 2, 3, 3, true},  {9, 9, 4, 3, 3, 5, 1, 2, false}};
   for (const Case& c : cases) {
     std::vector<float> xv = test::test_values(size_t(c.H) * c.W * c.Ci * 2);
@@ -197,8 +212,10 @@ BOOST_AUTO_TEST_CASE(conv2d_matches_reference_definition) {
     unsigned OH = 0, OW = 0;
     size_t per = size_t(c.H) * c.W * c.Ci;
     std::vector<float> x0(xv.begin(), xv.begin() + per), x1(xv.begin() + per, xv.end());
-    std::vector<float> want = reference_conv(x0, c.H, c.W, c.Ci, fv, c.FH, c.FW, c.Co, &bv, c.s0, c.s1, c.valid, &OH, &OW);
-    std::vector<float> want1 = reference_conv(x1, c.H, c.W, c.Ci, fv, c.FH, c.FW, c.Co, &bv, c.s0, c.s1, c.valid, &OH, &OW);
+    std::vector<float> want =
+        reference_conv(x0, c.H, c.W, c.Ci, fv, c.FH, c.FW, c.Co, &bv, c.s0, c.s1, c.valid, &OH, &OW);
+    std::vector<float> want1 =
+        reference_conv(x1, c.H, c.W, c.Ci, fv, c.FH, c.FW, c.Co, &bv, c.s0, c.s1, c.valid, &OH, &OW);
     BOOST_CHECK_EQUAL(y.dim(), Dim({OH, OW, c.Co}, 2));
     test::check_close(got, concat(want, want1), 1e-4);
   }
@@ -229,10 +246,10 @@ BOOST_AUTO_TEST_CASE(conv2d_gradients_parameters_valid) {
   Parameter pb = m.add_parameters({3});
   pf.set_value(test::test_values(36, 0.1f));
   pb.set_value(test::test_values(3, -0.2f));
-  size_t n = test::check_gradients(m, {{Dim({4, 5, 2}, 2), test::test_values(80)}},
-                                   [&](ComputationGraph& cg, const Xs& xs) {
-                                     return conv2d(xs[0], parameter(cg, pf), parameter(cg, pb), {1, 1});
-                                   });
+  size_t n =
+      test::check_gradients(m, {{Dim({4, 5, 2}, 2), test::test_values(80)}}, [&](ComputationGraph& cg, const Xs& xs) {
+        return conv2d(xs[0], parameter(cg, pf), parameter(cg, pb), {1, 1});
+      });
   BOOST_CHECK_EQUAL(n, 36u + 3u + 80u);
 }
 
@@ -249,26 +266,35 @@ BOOST_AUTO_TEST_CASE(conv2d_gradients_same_strided) {
 
 BOOST_AUTO_TEST_CASE(conv2d_gradients_mixed_strides_inputs_only) {
   ParameterCollection m;
-  size_t n = test::check_gradients(
-      m, {{Dim({6, 5, 1}), test::test_values(30)}, {Dim({3, 2, 1, 2}), test::test_values(12, 0.2f)},
-          {Dim({2}), {0.3f, -0.4f}}},
-      [&](ComputationGraph&, const Xs& xs) { return conv2d(xs[0], xs[1], xs[2], {2, 1}, false); });
+  size_t n = test::check_gradients(m,
+                                   {{Dim({6, 5, 1}), test::test_values(30)},
+                                    {Dim({3, 2, 1, 2}), test::test_values(12, 0.2f)},
+                                    {Dim({2}), {0.3f, -0.4f}}},
+                                   [&](ComputationGraph&, const Xs& xs) {
+                                     return conv2d(xs[0], xs[1], xs[2], {2, 1}, false);
+                                   });
   BOOST_CHECK_EQUAL(n, 44u);
 }
 
 BOOST_AUTO_TEST_CASE(conv2d_gradients_batch_one_against_many) {
   ParameterCollection m;
   // one image, a batch of 3 filters, a batch of 3 biases
-  size_t n = test::check_gradients(
-      m, {{Dim({4, 4, 2}), test::test_values(32)}, {Dim({2, 2, 2, 1}, 3), test::test_values(24, 0.1f)},
-          {Dim({1}, 3), {0.1f, 0.2f, -0.3f}}},
-      [&](ComputationGraph&, const Xs& xs) { return conv2d(xs[0], xs[1], xs[2], {1, 2}); });
+  size_t n = test::check_gradients(m,
+                                   {{Dim({4, 4, 2}), test::test_values(32)},
+                                    {Dim({2, 2, 2, 1}, 3), test::test_values(24, 0.1f)},
+                                    {Dim({1}, 3), {0.1f, 0.2f, -0.3f}}},
+                                   [&](ComputationGraph&, const Xs& xs) {
+                                     return conv2d(xs[0], xs[1], xs[2], {1, 2});
+                                   });
   BOOST_CHECK_EQUAL(n, 32u + 24u + 3u);
   // a batch of 2 images, batch-1 filter and bias as inputs
-  n = test::check_gradients(
-      m, {{Dim({4, 3, 1}, 2), test::test_values(24)}, {Dim({2, 2, 1, 2}), test::test_values(8, 0.1f)},
-          {Dim({2}), {0.1f, 0.2f}}},
-      [&](ComputationGraph&, const Xs& xs) { return conv2d(xs[0], xs[1], xs[2], {1, 1}, false); });
+  n = test::check_gradients(m,
+                            {{Dim({4, 3, 1}, 2), test::test_values(24)},
+                             {Dim({2, 2, 1, 2}), test::test_values(8, 0.1f)},
+                             {Dim({2}), {0.1f, 0.2f}}},
+                            [&](ComputationGraph&, const Xs& xs) {
+                              return conv2d(xs[0], xs[1], xs[2], {1, 1}, false);
+                            });
   BOOST_CHECK_EQUAL(n, 24u + 8u + 2u);
 }
 
@@ -387,34 +413,43 @@ BOOST_AUTO_TEST_CASE(maxpooling2d_ties_and_overlaps) {
 BOOST_AUTO_TEST_CASE(maxpooling2d_gradients) {
   ParameterCollection m;
   // test_values has no ties, so central differences are valid away from kinks
-  size_t n = test::check_gradients(m, {{Dim({5, 4, 2}, 2), test::test_values(80)}},
-                                   [&](ComputationGraph&, const Xs& xs) {
-                                     return maxpooling2d(xs[0], {2, 3}, {2, 1}, false);
-                                   });
+  size_t n =
+      test::check_gradients(m, {{Dim({5, 4, 2}, 2), test::test_values(80)}}, [&](ComputationGraph&, const Xs& xs) {
+        return maxpooling2d(xs[0], {2, 3}, {2, 1}, false);
+      });
   BOOST_CHECK_EQUAL(n, 80u);
-  n = test::check_gradients(m, {{Dim({5, 5, 1}), test::test_values(25, 0.1f)}},
-                            [&](ComputationGraph&, const Xs& xs) { return maxpooling2d(xs[0], {3, 3}, {2, 2}); });
+  n = test::check_gradients(m, {{Dim({5, 5, 1}), test::test_values(25, 0.1f)}}, [&](ComputationGraph&, const Xs& xs) {
+    return maxpooling2d(xs[0], {3, 3}, {2, 2});
+  });
   BOOST_CHECK_EQUAL(n, 25u);
   ParameterCollection m2;
   Parameter p = m2.add_parameters({4, 4, 1});
   p.set_value(test::test_values(16, 0.2f));
-  n = test::check_gradients(m2, {{Dim({4, 4, 1}, 3), test::test_values(48)}},
-                            [&](ComputationGraph& cg, const Xs& xs) {
-                              return maxpooling2d(xs[0] + parameter(cg, p), {2, 2}, {2, 2});
-                            });
+  n = test::check_gradients(m2, {{Dim({4, 4, 1}, 3), test::test_values(48)}}, [&](ComputationGraph& cg, const Xs& xs) {
+    return maxpooling2d(xs[0] + parameter(cg, p), {2, 2}, {2, 2});
+  });
   BOOST_CHECK_EQUAL(n, 16u + 48u);
 }
 
 BOOST_AUTO_TEST_CASE(maxpooling2d_errors) {
   ComputationGraph cg;
   Expression x = input(cg, Dim({3, 3, 2}), std::vector<float>(18, 1.f));
-  test::check_throws_with<dim_error>([&] { maxpooling2d(x, {4, 2}, {1, 1}); },
-                                     {"maxpooling2d", "{4,2}", "{3,3,2}", "valid"});
+  test::check_throws_with<dim_error>(
+      [&] {
+        maxpooling2d(x, {4, 2}, {1, 1});
+      },
+      {"maxpooling2d", "{4,2}", "{3,3,2}", "valid"});
   BOOST_CHECK_EQUAL(maxpooling2d(x, {4, 2}, {1, 1}, false).dim(), Dim({3, 3, 2}));
-  test::check_throws_with<std::invalid_argument>([&] { maxpooling2d(x, {2}, {1, 1}); },
-                                                 {"maxpooling2d", "ksize", "{2}", "{3,3,2}"});
-  test::check_throws_with<std::invalid_argument>([&] { maxpooling2d(x, {2, 2}, {0, 1}); },
-                                                 {"maxpooling2d", "stride", "{0,1}"});
+  test::check_throws_with<std::invalid_argument>(
+      [&] {
+        maxpooling2d(x, {2}, {1, 1});
+      },
+      {"maxpooling2d", "ksize", "{2}", "{3,3,2}"});
+  test::check_throws_with<std::invalid_argument>(
+      [&] {
+        maxpooling2d(x, {2, 2}, {0, 1});
+      },
+      {"maxpooling2d", "stride", "{0,1}"});
   Expression v = input(cg, Dim({3}), {1, 2, 3});
   test::check_throws_with<dim_error>([&] { maxpooling2d(v, {1, 1}, {1, 1}); }, {"maxpooling2d", "{3}"});
 }
@@ -483,10 +518,9 @@ BOOST_AUTO_TEST_CASE(filter1d_narrow_gradients) {
   ParameterCollection m;
   Parameter pf = m.add_parameters({3, 2, 4});
   pf.set_value(test::test_values(24, 0.1f));
-  size_t n = test::check_gradients(m, {{Dim({3, 5}, 2), test::test_values(30)}},
-                                   [&](ComputationGraph& cg, const Xs& xs) {
-                                     return filter1d_narrow(xs[0], parameter(cg, pf));
-                                   });
+  size_t n = test::check_gradients(
+      m, {{Dim({3, 5}, 2), test::test_values(30)}},
+      [&](ComputationGraph& cg, const Xs& xs) { return filter1d_narrow(xs[0], parameter(cg, pf)); });
   BOOST_CHECK_EQUAL(n, 24u + 30u);
   ParameterCollection m2;
   n = test::check_gradients(m2, {{Dim({2, 4}), test::test_values(8)}, {Dim({2, 3}, 3), test::test_values(18, 0.2f)}},
@@ -500,7 +534,8 @@ BOOST_AUTO_TEST_CASE(filter1d_narrow_errors) {
   Expression f3 = input(cg, Dim({3, 2}), std::vector<float>(6, 1.f));
   test::check_throws_with<dim_error>([&] { filter1d_narrow(x, f3); }, {"filter1d_narrow", "{2,4}", "{3,2}", "rows"});
   Expression wide = input(cg, Dim({2, 5}), std::vector<float>(10, 1.f));
-  test::check_throws_with<dim_error>([&] { filter1d_narrow(x, wide); }, {"filter1d_narrow", "{2,5}", "{2,4}", "width 5"});
+  test::check_throws_with<dim_error>([&] { filter1d_narrow(x, wide); },
+                                     {"filter1d_narrow", "{2,5}", "{2,4}", "width 5"});
 }
 
 // ================================================================ circ_conv, circ_corr
@@ -608,4 +643,39 @@ BOOST_AUTO_TEST_CASE(conv_family_autobatched_matches_plain) {
   float v0 = run(0, &g0), v1 = run(1, &g1);
   BOOST_CHECK_CLOSE(v0, v1, 1e-3);
   test::check_close(g1, g0, 1e-4);
+}
+
+// ================================================================ no allocations
+
+BOOST_AUTO_TEST_CASE(conv_family_kernels_do_not_allocate) {
+  // The same graph twice in one thread: the second run reuses the warm arenas, so
+  // its forward and backward passes may not call operator new at all.
+  ParameterCollection m;
+  Parameter pf = m.add_parameters({3, 3, 2, 4});
+  Parameter pb = m.add_parameters({4});
+  pf.set_value(test::test_values(72, 0.1f));
+  std::vector<float> image = test::test_values(12 * 10 * 2 * 2);
+  std::vector<float> seq = test::test_values(4 * 9);
+  long counted = -1;
+  for (int run = 0; run < 2; ++run) {
+    ComputationGraph cg;
+    Expression x = input(cg, Dim({12, 10, 2}, 2), &image);
+    Expression c = conv2d(x, parameter(cg, pf), parameter(cg, pb), {2, 1}, false);
+    Expression p = maxpooling2d(rectify(c), {2, 2}, {2, 2});
+    Expression s = input(cg, Dim({4, 9}), &seq);
+    Expression f = filter1d_narrow(s, reshape(parameter(cg, pf), Dim({4, 3, 6})));
+    Expression u = reshape(f, Dim({42}));
+    Expression loss = sum_batches(sum_elems(p)) + sum_elems(circ_conv(u, u)) + sum_elems(circ_corr(u, u));
+    long probe = g_allocations.load();
+    ::operator delete(::operator new(16));
+    bool counting = g_allocations.load() == probe + 1;
+    long before = g_allocations.load();
+    cg.forward(loss);
+    cg.backward(loss);
+    if (counting) counted = g_allocations.load() - before;
+  }
+  if (counted >= 0)
+    BOOST_CHECK_EQUAL(counted, 0);
+  else
+    BOOST_TEST_MESSAGE("allocation count skipped: operator new is replaced by a tool");
 }

@@ -23,7 +23,9 @@ class SecondHostDevice final : public Device {
     return p;
   }
   void release(void* p) override { std::free(p); }
-  void copy_to_host(float* host, const float* dev, size_t n) const override { std::memcpy(host, dev, n * sizeof(float)); }
+  void copy_to_host(float* host, const float* dev, size_t n) const override {
+    std::memcpy(host, dev, n * sizeof(float));
+  }
   void copy_from_host(float* dev, const float* host, size_t n) const override {
     std::memcpy(dev, host, n * sizeof(float));
   }

@@ -89,8 +89,10 @@ BOOST_AUTO_TEST_CASE(contract3d_1d_gradients) {
   BOOST_CHECK_EQUAL(n, 24u + 6u + 12u);
   ParameterCollection m2;
   // batched x, batch-1 y, batched b
-  n = test::check_gradients(m2, {{Dim({3, 2, 2}, 2), test::test_values(24)}, {Dim({2}), {0.5f, -0.7f}},
-                                 {Dim({3, 2}, 2), test::test_values(12, 0.3f)}},
+  n = test::check_gradients(m2,
+                            {{Dim({3, 2, 2}, 2), test::test_values(24)},
+                             {Dim({2}), {0.5f, -0.7f}},
+                             {Dim({3, 2}, 2), test::test_values(12, 0.3f)}},
                             [&](ComputationGraph&, const Xs& xs) { return contract3d_1d(xs[0], xs[1], xs[2]); });
   BOOST_CHECK_EQUAL(n, 24u + 2u + 12u);
 }
@@ -161,9 +163,9 @@ BOOST_AUTO_TEST_CASE(contract3d_1d_1d_gradients) {
                                    });
   BOOST_CHECK_EQUAL(n, 24u + 3u + 8u + 4u);
   ParameterCollection m2;
-  n = test::check_gradients(m2, {{Dim({2, 3, 2}, 2), test::test_values(24)}, {Dim({2}), {0.5f, -0.7f}},
-                                 {Dim({3}), {0.2f, 0.9f, -0.4f}}},
-                            [&](ComputationGraph&, const Xs& xs) { return contract3d_1d_1d(xs[0], xs[1], xs[2]); });
+  n = test::check_gradients(
+      m2, {{Dim({2, 3, 2}, 2), test::test_values(24)}, {Dim({2}), {0.5f, -0.7f}}, {Dim({3}), {0.2f, 0.9f, -0.4f}}},
+      [&](ComputationGraph&, const Xs& xs) { return contract3d_1d_1d(xs[0], xs[1], xs[2]); });
   BOOST_CHECK_EQUAL(n, 24u + 2u + 3u);
 }
 
@@ -224,11 +226,10 @@ BOOST_AUTO_TEST_CASE(inverse_gradients) {
   BOOST_CHECK_EQUAL(n, 18u);
   Parameter p = m.add_parameters({2, 2});
   p.set_value({1.5f, 0.3f, -0.4f, -1.2f});
-  n = test::check_gradients(m, {{Dim({2, 2}, 3), test::test_values(12, 0.f)}},
-                            [&](ComputationGraph& cg, const Xs& xs) {
-                              // a batch-1 parameter plus a small batched perturbation
-                              return inverse(parameter(cg, p) + 0.2f * xs[0]);
-                            });
+  n = test::check_gradients(m, {{Dim({2, 2}, 3), test::test_values(12, 0.f)}}, [&](ComputationGraph& cg, const Xs& xs) {
+    // a batch-1 parameter plus a small batched perturbation
+    return inverse(parameter(cg, p) + 0.2f * xs[0]);
+  });
   BOOST_CHECK_EQUAL(n, 4u + 12u);
 }
 
@@ -336,10 +337,9 @@ BOOST_AUTO_TEST_CASE(trace_of_product_gradients) {
   ParameterCollection m;
   Parameter p = m.add_parameters({3, 2});
   p.set_value(test::test_values(6, 0.2f));
-  size_t n = test::check_gradients(m, {{Dim({3, 2}, 3), test::test_values(18)}},
-                                   [&](ComputationGraph& cg, const Xs& xs) {
-                                     return trace_of_product(parameter(cg, p), xs[0]);
-                                   });
+  size_t n = test::check_gradients(
+      m, {{Dim({3, 2}, 3), test::test_values(18)}},
+      [&](ComputationGraph& cg, const Xs& xs) { return trace_of_product(parameter(cg, p), xs[0]); });
   BOOST_CHECK_EQUAL(n, 6u + 18u);
   // the same node on both sides: d sum(x^2) = 2x
   ComputationGraph cg;
@@ -404,14 +404,12 @@ BOOST_AUTO_TEST_CASE(weight_norm_gradients) {
   Parameter pg = m.add_parameters({1});
   pw.set_value(test::test_values(6, 0.1f));
   pg.set_value({1.3f});
-  size_t n = test::check_gradients(m, {}, [&](ComputationGraph& cg, const Xs&) {
-    return weight_norm(parameter(cg, pw), parameter(cg, pg));
-  });
+  size_t n = test::check_gradients(
+      m, {}, [&](ComputationGraph& cg, const Xs&) { return weight_norm(parameter(cg, pw), parameter(cg, pg)); });
   BOOST_CHECK_EQUAL(n, 7u);
   // batched w against a batch-1 g parameter, and a batched g input
-  n = test::check_gradients(m, {{Dim({4}, 3), test::test_values(12)}}, [&](ComputationGraph& cg, const Xs& xs) {
-    return weight_norm(xs[0], parameter(cg, pg));
-  });
+  n = test::check_gradients(m, {{Dim({4}, 3), test::test_values(12)}},
+                            [&](ComputationGraph& cg, const Xs& xs) { return weight_norm(xs[0], parameter(cg, pg)); });
   BOOST_CHECK_EQUAL(n, 6u + 1u + 12u);
   ParameterCollection m2;
   n = test::check_gradients(m2, {{Dim({3}), {0.5f, -1.f, 2.f}}, {Dim({1}, 2), {0.7f, -1.4f}}},
@@ -453,7 +451,8 @@ BOOST_AUTO_TEST_CASE(linalg_family_autobatched_matches_plain) {
       Expression c1 = contract3d_1d(parameter(cg, px), y);
       Expression c2 = contract3d_1d_1d(parameter(cg, px), y, z);
       Expression a = parameter(cg, pa) + 0.1f * input(cg, Dim({2, 2}), test::test_values(4, 0.2f * k));
-      Expression l = logdet(a) + sum_elems(inverse(a)) + trace_of_product(a, reshape(c1, Dim({2, 3})) * transpose(reshape(c1, Dim({2, 3}))));
+      Expression l = logdet(a) + sum_elems(inverse(a)) +
+                     trace_of_product(a, reshape(c1, Dim({2, 3})) * transpose(reshape(c1, Dim({2, 3}))));
       losses.push_back(l + sum_elems(weight_norm(c2, parameter(cg, pg))));
     }
     Expression loss = sum(losses);

@@ -98,13 +98,13 @@ Dim conv2d_shape(const Tensor* const* xs, unsigned n, const Node& node) {
   const Dim& f = xs[1]->d;
   DYNET_LITE_DIM_CHECK(x.nd >= 2 && x.nd <= 3, "conv2d: x " << x << " must be an image {H, W, Ci}");
   DYNET_LITE_DIM_CHECK(f.nd >= 2 && f.nd <= 4, "conv2d: f " << f << " must be filters {FH, FW, Ci, Co}");
-  DYNET_LITE_DIM_CHECK(f[2] == x[2], "conv2d: f " << f << " has " << f[2] << " input channels but x " << x << " has "
-                                                  << x[2]);
+  DYNET_LITE_DIM_CHECK(f[2] == x[2],
+                       "conv2d: f " << f << " has " << f[2] << " input channels but x " << x << " has " << x[2]);
   DYNET_LITE_DIM_CHECK(x.size() > 0 && f.size() > 0, "conv2d: x " << x << " and f " << f << " must not be empty");
-  DYNET_LITE_DIM_CHECK(!p.is_valid || (x[0] >= f[0] && x[1] >= f[1]),
-                       "conv2d: with valid padding the filter f " << f << " ({" << f[0] << "," << f[1]
-                                                                  << "}) must fit inside x " << x << " ({" << x[0]
-                                                                  << "," << x[1] << "})");
+  DYNET_LITE_DIM_CHECK(!p.is_valid || (x[0] >= f[0] && x[1] >= f[1]), "conv2d: with valid padding the filter f "
+                                                                          << f << " ({" << f[0] << "," << f[1]
+                                                                          << "}) must fit inside x " << x << " ({"
+                                                                          << x[0] << "," << x[1] << "})");
   DYNET_LITE_DIM_CHECK(x.bd == f.bd || x.bd == 1 || f.bd == 1,
                        "conv2d: x " << x << " and f " << f << " have batch sizes " << x.bd << " and " << f.bd
                                     << " (they must be equal or one of them 1)");
@@ -112,11 +112,10 @@ Dim conv2d_shape(const Tensor* const* xs, unsigned n, const Node& node) {
   if (n == 3) {
     const Dim& b = xs[2]->d;
     DYNET_LITE_DIM_CHECK(b.nd == 1 && b[0] == f[3], "conv2d: bias b " << b << " must be {" << f[3]
-                                                                       << "}, one value per output channel of f "
-                                                                       << f);
+                                                                      << "}, one value per output channel of f " << f);
     DYNET_LITE_DIM_CHECK(b.bd == bd || b.bd == 1 || bd == 1, "conv2d: bias b " << b << " has batch size " << b.bd
-                                                                                << " but x " << x << " and f " << f
-                                                                                << " give " << bd);
+                                                                               << " but x " << x << " and f " << f
+                                                                               << " give " << bd);
     bd = std::max(bd, b.bd);
   }
   ConvGeom g = conv_geom(x, f, p);
@@ -306,14 +305,13 @@ Dim filter1d_shape(const Tensor* const* xs, unsigned n, const Node&) {
   DYNET_LITE_DIM_CHECK(x.nd <= 2 && f.nd <= 3, "filter1d_narrow: x " << x << " must be a matrix {d, n} and f " << f
                                                                      << " filters {d, w} or {d, w, k}");
   DYNET_LITE_DIM_CHECK(x.rows() == f.rows() && x.rows() > 0,
-                       "filter1d_narrow: x " << x << " has " << x.rows() << " rows but f " << f << " has "
-                                             << f.rows());
-  DYNET_LITE_DIM_CHECK(f.cols() >= 1 && f.cols() <= x.cols(), "filter1d_narrow: the filter width " << f.cols()
-                                                                  << " of f " << f << " must be between 1 and the "
-                                                                  << x.cols() << " columns of x " << x);
-  DYNET_LITE_DIM_CHECK(x.bd == f.bd || x.bd == 1 || f.bd == 1, "filter1d_narrow: x " << x << " and f " << f
-                                                                                      << " have batch sizes " << x.bd
-                                                                                      << " and " << f.bd);
+                       "filter1d_narrow: x " << x << " has " << x.rows() << " rows but f " << f << " has " << f.rows());
+  DYNET_LITE_DIM_CHECK(f.cols() >= 1 && f.cols() <= x.cols(), "filter1d_narrow: the filter width "
+                                                                  << f.cols() << " of f " << f
+                                                                  << " must be between 1 and the " << x.cols()
+                                                                  << " columns of x " << x);
+  DYNET_LITE_DIM_CHECK(x.bd == f.bd || x.bd == 1 || f.bd == 1,
+                       "filter1d_narrow: x " << x << " and f " << f << " have batch sizes " << x.bd << " and " << f.bd);
   return Dim({f[2], x.cols() - f.cols() + 1}, std::max(x.bd, f.bd));
 }
 
@@ -361,9 +359,9 @@ Dim circ_shape(const Tensor* const* xs, unsigned n, const Node& node) {
   const Dim& v = xs[1]->d;
   DYNET_LITE_DIM_CHECK(u.nd <= 1 && v.nd <= 1 && u.rows() == v.rows() && u.rows() > 0,
                        op << ": u " << u << " and v " << v << " must be vectors of the same length");
-  DYNET_LITE_DIM_CHECK(u.bd == v.bd || u.bd == 1 || v.bd == 1,
-                       op << ": u " << u << " and v " << v << " have batch sizes " << u.bd << " and " << v.bd
-                          << " (they must be equal or one of them 1)");
+  DYNET_LITE_DIM_CHECK(u.bd == v.bd || u.bd == 1 || v.bd == 1, op << ": u " << u << " and v " << v
+                                                                  << " have batch sizes " << u.bd << " and " << v.bd
+                                                                  << " (they must be equal or one of them 1)");
   return Dim({u.rows()}, std::max(u.bd, v.bd));
 }
 
@@ -436,9 +434,9 @@ Window2DParams window_params(const char* op, const char* what, const std::vector
   p.stride[0] = stride[0];
   p.stride[1] = stride[1];
   if (what) {
-    DYNET_LITE_ARG_CHECK(ksize.size() == 2 && ksize[0] > 0 && ksize[1] > 0,
-                         op << ": " << what << " " << dims_string(ksize) << " must be two positive numbers (x is " << x
-                            << ")");
+    DYNET_LITE_ARG_CHECK(
+        ksize.size() == 2 && ksize[0] > 0 && ksize[1] > 0,
+        op << ": " << what << " " << dims_string(ksize) << " must be two positive numbers (x is " << x << ")");
     p.ksize[0] = ksize[0];
     p.ksize[1] = ksize[1];
   }

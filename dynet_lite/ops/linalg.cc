@@ -91,8 +91,7 @@ void contract1_backward(const Tensor* const* xs, unsigned, const Node&, const Te
 // out = T z.  With M = dout z^T:  dX += vec(M) y^T,  dy += X^T vec(M),
 // dz += T^T dout,  db += dout
 Dim contract2_shape(const Tensor* const* xs, unsigned n, const Node&) {
-  DYNET_LITE_DIM_CHECK(n == 3 || n == 4,
-                       "contract3d_1d_1d: takes x, y, z and optionally b, got " << n << " arguments");
+  DYNET_LITE_DIM_CHECK(n == 3 || n == 4, "contract3d_1d_1d: takes x, y, z and optionally b, got " << n << " arguments");
   const Dim& x = xs[0]->d;
   const Dim& y = xs[1]->d;
   const Dim& z = xs[2]->d;
@@ -181,8 +180,8 @@ void for_each_lu(const Tensor& x, ExecContext& ctx, const char* op, F&& f) {
       const float p = std::fabs(lu.matrixLU()(k, k));
       DYNET_LITE_CHECK(p > scale * float(n) * FLT_EPSILON && std::isfinite(p), std::runtime_error,
                        op << ": x " << x.d << " is singular" << (x.d.bd > 1 ? " in batch element " : "")
-                          << (x.d.bd > 1 ? std::to_string(b) : std::string())
-                          << " (pivot " << k << " of its LU decomposition is " << lu.matrixLU()(k, k) << ")");
+                          << (x.d.bd > 1 ? std::to_string(b) : std::string()) << " (pivot " << k
+                          << " of its LU decomposition is " << lu.matrixLU()(k, k) << ")");
     }
     f(lu, b);
   }
