@@ -1,9 +1,12 @@
 #define BOOST_TEST_MODULE ops_structured
-#include "test_utils.h"
-
 #include <cmath>
+#include <functional>
+#include <string>
+#include <utility>
 
+#include "dynet_lite/exec/autobatch.h"
 #include "dynet_lite/ops/op_table.h"
+#include "test_utils.h"
 
 using namespace dynet_lite;
 using test::check_close;
@@ -187,14 +190,20 @@ BOOST_AUTO_TEST_CASE(gradients) {
 BOOST_AUTO_TEST_CASE(errors) {
   ComputationGraph cg;
   Expression x = input(cg, Dim({3}), {0.5f, 0.2f, -1.f});
-  check_throws_with<index_error>([&] { sparsemax_loss(x, std::vector<unsigned>{0, 3}); },
-                                 {"sparsemax_loss", "index 3", "{3}", "3 rows"});
-  check_throws_with<std::invalid_argument>([&] { sparsemax_loss(x, std::vector<unsigned>{2, 0, 2}); },
-                                           {"sparsemax_loss", "index 2", "twice", "{3}"});
+  check_throws_with<index_error>(
+      [&] {
+        sparsemax_loss(x, std::vector<unsigned>{0, 3});
+      },
+      {"sparsemax_loss", "index 3", "{3}", "3 rows"});
+  check_throws_with<std::invalid_argument>(
+      [&] {
+        sparsemax_loss(x, std::vector<unsigned>{2, 0, 2});
+      },
+      {"sparsemax_loss", "index 2", "twice", "{3}"});
   check_throws_with<std::invalid_argument>([&] { sparsemax_loss(x, std::vector<unsigned>{}); },
                                            {"sparsemax_loss", "empty", "{3}"});
-  check_throws_with<std::invalid_argument>([&] { sparsemax_loss(x, static_cast<const std::vector<unsigned>*>(nullptr)); },
-                                           {"sparsemax_loss", "null"});
+  check_throws_with<std::invalid_argument>(
+      [&] { sparsemax_loss(x, static_cast<const std::vector<unsigned>*>(nullptr)); }, {"sparsemax_loss", "null"});
   Expression mtx = input(cg, Dim({3, 2}), test::test_values(6));
   check_throws_with<dim_error>([&] { sparsemax_loss(mtx, std::vector<unsigned>{0}); },
                                {"sparsemax_loss", "column vector", "{3,2}"});
@@ -265,9 +274,8 @@ BOOST_AUTO_TEST_CASE(gradients) {
   // a batch of 2 against one bound vector: element 0 binds u_0 and u_1, element 1 binds u_2
   check_gradients(m, {{Dim({3}, 2), test::test_values(6, 0.1f)}, {Dim({3}), {0.3f, 0.45f, 0.5f}}}, cs);
   // through a parameter
-  check_gradients(m, {{Dim({4}), {0.15f, 0.6f, 0.5f, 0.4f}}}, [&](ComputationGraph& cg, const Xs& x) {
-    return constrained_softmax(parameter(cg, p), x[0]);
-  });
+  check_gradients(m, {{Dim({4}), {0.15f, 0.6f, 0.5f, 0.4f}}},
+                  [&](ComputationGraph& cg, const Xs& x) { return constrained_softmax(parameter(cg, p), x[0]); });
 }
 
 BOOST_AUTO_TEST_CASE(errors) {
@@ -397,9 +405,8 @@ BOOST_AUTO_TEST_CASE(gradients) {
   check_gradients(m, {{Dim({1, 4}), test::test_values(4)}, {Dim({1, 4}), test::test_values(4, 0.3f)}}, prl);
   check_gradients(m, {{Dim({1, 4}, 2), test::test_values(8)}, {Dim({1, 4}), test::test_values(4, 0.2f)}}, prl);
   check_gradients(m, {{Dim({1}, 3), {0.1f, 0.9f, -0.4f}}, {Dim({1}, 3), {0.5f, -0.3f, 0.2f}}}, prl);
-  check_gradients(m, {{Dim({1, 4}, 2), test::test_values(8, -0.2f)}}, [&](ComputationGraph& cg, const Xs& x) {
-    return pairwise_rank_loss(parameter(cg, p), x[0]);
-  });
+  check_gradients(m, {{Dim({1, 4}, 2), test::test_values(8, -0.2f)}},
+                  [&](ComputationGraph& cg, const Xs& x) { return pairwise_rank_loss(parameter(cg, p), x[0]); });
 }
 
 BOOST_AUTO_TEST_CASE(errors) {
@@ -428,7 +435,10 @@ const TestInput kX{Dim({3, 2}), {1.f, 2.f, 0.5f, 0.f, -1.f, 3.f}};
 BOOST_AUTO_TEST_CASE(values_and_gradient_by_hand) {
   // d = 0, correct rows (0, 0), m = 1: column 0: 1 - 1 + 2 = 2, 1 - 1 + 0.5 = 0.5 -> 2.5;
   // column 1: 1 - 0 - 1 = 0 (at the margin), 1 - 0 + 3 = 4 -> 4
-  Grads g = run(kX, nullptr, [](Expression a, Expression) { return hinge_dim(a, std::vector<unsigned>{0, 0}); },
+  Grads g = run(kX, nullptr,
+                [](Expression a, Expression) {
+                  return hinge_dim(a, std::vector<unsigned>{0, 0});
+                },
                 {1.f, 10.f});
   check_close(g.value, {2.5f, 4.f});
   // column 0: rows 1, 2 active (dx += 1), row 0 -= 2;  column 1 (weight 10): row 2 only
@@ -439,8 +449,7 @@ BOOST_AUTO_TEST_CASE(values_and_gradient_by_hand) {
   check_close(g.value, {2.f, 0.f, 0.f});
   check_close(g.dx, {1.f, 0.f, 0.f, -1.f, 0.f, 0.f});
   // m = 3: row 0: 3 + 1 = 4; row 1: 3 - 2 - 1 = 0 (margin); row 2: 3 - 3 + 0.5 = 0.5
-  g = run(kX, nullptr,
-          [](Expression a, Expression) { return hinge_dim(a, std::vector<unsigned>{1, 0, 1}, 1, 3.f); });
+  g = run(kX, nullptr, [](Expression a, Expression) { return hinge_dim(a, std::vector<unsigned>{1, 0, 1}, 1, 3.f); });
   check_close(g.value, {4.f, 0.f, 0.5f});
   check_close(g.dx, {1.f, 0.f, 1.f, -1.f, 0.f, -1.f});
 }
@@ -450,13 +459,15 @@ BOOST_AUTO_TEST_CASE(batches_and_pointers) {
   TestInput xb{Dim({3, 2}, 2), {1.f, 2.f, 0.5f, 0.f, -1.f, 3.f, -1.f, -2.f, -0.5f, 0.f, 1.f, -3.f}};
   // shared indices (0, 0): element 1 column 0: 1 + 1 - 2 < 0, 1 + 1 - 0.5 = 1.5;
   // column 1: 1 - 0 + 1 = 2, 1 - 0 - 3 < 0 -> (1.5, 2)
-  check_close(eval({xb}, [](ComputationGraph&, const Xs& x) { return hinge_dim(x[0], std::vector<unsigned>{0, 0}); }),
+  check_close(eval({xb},
+                   [](ComputationGraph&, const Xs& x) {
+                     return hinge_dim(x[0], std::vector<unsigned>{0, 0});
+                   }),
               {2.5f, 4.f, 1.5f, 2.f});
   // one index list per element: element 1 with (1, 2): column 0 correct -2: 1 + 2 - 1 = 2,
   // 1 + 2 - 0.5 = 2.5 -> 4.5; column 1 correct -3: 1 + 3 + 0 = 4, 1 + 3 + 1 = 5 -> 9
   std::vector<std::vector<unsigned>> per{{0, 0}, {1, 2}};
-  check_close(eval({xb}, [&](ComputationGraph&, const Xs& x) { return hinge_dim(x[0], per); }),
-              {2.5f, 4.f, 4.5f, 9.f});
+  check_close(eval({xb}, [&](ComputationGraph&, const Xs& x) { return hinge_dim(x[0], per); }), {2.5f, 4.f, 4.5f, 9.f});
   // pointers are read at forward time
   ComputationGraph cg;
   Expression e = input(cg, xb.dim, xb.values);
@@ -473,7 +484,9 @@ BOOST_AUTO_TEST_CASE(batches_and_pointers) {
               {2.5f});
   // ... and along d = 1 each of its rows has a single candidate: loss 0
   check_close(eval({{Dim({3}), {1.f, 2.f, 0.5f}}},
-                   [](ComputationGraph&, const Xs& x) { return hinge_dim(x[0], std::vector<unsigned>{0, 0, 0}, 1); }),
+                   [](ComputationGraph&, const Xs& x) {
+                     return hinge_dim(x[0], std::vector<unsigned>{0, 0, 0}, 1);
+                   }),
               {0.f, 0.f, 0.f});
   // errors behind pointers show at forward time
   idx = {0, 0, 0};
@@ -507,18 +520,36 @@ BOOST_AUTO_TEST_CASE(gradients) {
 BOOST_AUTO_TEST_CASE(errors) {
   ComputationGraph cg;
   Expression x = input(cg, kX.dim, kX.values);
-  check_throws_with<dim_error>([&] { hinge_dim(x, std::vector<unsigned>{0, 0, 0}); },
-                               {"hinge_dim", "3 indices", "{3,2}", "needs 2"});
-  check_throws_with<dim_error>([&] { hinge_dim(x, std::vector<unsigned>{0, 0}, 1); },
-                               {"hinge_dim", "2 indices", "{3,2}", "needs 3"});
-  check_throws_with<index_error>([&] { hinge_dim(x, std::vector<unsigned>{0, 3}); },
-                                 {"hinge_dim", "index 3", "{3,2}", "size 3"});
-  check_throws_with<index_error>([&] { hinge_dim(x, std::vector<unsigned>{0, 2, 1}, 1); },
-                                 {"hinge_dim", "index 2", "{3,2}", "size 2"});
-  check_throws_with<dim_error>([&] { hinge_dim(x, std::vector<unsigned>{0, 0}, 2); },
-                               {"hinge_dim", "dimension 2", "{3,2}"});
-  check_throws_with<std::invalid_argument>([&] { hinge_dim(x, std::vector<unsigned>{0, 0}, 0, -1.f); },
-                                           {"hinge_dim", "negative margin", "{3,2}"});
+  check_throws_with<dim_error>(
+      [&] {
+        hinge_dim(x, std::vector<unsigned>{0, 0, 0});
+      },
+      {"hinge_dim", "3 indices", "{3,2}", "needs 2"});
+  check_throws_with<dim_error>(
+      [&] {
+        hinge_dim(x, std::vector<unsigned>{0, 0}, 1);
+      },
+      {"hinge_dim", "2 indices", "{3,2}", "needs 3"});
+  check_throws_with<index_error>(
+      [&] {
+        hinge_dim(x, std::vector<unsigned>{0, 3});
+      },
+      {"hinge_dim", "index 3", "{3,2}", "size 3"});
+  check_throws_with<index_error>(
+      [&] {
+        hinge_dim(x, std::vector<unsigned>{0, 2, 1}, 1);
+      },
+      {"hinge_dim", "index 2", "{3,2}", "size 2"});
+  check_throws_with<dim_error>(
+      [&] {
+        hinge_dim(x, std::vector<unsigned>{0, 0}, 2);
+      },
+      {"hinge_dim", "dimension 2", "{3,2}"});
+  check_throws_with<std::invalid_argument>(
+      [&] {
+        hinge_dim(x, std::vector<unsigned>{0, 0}, 0, -1.f);
+      },
+      {"hinge_dim", "negative margin", "{3,2}"});
   std::vector<std::vector<unsigned>> two{{0, 0}, {0, 0}};
   check_throws_with<dim_error>([&] { hinge_dim(x, two); }, {"hinge_dim", "2 index lists", "{3,2}", "batch size 1"});
   Expression t = input(cg, Dim({2, 2, 2}), test::test_values(8));
@@ -555,7 +586,8 @@ BOOST_AUTO_TEST_CASE(zero_gradient_is_exactly_zero) {
   Parameter p = fixed_parameter(m, Dim({3}), 0.f);
   ComputationGraph cg;
   Expression x = input(cg, Dim({3}), {1.f, 3.f, 2.f});
-  Expression loss = sum_elems(cmult(argmax(cmult(x, parameter(cg, p)), zero_gradient), input(cg, Dim({3}), {1.f, 2.f, 3.f})));
+  Expression loss =
+      sum_elems(cmult(argmax(cmult(x, parameter(cg, p)), zero_gradient), input(cg, Dim({3}), {1.f, 2.f, 3.f})));
   cg.forward(loss);
   cg.backward(loss);
   for (float v : as_vector(p.get_storage().g)) BOOST_CHECK_EQUAL(v, 0.f);
@@ -582,8 +614,11 @@ BOOST_AUTO_TEST_CASE(errors) {
   ComputationGraph cg;
   Expression x = input(cg, Dim({3, 2}), test::test_values(6));
   check_throws_with<dim_error>([&] { argmax(x, zero_gradient); }, {"argmax", "column vector", "{3,2}"});
-  check_throws_with<std::invalid_argument>([&] { argmax(input(cg, Dim({2}), {0.f, 1.f}), static_cast<GradientMode>(7)); },
-                                           {"argmax", "gradient mode 7", "{2}"});
+  check_throws_with<std::invalid_argument>(
+      [&] {
+        argmax(input(cg, Dim({2}), {0.f, 1.f}), static_cast<GradientMode>(7));
+      },
+      {"argmax", "gradient mode 7", "{2}"});
 }
 
 BOOST_AUTO_TEST_SUITE_END()
@@ -620,8 +655,11 @@ BOOST_AUTO_TEST_CASE(as_a_mask_in_gradients) {
 BOOST_AUTO_TEST_CASE(errors) {
   ComputationGraph cg;
   check_throws_with<index_error>([&] { one_hot(cg, 4, 4); }, {"one_hot", "index 4", "dimension 4"});
-  check_throws_with<index_error>([&] { one_hot(cg, 3, std::vector<unsigned>{0, 7}); },
-                                 {"one_hot", "index 7", "batch element 1", "dimension 3"});
+  check_throws_with<index_error>(
+      [&] {
+        one_hot(cg, 3, std::vector<unsigned>{0, 7});
+      },
+      {"one_hot", "index 7", "batch element 1", "dimension 3"});
   check_throws_with<std::invalid_argument>([&] { one_hot(cg, 3, std::vector<unsigned>{}); },
                                            {"one_hot", "empty", "dimension 3"});
   check_throws_with<dim_error>([&] { one_hot(cg, 0, 0); }, {"one_hot", "dimension 0"});
@@ -639,5 +677,95 @@ BOOST_AUTO_TEST_CASE(rows_are_filled) {
     BOOST_CHECK(r.shape != nullptr);
     BOOST_CHECK(r.forward[0] != nullptr);
     BOOST_CHECK_MESSAGE(r.leaf || r.backward[0] != nullptr, r.name << " lacks a CPU backward");
+  }
+}
+
+// ================================================================ automatic batching
+// sparsemax, constrained_softmax, pairwise_rank_loss and argmax batch element-wise:
+// instances run plain and with both batching strategies must agree (values and
+// gradients), and some groups must actually batch.
+BOOST_AUTO_TEST_CASE(autobatch_equals_plain) {
+  ParameterCollection m;
+  Parameter w = fixed_parameter(m, Dim({5}), 0.3f);
+  Parameter u = m.add_parameters({5});
+  u.set_value({0.3f, 0.25f, 0.5f, 0.35f, 0.4f});
+  struct Result {
+    std::vector<float> values, grads, wgrad, ugrad;
+    uint64_t batched_groups = 0;
+  };
+  auto run = [&](int strategy) {
+    m.reset_gradient();
+    ComputationGraph cg;
+    cg.set_autobatch(strategy);
+    std::vector<Expression> xs, outs;
+    Expression we = parameter(cg, w), ue = parameter(cg, u);
+    for (unsigned i = 0; i < 4; ++i) {
+      unsigned bd = i < 2 ? 1 : 2;
+      xs.push_back(input(cg, Dim({5}, bd), test::test_values(5 * bd, 0.15f * i)));
+      Expression h = tanh(cmult(xs.back(), we)) * 2.f;
+      outs.push_back(sum_batches(sum_elems(cmult(sparsemax(h), input(cg, Dim({5}), {1.f, 2.f, 3.f, 4.f, 5.f})))));
+      outs.push_back(
+          sum_batches(sum_elems(cmult(constrained_softmax(h, ue), input(cg, Dim({5}), {5.f, 1.f, 4.f, 2.f, 3.f})))));
+      outs.push_back(sum_batches(pairwise_rank_loss(pick(h, 0u), pick(h, 1u), 0.5f)));
+      outs.push_back(sum_batches(sum_elems(cmult(argmax(h, straight_through_gradient), h))));
+    }
+    Expression total = sum(outs);
+    Result r;
+    for (auto& o : outs) r.values.push_back(as_scalar(cg.forward(o)));
+    cg.forward(total);
+    cg.backward(total, true);
+    for (auto& x : xs)
+      for (float g : as_vector(cg.get_gradient(x))) r.grads.push_back(g);
+    r.wgrad = as_vector(w.get_storage().g);
+    r.ugrad = as_vector(u.get_storage().g);
+    r.batched_groups = cg.autobatch_stats().batched_groups;
+    return r;
+  };
+  Result plain = run(0);
+  for (int strategy : {1, 2}) {
+    Result b = run(strategy);
+    check_close(b.values, plain.values, 1e-5);
+    check_close(b.grads, plain.grads, 1e-5);
+    check_close(b.wgrad, plain.wgrad, 1e-5);
+    check_close(b.ugrad, plain.ugrad, 1e-5);
+    BOOST_CHECK_GT(b.batched_groups, 0u);
+  }
+  // some bound binds somewhere, so u's gradient is not trivially zero
+  bool any = false;
+  for (float g : plain.ugrad) any = any || g != 0.f;
+  BOOST_CHECK(any);
+}
+
+// Each element-wise batching op alone: four instances run as one kernel call.
+BOOST_AUTO_TEST_CASE(autobatch_merges_each_op) {
+  using Make = std::function<Expression(ComputationGraph&, Expression, Expression)>;
+  std::vector<std::pair<const char*, Make>> ops = {
+      {"sparsemax", [](ComputationGraph&, Expression x, Expression) { return sparsemax(x); }},
+      {"constrained_softmax", [](ComputationGraph&, Expression x, Expression u) { return constrained_softmax(x, u); }},
+      {"pairwise_rank_loss",
+       [](ComputationGraph&, Expression x, Expression u) { return pairwise_rank_loss(x, u, 0.7f); }},
+      {"argmax", [](ComputationGraph&, Expression x, Expression) { return argmax(x, straight_through_gradient); }},
+  };
+  for (auto& op : ops) {
+    const bool rank = std::string(op.first) == "pairwise_rank_loss";
+    const Dim d = rank ? Dim({1, 5}) : Dim({5});
+    std::vector<float> plain_values;
+    for (int strategy : {0, 1, 2}) {
+      ComputationGraph cg;
+      cg.set_autobatch(strategy);
+      Expression u = input(cg, d, {0.3f, 0.25f, 0.5f, 0.35f, 0.4f});
+      std::vector<Expression> outs;
+      for (unsigned i = 0; i < 4; ++i) outs.push_back(op.second(cg, input(cg, d, test::test_values(5, 0.4f * i)), u));
+      std::vector<float> values = as_vector(cg.forward(sum(outs)));
+      if (strategy == 0) {
+        plain_values = values;
+        continue;
+      }
+      check_close(values, plain_values, 1e-6);
+      // 5 inputs, 4 op nodes merged into one call, 1 sum
+      BOOST_CHECK_MESSAGE(cg.autobatch_stats().batched_groups == 1u,
+                          op.first << " did not batch (strategy " << strategy << ")");
+      BOOST_CHECK_EQUAL(cg.autobatch_stats().kernels, 7u);
+    }
   }
 }

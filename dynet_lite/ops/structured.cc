@@ -82,7 +82,7 @@ void sparsemax_backward(const Tensor* const*, unsigned, const Node& n, const Ten
 
 // ---------------------------------------------------------------- sparsemax_loss
 struct SparsemaxLossParams {
-  const unsigned* support = nullptr;              // copied (graph memory)
+  const unsigned* support = nullptr;                // copied (graph memory)
   const std::vector<unsigned>* psupport = nullptr;  // read at forward time
   unsigned count = 0;
 };
@@ -98,7 +98,7 @@ void check_target_support(const unsigned* s, unsigned count, const Dim& x, float
   DYNET_LITE_ARG_CHECK(count > 0, "sparsemax_loss: empty target support for x " << x);
   for (unsigned k = 0; k < count; ++k)
     DYNET_LITE_INDEX_CHECK(s[k] < x.rows(), "sparsemax_loss: target index " << s[k] << " out of range for x " << x
-                                                                          << " with " << x.rows() << " rows");
+                                                                            << " with " << x.rows() << " rows");
   if (!seen) return;
   std::fill(seen, seen + x.rows(), 0.f);
   for (unsigned k = 0; k < count; ++k) {
@@ -143,8 +143,8 @@ void sparsemax_loss_forward(const Tensor* const* xs, unsigned, Node& n, ExecCont
   }
 }
 // dx += (sparsemax(x) - q) dy
-void sparsemax_loss_backward(const Tensor* const* xs, unsigned, const Node& n, const Tensor& dy, unsigned,
-                             Tensor& dx, ExecContext&) {
+void sparsemax_loss_backward(const Tensor* const* xs, unsigned, const Node& n, const Tensor& dy, unsigned, Tensor& dx,
+                             ExecContext&) {
   const SparsemaxLossParams& p = n.p<SparsemaxLossParams>();
   const unsigned rows = xs[0]->d.rows();
   const unsigned* s = target_support(p);
@@ -166,13 +166,12 @@ Dim constrained_softmax_shape(const Tensor* const* xs, unsigned n, const Node&) 
   const Dim &x = xs[0]->d, &u = xs[1]->d;
   DYNET_LITE_DIM_CHECK(is_column_vector(x) && x.rows() > 0,
                        "constrained_softmax: x must be a non-empty column vector (or a batch of them), got " << x);
-  DYNET_LITE_DIM_CHECK(is_column_vector(u) && u.rows() == x.rows(),
-                       "constrained_softmax: the upper bounds u " << u << " must be a column vector of x's size, x is "
-                                                                  << x);
-  DYNET_LITE_DIM_CHECK(x.bd == u.bd || x.bd == 1 || u.bd == 1, "constrained_softmax: x "
-                                                                   << x << " and u " << u << " have batch sizes "
-                                                                   << x.bd << " and " << u.bd
-                                                                   << " (must be equal or 1)");
+  DYNET_LITE_DIM_CHECK(
+      is_column_vector(u) && u.rows() == x.rows(),
+      "constrained_softmax: the upper bounds u " << u << " must be a column vector of x's size, x is " << x);
+  DYNET_LITE_DIM_CHECK(x.bd == u.bd || x.bd == 1 || u.bd == 1,
+                       "constrained_softmax: x " << x << " and u " << u << " have batch sizes " << x.bd << " and "
+                                                 << u.bd << " (must be equal or 1)");
   Dim r = x;
   r.bd = std::max(x.bd, u.bd);
   return r;
@@ -196,9 +195,9 @@ void constrained_softmax_forward(const Tensor* const* xs, unsigned, Node& n, Exe
     float* ab = saturated + b * rows;
     double bound_sum = 0.0;
     for (unsigned i = 0; i < rows; ++i) {
-      DYNET_LITE_ARG_CHECK(ub[i] >= 0.f, "constrained_softmax: upper bound u[" << i << "] = " << ub[i]
-                                                                               << " is negative (batch element " << b
-                                                                               << ", u " << u.d << ")");
+      DYNET_LITE_ARG_CHECK(ub[i] >= 0.f, "constrained_softmax: upper bound u["
+                                             << i << "] = " << ub[i] << " is negative (batch element " << b << ", u "
+                                             << u.d << ")");
       bound_sum += ub[i];
     }
     DYNET_LITE_ARG_CHECK(bound_sum >= 1.0 - 1e-5, "constrained_softmax: the upper bounds sum to "
@@ -268,9 +267,10 @@ struct PoissonParams {
 Dim poisson_shape(const Tensor* const* xs, unsigned n, const Node&) {
   DYNET_LITE_DIM_CHECK(n == 1, "poisson_loss: takes one argument, got " << n);
   const Dim& d = xs[0]->d;
-  DYNET_LITE_DIM_CHECK(d.batch_size() == 1, "poisson_loss: x (the log of the Poisson mean) must be a scalar (or a "
-                                            "batch of them), got "
-                                                << d);
+  DYNET_LITE_DIM_CHECK(d.batch_size() == 1,
+                       "poisson_loss: x (the log of the Poisson mean) must be a scalar (or a "
+                       "batch of them), got "
+                           << d);
   return Dim({1}, d.bd);
 }
 // -log Poisson(y; lambda = exp(x)) = exp(x) - y x + log(y!)
@@ -303,10 +303,9 @@ Dim rank_shape(const Tensor* const* xs, unsigned n, const Node&) {
                        "pairwise_rank_loss: x must be a scalar or a row vector {1,n} (or a batch of them), got " << a);
   DYNET_LITE_DIM_CHECK(same_shape_ignoring_batch(a, b),
                        "pairwise_rank_loss: x " << a << " and y " << b << " must have the same shape");
-  DYNET_LITE_DIM_CHECK(a.bd == b.bd || a.bd == 1 || b.bd == 1, "pairwise_rank_loss: x "
-                                                                   << a << " and y " << b << " have batch sizes "
-                                                                   << a.bd << " and " << b.bd
-                                                                   << " (must be equal or 1)");
+  DYNET_LITE_DIM_CHECK(a.bd == b.bd || a.bd == 1 || b.bd == 1,
+                       "pairwise_rank_loss: x " << a << " and y " << b << " have batch sizes " << a.bd << " and "
+                                                << b.bd << " (must be equal or 1)");
   Dim r = a;
   r.bd = std::max(a.bd, b.bd);
   return r;
@@ -340,10 +339,10 @@ void rank_backward(const Tensor* const*, unsigned, const Node& n, const Tensor& 
 // row when d = 1) has a correct index.  The indices come from one of three places:
 // copied (`per` for every batch element, or `per` x bd), or behind a pointer.
 struct HingeDimParams {
-  const unsigned* indices = nullptr;                                // graph memory
-  const std::vector<unsigned>* pindex = nullptr;                   // read at forward time
+  const unsigned* indices = nullptr;                             // graph memory
+  const std::vector<unsigned>* pindex = nullptr;                 // read at forward time
   const std::vector<std::vector<unsigned>>* pindices = nullptr;  // read at forward time
-  unsigned per = 0;   // indices per batch element (copied case)
+  unsigned per = 0;                                              // indices per batch element (copied case)
   unsigned sets = 1;  // 1: the same indices for every batch element (copied case)
   unsigned dim = 0;
   float margin = 1.f;
@@ -361,13 +360,12 @@ void check_hinge_dim_indices(const HingeDimParams& p, const Dim& x) {
   const unsigned lines = x[1 - p.dim], len = x[p.dim];
   if (p.pindex)
     DYNET_LITE_DIM_CHECK(p.pindex->size() == lines, "hinge_dim: " << p.pindex->size() << " indices for x " << x
-                                                                  << " along dimension " << p.dim << ": needs "
-                                                                  << lines << ", one per "
-                                                                  << (p.dim == 0 ? "column" : "row"));
+                                                                  << " along dimension " << p.dim << ": needs " << lines
+                                                                  << ", one per " << (p.dim == 0 ? "column" : "row"));
   if (p.pindices) {
-    DYNET_LITE_DIM_CHECK(p.pindices->size() == x.bd, "hinge_dim: " << p.pindices->size()
-                                                                   << " index lists for x " << x << " with batch size "
-                                                                   << x.bd << " (one per batch element)");
+    DYNET_LITE_DIM_CHECK(p.pindices->size() == x.bd, "hinge_dim: " << p.pindices->size() << " index lists for x " << x
+                                                                   << " with batch size " << x.bd
+                                                                   << " (one per batch element)");
     for (unsigned b = 0; b < x.bd; ++b)
       DYNET_LITE_DIM_CHECK((*p.pindices)[b].size() == lines,
                            "hinge_dim: " << (*p.pindices)[b].size() << " indices for batch element " << b << " of x "
@@ -396,8 +394,8 @@ Dim hinge_dim_shape(const Tensor* const* xs, unsigned n, const Node& node) {
   const Dim& x = xs[0]->d;
   const HingeDimParams& p = node.p<HingeDimParams>();
   DYNET_LITE_DIM_CHECK(x.nd <= 2 && x.size() > 0, "hinge_dim: x must be a non-empty matrix, got " << x);
-  DYNET_LITE_DIM_CHECK(p.dim <= 1, "hinge_dim: dimension " << p.dim << " for x " << x
-                                                           << " (d = 0 scores each column, d = 1 each row)");
+  DYNET_LITE_DIM_CHECK(
+      p.dim <= 1, "hinge_dim: dimension " << p.dim << " for x " << x << " (d = 0 scores each column, d = 1 each row)");
   if (!p.pindex && !p.pindices) check_hinge_dim_indices(p, x);
   return Dim({x[1 - p.dim]}, x.bd);
 }
@@ -500,8 +498,8 @@ Dim one_hot_shape(const Tensor* const*, unsigned, const Node& n) {
   for (unsigned b = 0; b < d.bd; ++b) {
     const unsigned id = p.ids ? p.ids[b] : p.id;
     DYNET_LITE_INDEX_CHECK(id < d.rows(), "one_hot: index " << id << " (batch element " << b
-                                                            << ") out of range for dimension " << d.rows()
-                                                            << " (shape " << d << ")");
+                                                            << ") out of range for dimension " << d.rows() << " (shape "
+                                                            << d << ")");
   }
   return d;
 }
@@ -597,8 +595,8 @@ Expression sparsemax_loss(const Expression& x, const std::vector<unsigned>& targ
     seen[r] = true;
   }
   SparsemaxLossParams p;
-  p.support = target_support.empty() ? nullptr
-                                     : detail::copy_to_graph(*x.pg, target_support.data(), target_support.size());
+  p.support =
+      target_support.empty() ? nullptr : detail::copy_to_graph(*x.pg, target_support.data(), target_support.size());
   p.count = static_cast<unsigned>(target_support.size());
   return detail::add(OpKind::SparsemaxLoss, {x}, p);
 }
@@ -647,10 +645,9 @@ Expression hinge_dim(const Expression& x, const std::vector<unsigned>* pindex, u
 Expression hinge_dim(const Expression& x, const std::vector<std::vector<unsigned>>& indices, unsigned d, float m) {
   HingeDimParams p = hinge_dim_params(x, d, m);
   const Dim xd = x.dim();
-  DYNET_LITE_DIM_CHECK(!indices.empty() && indices.size() == xd.bd, "hinge_dim: " << indices.size()
-                                                                                  << " index lists for x " << xd
-                                                                                  << " with batch size " << xd.bd
-                                                                                  << " (one per batch element)");
+  DYNET_LITE_DIM_CHECK(!indices.empty() && indices.size() == xd.bd,
+                       "hinge_dim: " << indices.size() << " index lists for x " << xd << " with batch size " << xd.bd
+                                     << " (one per batch element)");
   const size_t per = indices[0].size();
   for (size_t b = 0; b < indices.size(); ++b)
     DYNET_LITE_DIM_CHECK(indices[b].size() == per, "hinge_dim: index list " << b << " holds " << indices[b].size()
