@@ -109,6 +109,14 @@ BOOST_AUTO_TEST_CASE(gradients) {
                   [&](ComputationGraph& cg, const Xs& x) { return sparsemax(x[0] + parameter(cg, p)); });
 }
 
+BOOST_AUTO_TEST_CASE(nan_propagates) {
+  // a NaN makes its column NaN (and leaves the other batch element alone)
+  auto v = eval({{Dim({3}, 2), {0.5f, std::nanf(""), -1.f, 3.f, 1.f, 0.f}}},
+                [](ComputationGraph&, const Xs& x) { return sparsemax(x[0]); });
+  for (int i = 0; i < 3; ++i) BOOST_CHECK(std::isnan(v[i]));
+  check_close({v[3], v[4], v[5]}, {1.f, 0.f, 0.f});
+}
+
 BOOST_AUTO_TEST_CASE(dim_errors) {
   ComputationGraph cg;
   Expression x = input(cg, Dim({3, 2}), test::test_values(6));
@@ -204,6 +212,19 @@ BOOST_AUTO_TEST_CASE(errors) {
                                            {"sparsemax_loss", "empty", "{3}"});
   check_throws_with<std::invalid_argument>(
       [&] { sparsemax_loss(x, static_cast<const std::vector<unsigned>*>(nullptr)); }, {"sparsemax_loss", "null"});
+  // a long support is checked for repeats when the graph is computed
+  ComputationGraph cg2;
+  Expression big = input(cg2, Dim({100}), test::test_values(100));
+  std::vector<unsigned> many;
+  for (unsigned i = 0; i < 70; ++i) many.push_back(i);
+  many.push_back(42);
+  Expression l = sparsemax_loss(big, many);
+  check_throws_with<std::invalid_argument>([&] { cg2.forward(l); }, {"sparsemax_loss", "index 42", "twice", "{100}"});
+  many.pop_back();  // (a new graph: forward on cg2 would compute l again)
+  ComputationGraph cg3;
+  Expression big3 = input(cg3, Dim({100}), test::test_values(100));
+  const float by_value = as_scalar(cg3.forward(sparsemax_loss(big3, many)));
+  check_close({as_scalar(cg3.forward(sparsemax_loss(big3, &many)))}, {by_value});
   Expression mtx = input(cg, Dim({3, 2}), test::test_values(6));
   check_throws_with<dim_error>([&] { sparsemax_loss(mtx, std::vector<unsigned>{0}); },
                                {"sparsemax_loss", "column vector", "{3,2}"});

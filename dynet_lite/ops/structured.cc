@@ -31,6 +31,9 @@ Dim one_column_arg(const Tensor* const* xs, unsigned n, const Node& node) {
 // With z sorted in decreasing order, k = max{k : 1 + k z_(k) > sum_{j<=k} z_(j)}
 // and tau = (sum_{j<=k} z_(j) - 1) / k.  `sorted` is n floats of scratch.
 float sparsemax_threshold(const float* z, unsigned n, float* sorted) {
+  // NaN would break the sort's ordering; it propagates to the output instead.
+  for (unsigned i = 0; i < n; ++i)
+    if (std::isnan(z[i])) return z[i];
   std::copy(z, z + n, sorted);
   std::sort(sorted, sorted + n, std::greater<float>());
   float sum = 0.f, kept_sum = 0.f;
@@ -124,7 +127,7 @@ void sparsemax_loss_forward(const Tensor* const* xs, unsigned, Node& n, ExecCont
   const unsigned* s = target_support(p);
   const unsigned count = target_count(p);
   float* sorted = ctx.scratch_floats(rows);
-  if (p.psupport) check_target_support(s, count, x.d, sorted);
+  check_target_support(s, count, x.d, sorted);
   const float q = 1.f / static_cast<float>(count);
   float* sm = ctx.persistent_floats(x.d.size());
   n.aux = sm;
@@ -587,13 +590,14 @@ Expression sparsemax(const Expression& x) { return detail::add(OpKind::Sparsemax
 Expression sparsemax_loss(const Expression& x, const std::vector<unsigned>& target_support) {
   DYNET_LITE_ARG_CHECK(x.pg != nullptr, "sparsemax_loss: x is an empty Expression");
   const Dim d = x.dim();
-  // Repeats are checked here, where a vector is at hand; range in the shape function.
-  std::vector<bool> seen(d.rows(), false);
-  for (unsigned r : target_support) {
-    if (r >= seen.size()) continue;
-    DYNET_LITE_ARG_CHECK(!seen[r], "sparsemax_loss: target index " << r << " listed twice for x " << d);
-    seen[r] = true;
-  }
+  // Repeats: checked here for a short support (no allocation); the forward pass
+  // checks every support (scratch memory), the range is checked by the shape.
+  const size_t k = target_support.size();
+  if (k <= 64)
+    for (size_t a = 0; a < k; ++a)
+      for (size_t b = a + 1; b < k; ++b)
+        DYNET_LITE_ARG_CHECK(target_support[a] != target_support[b] || target_support[a] >= d.rows(),
+                             "sparsemax_loss: target index " << target_support[a] << " listed twice for x " << d);
   SparsemaxLossParams p;
   p.support =
       target_support.empty() ? nullptr : detail::copy_to_graph(*x.pg, target_support.data(), target_support.size());
