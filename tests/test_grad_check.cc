@@ -1,9 +1,8 @@
 #define BOOST_TEST_MODULE grad_check
-#include "dynet_lite/grad-check.h"
-
 #include <iostream>
 #include <sstream>
 
+#include "dynet_lite/grad-check.h"
 #include "test_utils.h"
 
 using namespace dynet_lite;
@@ -109,8 +108,8 @@ BOOST_AUTO_TEST_CASE(fails_when_the_graph_hides_a_dependence) {
   // analytic gradient (0) disagrees with the numeric one.
   SmallModel t;
   ComputationGraph cg;
-  Expression loss = squared_norm(const_parameter(cg, t.W)) + squared_norm(parameter(cg, t.b)) +
-                    squared_norm(lookup(cg, t.E, 1u));
+  Expression loss =
+      squared_norm(const_parameter(cg, t.W)) + squared_norm(parameter(cg, t.b)) + squared_norm(lookup(cg, t.E, 1u));
   std::ostringstream out;
   BOOST_CHECK(!check_grad(t.m, loss, 1, out));
   std::string s = out.str();

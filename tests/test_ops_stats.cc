@@ -166,17 +166,16 @@ BOOST_AUTO_TEST_CASE(std_values) {
   Dim d({2, 3});
   test::check_close(values_of(d, iota(6), [](const Expression& x) { return std_dim(x, {1}); }),
                     {1.63299316f, 1.63299316f});
-  test::check_close(values_of(d, iota(6), [](const Expression& x) { return std_dim(x, {0}); }),
-                    {0.5f, 0.5f, 0.5f});
+  test::check_close(values_of(d, iota(6), [](const Expression& x) { return std_dim(x, {0}); }), {0.5f, 0.5f, 0.5f});
   BOOST_CHECK_EQUAL(dim_of(d, [](const Expression& x) { return std_dim(x, {0}); }), Dim({3}));
   // n = 2 for [1,3,5]: m = 9/2, sum of squares 3.5^2 + 1.5^2 + 0.5^2 = 14.75, y = sqrt(14.75 / 2)
-  test::check_close(values_of(Dim({1, 3}), {1.f, 3.f, 5.f},
-                              [](const Expression& x) { return std_dim(x, {1}, false, 2); }),
-                    {2.71569512f});
+  test::check_close(
+      values_of(Dim({1, 3}), {1.f, 3.f, 5.f}, [](const Expression& x) { return std_dim(x, {1}, false, 2); }),
+      {2.71569512f});
   // rows and the batch: {2}X2 [1,3],[5,7]: all four numbers, std sqrt(5)
-  test::check_close(values_of(Dim({2}, 2), {1.f, 3.f, 5.f, 7.f},
-                              [](const Expression& x) { return std_dim(x, {0}, true); }),
-                    {2.23606798f});
+  test::check_close(
+      values_of(Dim({2}, 2), {1.f, 3.f, 5.f, 7.f}, [](const Expression& x) { return std_dim(x, {0}, true); }),
+      {2.23606798f});
   // across the batch: [1,2],[3,6] -> [1, 2]
   test::check_close(values_of(Dim({2}, 2), {1.f, 2.f, 3.f, 6.f}, [](const Expression& x) { return std_batches(x); }),
                     {1.f, 2.f});
@@ -191,9 +190,8 @@ BOOST_AUTO_TEST_CASE(std_gradients_by_hand_and_at_zero_variance) {
   test::check_close(grad_of(Dim({4}), iota(4), [](const Expression& x) { return std_elems(x); }),
                     {-0.33541020f, -0.11180340f, 0.11180340f, 0.33541020f});
   // all elements equal: std 0, gradient taken as 0 (no NaN)
-  std::vector<float> g = grad_of(Dim({3}, 2), {2.f, 2.f, 2.f, 1.f, 2.f, 3.f}, [](const Expression& x) {
-    return std_elems(x);
-  });
+  std::vector<float> g =
+      grad_of(Dim({3}, 2), {2.f, 2.f, 2.f, 1.f, 2.f, 3.f}, [](const Expression& x) { return std_elems(x); });
   // [1,2,3]: mean 2, std sqrt(2/3): (x - 2) / (3 sqrt(2/3))
   test::check_close(g, {0.f, 0.f, 0.f, -0.40824829f, 0.f, 0.40824829f});
   g = grad_of(Dim({1}, 3), {4.f, 4.f, 4.f}, [](const Expression& x) { return std_batches(x); });
@@ -255,8 +253,7 @@ BOOST_AUTO_TEST_CASE(cumsum_values_and_gradient) {
   test::check_close(grad_of(Dim({3}), iota(3), [](const Expression& x) { return cumsum(x, 0); }), {3.f, 2.f, 1.f});
   test::check_close(grad_of(Dim({2, 2, 2}), iota(8), [](const Expression& x) { return cumsum(x, 2); }),
                     {2.f, 2.f, 2.f, 2.f, 1.f, 1.f, 1.f, 1.f});
-  for (unsigned k : {0u, 1u, 2u})
-    BOOST_TEST_CONTEXT("d = " << k) {
+  for (unsigned k : {0u, 1u, 2u}) BOOST_TEST_CONTEXT("d = " << k) {
       check_all_gradients(Dim({2, 3, 2}), [k](const Expression& x) { return cumsum(x, k); });
     }
 }
@@ -275,11 +272,11 @@ BOOST_AUTO_TEST_CASE(logsumexp_dim_values_and_gradient) {
   // rows: ln(1 + 2) and ln(3 + 2)
   test::check_close(values_of(d, x, [](const Expression& e) { return logsumexp_dim(e, 1); }), {ln3, 1.60943791f});
   // the gradient is the softmax along d: column 0 [1/4, 3/4], column 1 [1/2, 1/2]
-  test::check_close(grad_of(d, x, [](const Expression& e) { return logsumexp_dim(e, 0); }),
-                    {0.25f, 0.75f, 0.5f, 0.5f});
+  test::check_close(grad_of(d, x, [](const Expression& e) { return logsumexp_dim(e, 0); }), {0.25f, 0.75f, 0.5f, 0.5f});
   // a vector of 3: ln(1 + 2 + 5)
-  test::check_close(values_of(Dim({3}), {0.f, ln2, 1.60943791f}, [](const Expression& e) { return logsumexp_dim(e, 0); }),
-                    {2.07944154f});
+  test::check_close(
+      values_of(Dim({3}), {0.f, ln2, 1.60943791f}, [](const Expression& e) { return logsumexp_dim(e, 0); }),
+      {2.07944154f});
   BOOST_CHECK_EQUAL(dim_of(Dim({3}, 2), [](const Expression& e) { return logsumexp_dim(e, 0); }), Dim({1}, 2));
   // large values stay finite: 1000 + ln 2
   test::check_close(values_of(Dim({2}), {1000.f, 1000.f}, [](const Expression& e) { return logsumexp_dim(e, 0); }),
@@ -298,8 +295,7 @@ BOOST_AUTO_TEST_CASE(logsumexp_dim_values_and_gradient) {
   // length 1: y = x, gradient 1
   test::check_close(values_of(Dim({1, 3}), {1.f, 2.f, 3.f}, [](const Expression& e) { return logsumexp_dim(e, 0); }),
                     {1.f, 2.f, 3.f});
-  for (unsigned k : {0u, 1u, 2u})
-    BOOST_TEST_CONTEXT("d = " << k) {
+  for (unsigned k : {0u, 1u, 2u}) BOOST_TEST_CONTEXT("d = " << k) {
       check_all_gradients(Dim({2, 3, 2}), [k](const Expression& e) { return logsumexp_dim(e, k); });
     }
 }
@@ -372,8 +368,7 @@ BOOST_AUTO_TEST_CASE(kmax_pooling_values) {
                     {3.f, 5.f, 1.f, 9.f, 4.f, 6.f});  // [3,1,4] (the first 1) and [5,9,6]
   test::check_close(values_of(d, x, [](const Expression& e) { return kmax_pooling(e, 4); }), x);
   // along the rows: columns [3,5] [1,9] [4,2] [1,6], k = 1: the column maxima
-  test::check_close(values_of(d, x, [](const Expression& e) { return kmax_pooling(e, 1, 0); }),
-                    {5.f, 9.f, 4.f, 6.f});
+  test::check_close(values_of(d, x, [](const Expression& e) { return kmax_pooling(e, 1, 0); }), {5.f, 9.f, 4.f, 6.f});
   BOOST_CHECK_EQUAL(dim_of(d, [](const Expression& e) { return kmax_pooling(e, 1, 0); }), Dim({1, 4}));
   // ties: [2,2,3] with k = 2 keeps the 3 and the first 2
   test::check_close(values_of(Dim({1, 3}), {2.f, 2.f, 3.f}, [](const Expression& e) { return kmax_pooling(e, 2); }),
@@ -384,9 +379,9 @@ BOOST_AUTO_TEST_CASE(kmax_pooling_values) {
   test::check_close(grad_of(Dim({1, 4}), {1.f, 1.f, 1.f, 1.f}, [](const Expression& e) { return kmax_pooling(e, 2); }),
                     {1.f, 1.f, 0.f, 0.f}, 0);
   // batches apart: {1,3}X2
-  test::check_close(values_of(Dim({1, 3}, 2), {1.f, 3.f, 2.f, 6.f, 5.f, 4.f},
-                              [](const Expression& e) { return kmax_pooling(e, 2); }),
-                    {3.f, 2.f, 6.f, 5.f});
+  test::check_close(
+      values_of(Dim({1, 3}, 2), {1.f, 3.f, 2.f, 6.f, 5.f, 4.f}, [](const Expression& e) { return kmax_pooling(e, 2); }),
+      {3.f, 2.f, 6.f, 5.f});
   BOOST_CHECK_EQUAL(dim_of(Dim({1, 3}, 2), [](const Expression& e) { return kmax_pooling(e, 2); }), Dim({1, 2}, 2));
   // a NaN is never chosen
   const float nan = std::numeric_limits<float>::quiet_NaN();
@@ -440,8 +435,7 @@ BOOST_AUTO_TEST_CASE(strided_select_values) {
   test::check_close(values_of(Dim({2}, 2), iota(4), sel({2})), {1.f, 3.f});
   BOOST_CHECK_EQUAL(dim_of(Dim({2}, 2), sel({2})), Dim({1}, 2));
   // gradient: 1 at the selected elements, 0 elsewhere
-  test::check_close(grad_of(d, iota(12), sel({2, 2})), {1.f, 0.f, 1.f, 0.f, 0.f, 0.f, 1.f, 0.f, 1.f, 0.f, 0.f, 0.f},
-                    0);
+  test::check_close(grad_of(d, iota(12), sel({2, 2})), {1.f, 0.f, 1.f, 0.f, 0.f, 0.f, 1.f, 0.f, 1.f, 0.f, 0.f, 0.f}, 0);
 }
 
 BOOST_AUTO_TEST_CASE(strided_select_gradients_and_errors) {
@@ -459,13 +453,22 @@ BOOST_AUTO_TEST_CASE(strided_select_gradients_and_errors) {
   test::check_throws_with<index_error>([&] { strided_select(x, {}, {3}); },
                                        {"strided_select", "start 3", "dimension 0", "{3,4}"});
   test::check_throws_with<index_error>([&] { strided_select(x, {}, {0, -1}); }, {"strided_select", "start -1"});
-  test::check_throws_with<index_error>([&] { strided_select(x, {}, {}, {1, 5}); },
-                                       {"strided_select", "end 5", "dimension 1", "{3,4}"});
+  test::check_throws_with<index_error>(
+      [&] {
+        strided_select(x, {}, {}, {1, 5});
+      },
+      {"strided_select", "end 5", "dimension 1", "{3,4}"});
   test::check_throws_with<index_error>([&] { strided_select(x, {}, {2}, {2}); }, {"strided_select", "end 2"});
-  test::check_throws_with<index_error>([&] { strided_select(x, {}, {0, 0, 1}); },
-                                       {"strided_select", "the batch", "start 1"});
-  test::check_throws_with<dim_error>([&] { strided_select(x, {1, 1, 1, 1}); },
-                                     {"strided_select", "4 strides", "{3,4}"});
+  test::check_throws_with<index_error>(
+      [&] {
+        strided_select(x, {}, {0, 0, 1});
+      },
+      {"strided_select", "the batch", "start 1"});
+  test::check_throws_with<dim_error>(
+      [&] {
+        strided_select(x, {1, 1, 1, 1});
+      },
+      {"strided_select", "4 strides", "{3,4}"});
   test::check_throws_with<dim_error>([&] { strided_select(x, std::vector<int>(9, 1)); },
                                      {"strided_select", "9 strides"});
 }
@@ -507,10 +510,9 @@ BOOST_AUTO_TEST_CASE(expression_division) {
   test::check_close(as_vector(cg.get_gradient(x)), {0.5f, -0.25f});
   test::check_close(as_vector(cg.get_gradient(y)), {-1.5f, -0.5f});
   ParameterCollection m;
-  BOOST_CHECK_EQUAL(test::check_gradients(m, {{Dim({2, 2}, 2), test::test_values(8)},
-                                              {Dim({2, 2}), test::test_values(4, 2.f)}},
-                                          div),
-                    12u);
+  BOOST_CHECK_EQUAL(
+      test::check_gradients(m, {{Dim({2, 2}, 2), test::test_values(8)}, {Dim({2, 2}), test::test_values(4, 2.f)}}, div),
+      12u);
   ComputationGraph g2;
   Expression a = input(g2, Dim({2}), {1.f, 2.f});
   Expression b = input(g2, Dim({3}), {1.f, 2.f, 3.f});

@@ -167,11 +167,11 @@ BOOST_AUTO_TEST_CASE(gradients_inputs_and_parameters) {
       auto bcast = [&](ComputationGraph& cg, const std::vector<Expression>& xs) {
         return c.f(cmult(cmult(xs[0], parameter(cg, w)), xs[1]));
       };
-      BOOST_CHECK_EQUAL(test::check_gradients(m,
-                                              {{Dim({2, 3}), test::test_values(6, c.offset)},
-                                               {Dim({2, 3}, 2), std::vector<float>(12, 1.f)}},
-                                              bcast, 1e-3f, 3e-2, 3e-3),
-                        6u + 6u + 12u);
+      BOOST_CHECK_EQUAL(
+          test::check_gradients(
+              m, {{Dim({2, 3}), test::test_values(6, c.offset)}, {Dim({2, 3}, 2), std::vector<float>(12, 1.f)}}, bcast,
+              1e-3f, 3e-2, 3e-3),
+          6u + 6u + 12u);
     }
   }
 }
@@ -245,11 +245,11 @@ BOOST_AUTO_TEST_CASE(errors_name_the_op) {
 
 BOOST_AUTO_TEST_CASE(table_rows_complete) {
   // every op of the family is named in the table with its DyNet name
-  const char* names[] = {"sin",  "cos",   "tan",   "asin",  "acos",   "atan",  "sinh", "cosh",
+  const char* names[] = {"sin",   "cos",   "tan",   "asin",   "acos",  "atan", "sinh", "cosh",
                          "asinh", "acosh", "atanh", "lgamma", "round", "ceil", "floor"};
-  OpKind ops[] = {OpKind::Sin,   OpKind::Cos,   OpKind::Tan,   OpKind::Asin,   OpKind::Acos,
-                  OpKind::Atan,  OpKind::Sinh,  OpKind::Cosh,  OpKind::Asinh,  OpKind::Acosh,
-                  OpKind::Atanh, OpKind::Lgamma, OpKind::Round, OpKind::Ceil, OpKind::Floor};
+  OpKind ops[] = {OpKind::Sin,   OpKind::Cos,    OpKind::Tan,   OpKind::Asin,  OpKind::Acos,
+                  OpKind::Atan,  OpKind::Sinh,   OpKind::Cosh,  OpKind::Asinh, OpKind::Acosh,
+                  OpKind::Atanh, OpKind::Lgamma, OpKind::Round, OpKind::Ceil,  OpKind::Floor};
   for (unsigned i = 0; i < 15; ++i) {
     BOOST_CHECK_EQUAL(std::string(op_name(ops[i])), names[i]);
     BOOST_CHECK(op_info(ops[i]).batch == BatchKind::Elementwise);

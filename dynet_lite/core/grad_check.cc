@@ -1,6 +1,4 @@
 // Central-difference check of a model's gradients (DyNet's check_grad).
-#include "dynet_lite/grad-check.h"
-
 #include <algorithm>
 #include <cmath>
 #include <iostream>
@@ -8,6 +6,7 @@
 
 #include "dynet_lite/dynet.h"
 #include "dynet_lite/except.h"
+#include "dynet_lite/grad-check.h"
 
 namespace dynet_lite {
 
@@ -72,14 +71,14 @@ bool check_grad(ParameterCollection& m, Expression& expr, int verbosity, std::os
   DYNET_LITE_DIM_CHECK(d.size() == 1, "check_grad: the expression must be a scalar, got " << d);
   ComputationGraph& cg = *expr.pg;
   for (auto& p : m.parameters_list())
-    DYNET_LITE_CHECK(p->values.device == nullptr || p->values.device->type == DeviceType::CPU,
-                     unsupported_error, "check_grad: parameter " << p->name << " lives on " << p->values.device->name
-                                                                 << "; only CPU parameters can be checked");
+    DYNET_LITE_CHECK(p->values.device == nullptr || p->values.device->type == DeviceType::CPU, unsupported_error,
+                     "check_grad: parameter " << p->name << " lives on " << p->values.device->name
+                                              << "; only CPU parameters can be checked");
   for (auto& p : m.lookup_parameters_list())
     DYNET_LITE_CHECK(p->all_values.device == nullptr || p->all_values.device->type == DeviceType::CPU,
-                     unsupported_error, "check_grad: lookup parameter " << p->name << " lives on "
-                                                                        << p->all_values.device->name
-                                                                        << "; only CPU parameters can be checked");
+                     unsupported_error,
+                     "check_grad: lookup parameter " << p->name << " lives on " << p->all_values.device->name
+                                                     << "; only CPU parameters can be checked");
   m.reset_gradient();
   cg.forward(expr);
   cg.backward(expr);

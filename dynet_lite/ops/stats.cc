@@ -107,9 +107,7 @@ float int_pow(float v, unsigned r) {
   return p;
 }
 
-float divisor_of(const StatParams& p, const ReduceMap& m) {
-  return static_cast<float>(p.n != 0 ? p.n : m.count);
-}
+float divisor_of(const StatParams& p, const ReduceMap& m) { return static_cast<float>(p.n != 0 ? p.n : m.count); }
 
 Dim moment_shape(const Tensor* const* xs, unsigned n, const Node& node) {
   Dim x = one_arg(xs, n, node);
@@ -260,8 +258,8 @@ struct AxisLayout {
 Dim cumsum_shape(const Tensor* const* xs, unsigned n, const Node& node) {
   Dim x = one_arg(xs, n, node);
   unsigned d = node.p<AxisParams>().d;
-  DYNET_LITE_DIM_CHECK(d <= x.nd, "cumsum: dimension " << d << " is out of range for " << x << " (" << x.nd
-                                                       << " dimensions)");
+  DYNET_LITE_DIM_CHECK(d <= x.nd,
+                       "cumsum: dimension " << d << " is out of range for " << x << " (" << x.nd << " dimensions)");
   return x;
 }
 // y_l = sum_{m <= l} x_m along d;  dx_m += sum_{l >= m} dy_l
@@ -299,8 +297,8 @@ void cumsum_backward(const Tensor* const*, unsigned, const Node& node, const Ten
 Dim logsumexp_dim_shape(const Tensor* const* xs, unsigned n, const Node& node) {
   Dim x = one_arg(xs, n, node);
   unsigned d = node.p<AxisParams>().d;
-  DYNET_LITE_DIM_CHECK(d < x.nd, "logsumexp_dim: dimension " << d << " is out of range for " << x << " (" << x.nd
-                                                             << " dimensions)");
+  DYNET_LITE_DIM_CHECK(
+      d < x.nd, "logsumexp_dim: dimension " << d << " is out of range for " << x << " (" << x.nd << " dimensions)");
   x.delete_dim(d);
   return x;
 }
@@ -323,8 +321,8 @@ void logsumexp_dim_forward(const Tensor* const* xs, unsigned, Node& node, ExecCo
       y[o * a.inner + i] = out;
     }
 }
-void logsumexp_dim_backward(const Tensor* const* xs, unsigned, const Node& node, const Tensor& dy, unsigned,
-                            Tensor& dx, ExecContext&) {
+void logsumexp_dim_backward(const Tensor* const* xs, unsigned, const Node& node, const Tensor& dy, unsigned, Tensor& dx,
+                            ExecContext&) {
   const Tensor& x = *xs[0];
   AxisLayout a(x.d, node.p<AxisParams>().d);
   for (size_t o = 0; o < a.outer; ++o)
@@ -381,11 +379,11 @@ void fold_rows_backward(const Tensor* const*, unsigned, const Node& node, const 
 Dim kmax_pooling_shape(const Tensor* const* xs, unsigned n, const Node& node) {
   Dim x = one_arg(xs, n, node);
   const AxisParams& p = node.p<AxisParams>();
-  DYNET_LITE_DIM_CHECK(p.d < x.nd, "kmax_pooling: dimension " << p.d << " is out of range for " << x << " ("
-                                                              << x.nd << " dimensions)");
-  DYNET_LITE_DIM_CHECK(p.k >= 1 && p.k <= x.d[p.d], "kmax_pooling: k = " << p.k << " must be between 1 and "
-                                                                         << x.d[p.d] << ", the size of dimension "
-                                                                         << p.d << " of " << x);
+  DYNET_LITE_DIM_CHECK(
+      p.d < x.nd, "kmax_pooling: dimension " << p.d << " is out of range for " << x << " (" << x.nd << " dimensions)");
+  DYNET_LITE_DIM_CHECK(p.k >= 1 && p.k <= x.d[p.d], "kmax_pooling: k = " << p.k << " must be between 1 and " << x.d[p.d]
+                                                                         << ", the size of dimension " << p.d << " of "
+                                                                         << x);
   x.d[p.d] = p.k;
   return x;
 }
@@ -544,9 +542,8 @@ Dim strided_select_shape(const Tensor* const* xs, unsigned n, const Node& node) 
   unsigned axes = x.nd + 1;
   DYNET_LITE_DIM_CHECK(p.num_strides <= axes && p.num_from <= axes && p.num_to <= axes,
                        "strided_select: " << unsigned(p.num_strides) << " strides, " << unsigned(p.num_from)
-                                          << " starts and " << unsigned(p.num_to) << " ends for " << x
-                                          << ", which has " << x.nd << " dimensions plus the batch (at most "
-                                          << axes << " each)");
+                                          << " starts and " << unsigned(p.num_to) << " ends for " << x << ", which has "
+                                          << x.nd << " dimensions plus the batch (at most " << axes << " each)");
   const int* strides = p.lists;
   const int* f = p.lists + p.num_strides;
   const int* t = f + p.num_from;
@@ -564,8 +561,8 @@ Dim strided_select_shape(const Tensor* const* xs, unsigned n, const Node& node) 
                                                                               << " of " << x << " must be in [0, "
                                                                               << size << ")");
     DYNET_LITE_INDEX_CHECK(to > from && to <= size, "strided_select: end " << to << " for " << what << k << end
-                                                                           << " of " << x << " must be in ("
-                                                                           << from << ", " << size << "]");
+                                                                           << " of " << x << " must be in (" << from
+                                                                           << ", " << size << "]");
     unsigned len = static_cast<unsigned>((to - from + step - 1) / step);
     if (k < x.nd)
       r.d[k] = len;
@@ -581,8 +578,8 @@ void strided_select_forward(const Tensor* const* xs, unsigned, Node& node, ExecC
   float* y = node.value.v;
   l.for_each([&](size_t i, size_t j) { y[j] = x.v[i]; });
 }
-void strided_select_backward(const Tensor* const*, unsigned, const Node& node, const Tensor& dy, unsigned,
-                             Tensor& dx, ExecContext&) {
+void strided_select_backward(const Tensor* const*, unsigned, const Node& node, const Tensor& dy, unsigned, Tensor& dx,
+                             ExecContext&) {
   StridedLayout l(dx.d, node.p<StridedParams>());
   l.for_each([&](size_t i, size_t j) { dx.v[i] += dy.v[j]; });
 }
@@ -603,14 +600,13 @@ void register_stats_ops(OpTable& t) {
   set_row(t, OpKind::MomentElems, "moment_elems", moment_shape, moment_forward, moment_backward,
           BatchKind::Elementwise);
   set_row(t, OpKind::MomentDim, "moment_dim", moment_shape, moment_forward, moment_backward, BatchKind::Never);
-  set_row(t, OpKind::MomentBatches, "moment_batches", moment_shape, moment_forward, moment_backward,
-          BatchKind::Never);
+  set_row(t, OpKind::MomentBatches, "moment_batches", moment_shape, moment_forward, moment_backward, BatchKind::Never);
   set_row(t, OpKind::StdElems, "std_elems", moment_shape, std_forward, std_backward, BatchKind::Elementwise);
   set_row(t, OpKind::StdDim, "std_dim", moment_shape, std_forward, std_backward, BatchKind::Never);
   set_row(t, OpKind::StdBatches, "std_batches", moment_shape, std_forward, std_backward, BatchKind::Never);
   set_row(t, OpKind::Cumsum, "cumsum", cumsum_shape, cumsum_forward, cumsum_backward, BatchKind::Elementwise);
-  set_row(t, OpKind::LogSumExpDim, "logsumexp_dim", logsumexp_dim_shape, logsumexp_dim_forward,
-          logsumexp_dim_backward, BatchKind::Elementwise);
+  set_row(t, OpKind::LogSumExpDim, "logsumexp_dim", logsumexp_dim_shape, logsumexp_dim_forward, logsumexp_dim_backward,
+          BatchKind::Elementwise);
   set_row(t, OpKind::FoldRows, "fold_rows", fold_rows_shape, fold_rows_forward, fold_rows_backward,
           BatchKind::Elementwise);
   set_row(t, OpKind::KMaxPooling, "kmax_pooling", kmax_pooling_shape, kmax_pooling_forward, kmax_pooling_backward,
@@ -641,9 +637,7 @@ Expression std_batches(const Expression& x) {
 Expression cumsum(const Expression& x, unsigned d) { return axis_expr(OpKind::Cumsum, x, d, 0); }
 Expression logsumexp_dim(const Expression& x, unsigned d) { return axis_expr(OpKind::LogSumExpDim, x, d, 0); }
 Expression fold_rows(const Expression& x, unsigned nrows) { return axis_expr(OpKind::FoldRows, x, 0, nrows); }
-Expression kmax_pooling(const Expression& x, unsigned k, unsigned d) {
-  return axis_expr(OpKind::KMaxPooling, x, d, k);
-}
+Expression kmax_pooling(const Expression& x, unsigned k, unsigned d) { return axis_expr(OpKind::KMaxPooling, x, d, k); }
 Expression kmh_ngram(const Expression& x, unsigned n) { return axis_expr(OpKind::KMHNGram, x, 1, n); }
 
 Expression strided_select(const Expression& x, const std::vector<int>& strides, const std::vector<int>& from,
@@ -651,8 +645,7 @@ Expression strided_select(const Expression& x, const std::vector<int>& strides, 
   // Longer lists than any tensor has axes are refused here (the counts are bytes).
   DYNET_LITE_DIM_CHECK(strides.size() <= kAxes && from.size() <= kAxes && to.size() <= kAxes,
                        "strided_select: " << strides.size() << " strides, " << from.size() << " starts and "
-                                          << to.size() << " ends for " << x.dim() << " (at most " << kAxes
-                                          << " each)");
+                                          << to.size() << " ends for " << x.dim() << " (at most " << kAxes << " each)");
   StridedParams p;
   p.num_strides = static_cast<uint8_t>(strides.size());
   p.num_from = static_cast<uint8_t>(from.size());
@@ -667,10 +660,21 @@ Expression strided_select(const Expression& x, const std::vector<int>& strides, 
   return detail::add(OpKind::StridedSelect, {x}, p);
 }
 
-// DyNet's older column/row helpers, as reductions.
-Expression average_cols(const Expression& x) { return mean_dim(x, {1}); }
-Expression sum_cols(const Expression& x) { return sum_dim(x, {1}); }
-Expression sum_rows(const Expression& x) { return sum_dim(x, {0}); }
+// DyNet's older column/row helpers, as reductions (the dimension lists are built
+// once, not per node).
+namespace {
+const std::vector<unsigned>& rows_dim() {
+  static const std::vector<unsigned> d = {0};
+  return d;
+}
+const std::vector<unsigned>& cols_dim() {
+  static const std::vector<unsigned> d = {1};
+  return d;
+}
+}  // namespace
+Expression average_cols(const Expression& x) { return mean_dim(x, cols_dim()); }
+Expression sum_cols(const Expression& x) { return sum_dim(x, cols_dim()); }
+Expression sum_rows(const Expression& x) { return sum_dim(x, rows_dim()); }
 Expression operator/(const Expression& x, const Expression& y) { return cdiv(x, y); }
 
 }  // namespace dynet_lite

@@ -77,17 +77,23 @@ struct CoshF {
 };
 // y = asinh x;  dx += dy / sqrt(x^2 + 1)
 struct AsinhF {
-  static void forward(const A& x, A y) { y = x.unaryExpr([](float v) { return std::asinh(v); }); }
+  static void forward(const A& x, A y) {
+    y = x.unaryExpr([](float v) { return std::asinh(v); });
+  }
   static void backward(const A& x, const A&, const A& dy, A dx) { dx += dy / (x.square() + 1.f).sqrt(); }
 };
 // y = acosh x (x >= 1);  dx += dy / sqrt(x^2 - 1)
 struct AcoshF {
-  static void forward(const A& x, A y) { y = x.unaryExpr([](float v) { return std::acosh(v); }); }
+  static void forward(const A& x, A y) {
+    y = x.unaryExpr([](float v) { return std::acosh(v); });
+  }
   static void backward(const A& x, const A&, const A& dy, A dx) { dx += dy / (x.square() - 1.f).sqrt(); }
 };
 // y = atanh x (|x| < 1);  dx += dy / (1 - x^2)
 struct AtanhF {
-  static void forward(const A& x, A y) { y = x.unaryExpr([](float v) { return std::atanh(v); }); }
+  static void forward(const A& x, A y) {
+    y = x.unaryExpr([](float v) { return std::atanh(v); });
+  }
   static void backward(const A& x, const A&, const A& dy, A dx) { dx += dy / (1.f - x.square()); }
 };
 
@@ -108,14 +114,15 @@ double digamma(double x) {
   }
   double inv = 1.0 / x, inv2 = inv * inv;
   // ln x - 1/(2x) - 1/(12x^2) + 1/(120x^4) - 1/(252x^6) + 1/(240x^8) - 1/(132x^10)
-  double series =
-      inv2 * (1.0 / 12 - inv2 * (1.0 / 120 - inv2 * (1.0 / 252 - inv2 * (1.0 / 240 - inv2 * (1.0 / 132)))));
+  double series = inv2 * (1.0 / 12 - inv2 * (1.0 / 120 - inv2 * (1.0 / 252 - inv2 * (1.0 / 240 - inv2 * (1.0 / 132)))));
   return result + std::log(x) - 0.5 * inv - series;
 }
 
 // y = ln |Gamma(x)|;  dx += digamma(x) dy
 struct LgammaF {
-  static void forward(const A& x, A y) { y = x.unaryExpr([](float v) { return std::lgamma(v); }); }
+  static void forward(const A& x, A y) {
+    y = x.unaryExpr([](float v) { return std::lgamma(v); });
+  }
   static void backward(const A& x, const A&, const A& dy, A dx) {
     dx += x.binaryExpr(dy, [](float v, float g) { return static_cast<float>(digamma(v)) * g; });
   }
@@ -138,9 +145,7 @@ void round_forward(const Tensor* const* xs, unsigned, Node& n, ExecContext&) {
   arr(n.value) = arr(*xs[0]).unaryExpr([](float v) { return std::round(v); });
 }
 void ceil_forward(const Tensor* const* xs, unsigned, Node& n, ExecContext&) { arr(n.value) = arr(*xs[0]).ceil(); }
-void floor_forward(const Tensor* const* xs, unsigned, Node& n, ExecContext&) {
-  arr(n.value) = arr(*xs[0]).floor();
-}
+void floor_forward(const Tensor* const* xs, unsigned, Node& n, ExecContext&) { arr(n.value) = arr(*xs[0]).floor(); }
 void rounding_backward(const Tensor* const*, unsigned, const Node& n, const Tensor& dy, unsigned, Tensor& dx,
                        ExecContext&) {
   if (n.p<RoundingParams>().straight_through) arr(dx) += arr(dy);
@@ -193,12 +198,8 @@ Expression asinh(const Expression& x) { return detail::add(OpKind::Asinh, {x}); 
 Expression acosh(const Expression& x) { return detail::add(OpKind::Acosh, {x}); }
 Expression atanh(const Expression& x) { return detail::add(OpKind::Atanh, {x}); }
 Expression lgamma(const Expression& x) { return detail::add(OpKind::Lgamma, {x}); }
-Expression round(const Expression& x, GradientMode gradient_mode) {
-  return rounding(OpKind::Round, x, gradient_mode);
-}
+Expression round(const Expression& x, GradientMode gradient_mode) { return rounding(OpKind::Round, x, gradient_mode); }
 Expression ceil(const Expression& x, GradientMode gradient_mode) { return rounding(OpKind::Ceil, x, gradient_mode); }
-Expression floor(const Expression& x, GradientMode gradient_mode) {
-  return rounding(OpKind::Floor, x, gradient_mode);
-}
+Expression floor(const Expression& x, GradientMode gradient_mode) { return rounding(OpKind::Floor, x, gradient_mode); }
 
 }  // namespace dynet_lite
