@@ -291,6 +291,10 @@ BOOST_AUTO_TEST_CASE(large_sizes_use_the_blocked_product) {
   values(run_steps(p, true, 4, false, 4), run_steps(p, false, 4, false, 4), 1e-4);
   values(run_steps(p, true, 4, true, 4), run_steps(p, false, 4, true, 4), 1e-4);
   values(run_steps(p, true, 4, true, 1), run_steps(p, false, 4, true, 1), 1e-4);
+  // Products split into panels (128 rows, 128 deep, 256 columns) with ragged edges:
+  // Wx {160, 300}, a batch of 260.
+  LSTMParams q(300, 40, 0.05f);
+  values(run_steps(q, true, 260, true, 260), run_steps(q, false, 260, true, 260), 2e-4);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -32,8 +32,6 @@ enum GateArg : unsigned { kX = 0, kH = 1, kWx = 2, kWh = 3, kB = 4, kMaskX = 5, 
 
 using ConstArr = Eigen::Map<const Eigen::ArrayXf>;
 using Arr = Eigen::Map<Eigen::ArrayXf>;
-using ConstMat = Eigen::Map<const Eigen::MatrixXf>;
-using Mat = Eigen::Map<Eigen::MatrixXf>;
 
 // ---------------------------------------------------------------- shapes
 
@@ -101,6 +99,25 @@ Dim cell_shape(const Tensor* const* xs, unsigned n, const Node& node) {
 // Below this many multiply-adds a plain loop beats Eigen's GEMM dispatch.
 constexpr size_t kSmallProduct = 4096;
 
+// Larger products go to Eigen's GEMM one panel at a time.  Eigen packs each call's
+// operands into buffers of about (depth x rows) and (depth x cols) floats, taken
+// from the stack up to 128 KiB and from the heap above; panels of at most 128 rows,
+// 128 deep and 256 columns keep both on the stack, so no product allocates, and
+// they are large enough that the panel loop costs nothing measurable.
+constexpr size_t kPanelRows = 128, kPanelDepth = 128, kPanelCols = 256;
+
+using StridedConstMat = Eigen::Map<const Eigen::MatrixXf, 0, Eigen::OuterStride<>>;
+using StridedMat = Eigen::Map<Eigen::MatrixXf, 0, Eigen::OuterStride<>>;
+
+// Block [r0, r0 + rows) x [c0, c0 + cols) of a column-major matrix with leading dimension ld.
+inline StridedConstMat block(const float* a, size_t ld, size_t r0, size_t c0, size_t rows, size_t cols) {
+  return StridedConstMat(a + c0 * ld + r0, rows, cols, Eigen::OuterStride<>(ld));
+}
+inline StridedMat block(float* a, size_t ld, size_t r0, size_t c0, size_t rows, size_t cols) {
+  return StridedMat(a + c0 * ld + r0, rows, cols, Eigen::OuterStride<>(ld));
+}
+inline size_t panel(size_t start, size_t step, size_t total) { return total - start < step ? total - start : step; }
+
 // y (m x n) += w (m x k) * x (k x n), column-major.
 void gemm_acc(const float* w, const float* x, float* y, size_t m, size_t k, size_t n) {
   if (m * k * n <= kSmallProduct) {
@@ -115,7 +132,16 @@ void gemm_acc(const float* w, const float* x, float* y, size_t m, size_t k, size
     }
     return;
   }
-  Mat(y, m, n).noalias() += ConstMat(w, m, k) * ConstMat(x, k, n);
+  if (n == 1) {  // a matrix-vector product: Eigen packs nothing
+    block(y, m, 0, 0, m, 1).noalias() += block(w, m, 0, 0, m, k) * block(x, k, 0, 0, k, 1);
+    return;
+  }
+  for (size_t c0 = 0; c0 < n; c0 += kPanelCols)
+    for (size_t i0 = 0; i0 < m; i0 += kPanelRows)
+      for (size_t t0 = 0; t0 < k; t0 += kPanelDepth) {
+        const size_t nc = panel(c0, kPanelCols, n), mr = panel(i0, kPanelRows, m), kd = panel(t0, kPanelDepth, k);
+        block(y, m, i0, c0, mr, nc).noalias() += block(w, m, i0, t0, mr, kd) * block(x, k, t0, c0, kd, nc);
+      }
 }
 
 // d (k x n) += w^T (w: m x k) * p (m x n).
@@ -126,7 +152,16 @@ void gemm_tn_acc(const float* w, const float* p, float* d, size_t m, size_t k, s
         d[c * k + t] += ConstArr(w + t * m, m).matrix().dot(ConstArr(p + c * m, m).matrix());
     return;
   }
-  Mat(d, k, n).noalias() += ConstMat(w, m, k).transpose() * ConstMat(p, m, n);
+  if (n == 1) {
+    block(d, k, 0, 0, k, 1).noalias() += block(w, m, 0, 0, m, k).transpose() * block(p, m, 0, 0, m, 1);
+    return;
+  }
+  for (size_t c0 = 0; c0 < n; c0 += kPanelCols)
+    for (size_t t0 = 0; t0 < k; t0 += kPanelRows)
+      for (size_t i0 = 0; i0 < m; i0 += kPanelDepth) {
+        const size_t nc = panel(c0, kPanelCols, n), kr = panel(t0, kPanelRows, k), md = panel(i0, kPanelDepth, m);
+        block(d, k, t0, c0, kr, nc).noalias() += block(w, m, i0, t0, md, kr).transpose() * block(p, m, i0, c0, md, nc);
+      }
 }
 
 // dw (m x k) += p (m x n) * x^T (x: k x n).
@@ -143,7 +178,12 @@ void gemm_nt_acc(const float* p, const float* x, float* dw, size_t m, size_t k, 
     }
     return;
   }
-  Mat(dw, m, k).noalias() += ConstMat(p, m, n) * ConstMat(x, k, n).transpose();
+  for (size_t t0 = 0; t0 < k; t0 += kPanelCols)
+    for (size_t i0 = 0; i0 < m; i0 += kPanelRows)
+      for (size_t c0 = 0; c0 < n; c0 += kPanelDepth) {
+        const size_t kc = panel(t0, kPanelCols, k), mr = panel(i0, kPanelRows, m), nd = panel(c0, kPanelDepth, n);
+        block(dw, m, i0, t0, mr, kc).noalias() += block(p, m, i0, c0, mr, nd) * block(x, k, t0, c0, kc, nd).transpose();
+      }
 }
 
 // ---------------------------------------------------------------- gates
