@@ -1,6 +1,4 @@
 #define BOOST_TEST_MODULE ops_lstm
-#include "test_utils.h"
-
 #include <atomic>
 #include <cmath>
 #include <cstdlib>
@@ -14,6 +12,7 @@
 #include "dynet_lite/exec/exec_context.h"
 #include "dynet_lite/lstm.h"
 #include "dynet_lite/ops/op_table.h"
+#include "test_utils.h"
 
 using namespace dynet_lite;
 using test::check_close;
@@ -249,7 +248,8 @@ std::vector<float> run_steps(LSTMParams& p, bool fused, unsigned batch, bool dro
   for (Expression x : {x1, x2}) {
     Expression g;
     if (fused)
-      g = dropout ? vanilla_lstm_gates_dropout(x, h, w[0], w[1], w[2], mx, mh) : vanilla_lstm_gates(x, h, w[0], w[1], w[2]);
+      g = dropout ? vanilla_lstm_gates_dropout(x, h, w[0], w[1], w[2], mx, mh)
+                  : vanilla_lstm_gates(x, h, w[0], w[1], w[2]);
     else
       g = dropout ? composed_gates(cmult(x, mx), cmult(h, mh), w[0], w[1], w[2], hid)
                   : composed_gates(x, h, w[0], w[1], w[2], hid);
@@ -404,27 +404,32 @@ BOOST_AUTO_TEST_CASE(gates_dropout_concat) {
 BOOST_AUTO_TEST_CASE(cell) {
   ParameterCollection none;
   // c_tm1 and gates, both batched; gates values as a gates op would give (in (0, 1) and (-1, 1))
-  std::vector<float> gates = {0.3f, 0.8f, 0.6f, -0.4f, 0.2f, 0.55f, 0.9f, 0.35f, 0.7f, 0.1f, 0.5f, 0.45f, -0.8f, 0.2f, 0.6f, 0.65f};
+  std::vector<float> gates = {0.3f, 0.8f, 0.6f, -0.4f, 0.2f,  0.55f, 0.9f, 0.35f,
+                              0.7f, 0.1f, 0.5f, 0.45f, -0.8f, 0.2f,  0.6f, 0.65f};
   grad_check(none, {{Dim({2}, 2), {0.5f, -1.2f, 2.f, 0.3f}}, {Dim({8}, 2), gates}},
              [](ComputationGraph&, const Xs& xs) { return vanilla_lstm_c(xs[0], xs[1]); });
   // c_tm1 with a batch of 1 shared by two gates; and the other way round
   grad_check(none, {{Dim({2}), {0.5f, -1.2f}}, {Dim({8}, 2), gates}},
              [](ComputationGraph&, const Xs& xs) { return vanilla_lstm_c(xs[0], xs[1]); });
-  grad_check(none, {{Dim({2}, 2), {0.5f, -1.2f, 2.f, 0.3f}}, {Dim({8}), std::vector<float>(gates.begin(), gates.begin() + 8)}},
-             [](ComputationGraph&, const Xs& xs) { return vanilla_lstm_c(xs[0], xs[1]); });
+  grad_check(
+      none, {{Dim({2}, 2), {0.5f, -1.2f, 2.f, 0.3f}}, {Dim({8}), std::vector<float>(gates.begin(), gates.begin() + 8)}},
+      [](ComputationGraph&, const Xs& xs) { return vanilla_lstm_c(xs[0], xs[1]); });
   // hidden size 1
-  grad_check(none, {{Dim({1}, 3), {0.5f, -1.2f, 2.f}}, {Dim({4}, 3), std::vector<float>(gates.begin(), gates.begin() + 12)}},
+  grad_check(none,
+             {{Dim({1}, 3), {0.5f, -1.2f, 2.f}}, {Dim({4}, 3), std::vector<float>(gates.begin(), gates.begin() + 12)}},
              [](ComputationGraph&, const Xs& xs) { return vanilla_lstm_c(xs[0], xs[1]); });
 }
 
 BOOST_AUTO_TEST_CASE(output) {
   ParameterCollection none;
-  std::vector<float> gates = {0.3f, 0.8f, 0.6f, -0.4f, 0.2f, 0.55f, 0.9f, 0.35f, 0.7f, 0.1f, 0.5f, 0.45f, -0.8f, 0.2f, 0.6f, 0.65f};
+  std::vector<float> gates = {0.3f, 0.8f, 0.6f, -0.4f, 0.2f,  0.55f, 0.9f, 0.35f,
+                              0.7f, 0.1f, 0.5f, 0.45f, -0.8f, 0.2f,  0.6f, 0.65f};
   grad_check(none, {{Dim({2}, 2), {0.5f, -1.2f, 2.f, 0.f}}, {Dim({8}, 2), gates}},
              [](ComputationGraph&, const Xs& xs) { return vanilla_lstm_h(xs[0], xs[1]); });
   grad_check(none, {{Dim({2}), {0.5f, -1.2f}}, {Dim({8}, 2), gates}},
              [](ComputationGraph&, const Xs& xs) { return vanilla_lstm_h(xs[0], xs[1]); });
-  grad_check(none, {{Dim({2}, 2), {0.5f, -1.2f, 2.f, 0.f}}, {Dim({8}), std::vector<float>(gates.begin(), gates.begin() + 8)}},
+  grad_check(none,
+             {{Dim({2}, 2), {0.5f, -1.2f, 2.f, 0.f}}, {Dim({8}), std::vector<float>(gates.begin(), gates.begin() + 8)}},
              [](ComputationGraph&, const Xs& xs) { return vanilla_lstm_h(xs[0], xs[1]); });
 }
 
@@ -586,8 +591,11 @@ BOOST_AUTO_TEST_CASE(dim_errors_name_op_and_dims) {
   check_throws_with<dim_error>([&] { vanilla_lstm_gates_dropout(x2, h, wx, wh, b, m2, m1b3); },
                                {"vanilla_lstm_gates_dropout", "x_t {2X2}", "dropout_mask_h {1X3}"});
   // concatenated inputs of the wrong total size
-  check_throws_with<dim_error>([&] { vanilla_lstm_gates_concat({x, h, h}, h, wx, wh, b); },
-                               {"vanilla_lstm_gates", "Wx {4,2}", "x_t {4}"});
+  check_throws_with<dim_error>(
+      [&] {
+        vanilla_lstm_gates_concat({x, h, h}, h, wx, wh, b);
+      },
+      {"vanilla_lstm_gates", "Wx {4,2}", "x_t {4}"});
   // cell and output
   Expression g = input(cg, Dim({4}), test::test_values(4)), g8 = input(cg, Dim({8}), test::test_values(8));
   check_throws_with<dim_error>([&] { vanilla_lstm_c(h, g8); }, {"vanilla_lstm_c", "gates_t {8}", "c_tm1 {1}"});
@@ -687,7 +695,8 @@ BOOST_AUTO_TEST_CASE(autobatch_equals_plain) {
 }
 
 BOOST_AUTO_TEST_CASE(op_table_rows) {
-  for (OpKind k : {OpKind::VanillaLSTMGates, OpKind::VanillaLSTMGatesDropout, OpKind::VanillaLSTMC, OpKind::VanillaLSTMH}) {
+  for (OpKind k :
+       {OpKind::VanillaLSTMGates, OpKind::VanillaLSTMGatesDropout, OpKind::VanillaLSTMC, OpKind::VanillaLSTMH}) {
     const OpInfo& info = op_info(k);
     BOOST_CHECK(info.batch == BatchKind::Elementwise);
     BOOST_CHECK(info.shape && info.forward[0] && info.backward[0]);
@@ -810,7 +819,8 @@ BOOST_AUTO_TEST_CASE(compact_builder_uses_fused_ops_and_autobatches) {
   Expression x = input(cg, Dim({3}, 2), test::test_values(6, -0.3f));
   lstm.add_input(x);
   std::vector<float> h_layer0 = as_vector(lstm.get_h(RNNPointer(0))[0].value());
-  Expression wx = parameter(cg, lstm.params[0][0]), wh = parameter(cg, lstm.params[0][1]), b = parameter(cg, lstm.params[0][2]);
+  Expression wx = parameter(cg, lstm.params[0][0]), wh = parameter(cg, lstm.params[0][1]),
+             b = parameter(cg, lstm.params[0][2]);
   Expression pre = affine_transform({b, wx, x});
   Expression g = concatenate({logistic(pick_range(pre, 0, 12)), tanh(pick_range(pre, 12, 16))});
   Expression want = composed_h(cmult(pick_range(g, 0, 4), pick_range(g, 12, 16)), g, 4);

@@ -52,13 +52,13 @@ Dim gates_shape(const Tensor* const* xs, unsigned n, const Node& node) {
   DYNET_LITE_DIM_CHECK(wx.nd <= 2 && wx.rows() == 4 * hid && wx.cols() == in,
                        op << ": Wx " << wx << " must be {" << 4 * hid << "," << in << "} (4 * hidden x input) for x_t "
                           << x << " and h_tm1 " << h);
-  DYNET_LITE_DIM_CHECK(wh.nd <= 2 && wh.rows() == 4 * hid && wh.cols() == hid,
-                       op << ": Wh " << wh << " must be {" << 4 * hid << "," << hid << "} (4 * hidden x hidden) for h_tm1 "
-                          << h);
+  DYNET_LITE_DIM_CHECK(
+      wh.nd <= 2 && wh.rows() == 4 * hid && wh.cols() == hid,
+      op << ": Wh " << wh << " must be {" << 4 * hid << "," << hid << "} (4 * hidden x hidden) for h_tm1 " << h);
   DYNET_LITE_DIM_CHECK(is_column(b) && b.rows() == 4 * hid,
                        op << ": b " << b << " must be {" << 4 * hid << "} (4 * hidden) for h_tm1 " << h);
-  DYNET_LITE_DIM_CHECK(wx.bd == 1 && wh.bd == 1 && b.bd == 1, op << ": the weights must not be batched, got Wx " << wx
-                                                                  << ", Wh " << wh << ", b " << b);
+  DYNET_LITE_DIM_CHECK(wx.bd == 1 && wh.bd == 1 && b.bd == 1,
+                       op << ": the weights must not be batched, got Wx " << wx << ", Wh " << wh << ", b " << b);
   unsigned N = x.bd > h.bd ? x.bd : h.bd;
   if (dropout) {
     const Dim &mx = xs[kMaskX]->d, &mh = xs[kMaskH]->d;
@@ -72,9 +72,9 @@ Dim gates_shape(const Tensor* const* xs, unsigned n, const Node& node) {
                          op << ": x_t " << x << ", h_tm1 " << h << ", dropout_mask_x " << mx << " and dropout_mask_h "
                             << mh << " have incompatible batch sizes (each must be 1 or " << N << ")");
   }
-  DYNET_LITE_DIM_CHECK(batch_fits(x.bd, N) && batch_fits(h.bd, N),
-                       op << ": x_t " << x << " and h_tm1 " << h << " have batch sizes " << x.bd << " and " << h.bd
-                          << " (they must be equal or one of them 1)");
+  DYNET_LITE_DIM_CHECK(batch_fits(x.bd, N) && batch_fits(h.bd, N), op << ": x_t " << x << " and h_tm1 " << h
+                                                                      << " have batch sizes " << x.bd << " and " << h.bd
+                                                                      << " (they must be equal or one of them 1)");
   return Dim({4 * hid}, N);
 }
 
@@ -85,12 +85,12 @@ Dim cell_shape(const Tensor* const* xs, unsigned n, const Node& node) {
   DYNET_LITE_DIM_CHECK(n == 2, op << ": takes two arguments, got " << n);
   const Dim &c = xs[0]->d, &g = xs[1]->d;
   DYNET_LITE_DIM_CHECK(is_column(c), op << ": " << cname << " " << c << " must be a column vector");
-  DYNET_LITE_DIM_CHECK(is_column(g) && g.rows() == 4 * c.rows(),
-                       op << ": gates_t " << g << " must be a column of " << 4 * c.rows() << " (4 x " << cname << " "
-                          << c << ")");
-  DYNET_LITE_DIM_CHECK(c.bd == g.bd || c.bd == 1 || g.bd == 1,
-                       op << ": " << cname << " " << c << " and gates_t " << g << " have batch sizes " << c.bd
-                          << " and " << g.bd << " (they must be equal or one of them 1)");
+  DYNET_LITE_DIM_CHECK(is_column(g) && g.rows() == 4 * c.rows(), op << ": gates_t " << g << " must be a column of "
+                                                                    << 4 * c.rows() << " (4 x " << cname << " " << c
+                                                                    << ")");
+  DYNET_LITE_DIM_CHECK(c.bd == g.bd || c.bd == 1 || g.bd == 1, op << ": " << cname << " " << c << " and gates_t " << g
+                                                                  << " have batch sizes " << c.bd << " and " << g.bd
+                                                                  << " (they must be equal or one of them 1)");
   return Dim({c.rows()}, c.bd > g.bd ? c.bd : g.bd);
 }
 
@@ -434,9 +434,8 @@ Expression vanilla_lstm_gates(const Expression& x_t, const Expression& h_tm1, co
   return detail::add(OpKind::VanillaLSTMGates, {x_t, h_tm1, Wx, Wh, b}, p);
 }
 
-Expression vanilla_lstm_gates_concat(const std::vector<Expression>& x_t, const Expression& h_tm1,
-                                     const Expression& Wx, const Expression& Wh, const Expression& b,
-                                     real weightnoise_std) {
+Expression vanilla_lstm_gates_concat(const std::vector<Expression>& x_t, const Expression& h_tm1, const Expression& Wx,
+                                     const Expression& Wh, const Expression& b, real weightnoise_std) {
   check_noise(weightnoise_std, "vanilla_lstm_gates_concat");
   return vanilla_lstm_gates(concat_inputs(x_t, "vanilla_lstm_gates_concat"), h_tm1, Wx, Wh, b, weightnoise_std);
 }
