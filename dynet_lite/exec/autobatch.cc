@@ -357,7 +357,7 @@ static void run_single(GraphMemory& m, Node& n, std::mt19937& rng) {
   m.xs.resize(n.num_args);
   for (unsigned k = 0; k < n.num_args; ++k) m.xs[k] = &m.node(n.args[k]).value;
   if (!info.sets_own_value) n.value.v = da.values.allocate_floats(n.value.d.size());
-  ExecContext ctx(&da.values, &da.scratch, &rng, dev);
+  ExecContext ctx(&da.values, &da.scratch, &rng, dev, &m.meta);
   Arena::Mark mark = da.scratch.mark();
   f(m.xs.data(), n.num_args, n, ctx);
   da.scratch.rewind(mark);
@@ -372,10 +372,13 @@ static bool run_group(GraphMemory& m, BatchState& st, const VariableIndex* membe
   DeviceArenas& da = m.arenas(dev);
   ForwardFn f = info.forward[static_cast<unsigned>(dev->type)];
   if (!f) missing_kernel(info, dev, "forward");
+  // Bookkeeping (the virtual node, argument lists, merged indices) lives in host
+  // memory; gathered arguments and outputs in the device's arena.
   Arena::Mark values_mark = da.values.mark();
-  ExecContext ctx(&da.values, &da.scratch, &rng, dev);
+  Arena::Mark host_mark = m.meta.mark();
+  ExecContext ctx(&da.values, &da.scratch, &rng, dev, &m.meta);
 
-  Node* v = new (da.values.allocate(sizeof(Node))) Node(n0);
+  Node* v = new (m.meta.allocate(sizeof(Node))) Node(n0);
   v->value.d.bd = n0.value.d.bd * k;
   v->aux = nullptr;
   v->args = nullptr;
@@ -384,13 +387,14 @@ static bool run_group(GraphMemory& m, BatchState& st, const VariableIndex* membe
     for (unsigned j = 0; j < k; ++j) st.member_nodes[j] = &m.node(members[j]);
     if (!info.batch_combine(st.member_nodes.data(), k, *v, ctx)) {
       da.values.rewind(values_mark);
+      m.meta.rewind(host_mark);
       return false;
     }
   }
   unsigned nargs = n0.num_args;
-  Tensor* args = nargs ? static_cast<Tensor*>(da.values.allocate(nargs * sizeof(Tensor))) : nullptr;
-  const Tensor** xs = nargs ? static_cast<const Tensor**>(da.values.allocate(nargs * sizeof(Tensor*))) : nullptr;
-  unsigned char* stacked = nargs ? static_cast<unsigned char*>(da.values.allocate(nargs)) : nullptr;
+  Tensor* args = nargs ? static_cast<Tensor*>(m.meta.allocate(nargs * sizeof(Tensor))) : nullptr;
+  const Tensor** xs = nargs ? static_cast<const Tensor**>(m.meta.allocate(nargs * sizeof(Tensor*))) : nullptr;
+  unsigned char* stacked = nargs ? static_cast<unsigned char*>(m.meta.allocate(nargs)) : nullptr;
   uint64_t gathered = 0;
   Clock::time_point copy_start;
   if (st.profiling) copy_start = Clock::now();
@@ -432,6 +436,7 @@ static bool run_group(GraphMemory& m, BatchState& st, const VariableIndex* membe
   }
   if (!ok) {
     da.values.rewind(values_mark);
+    m.meta.rewind(host_mark);
     return false;
   }
   size_t out = n0.value.d.size();
@@ -610,7 +615,7 @@ void ComputationGraph::backward_batched(VariableIndex last, bool full) {
     BackwardFn b = info.backward[static_cast<unsigned>(dev->type)];
     if (!b) missing_kernel(info, dev, "backward");
     DeviceArenas& da = m.arenas(dev);
-    ExecContext ctx(&da.values, &da.scratch, &rng_, dev);
+    ExecContext ctx(&da.values, &da.scratch, &rng_, dev, &m.meta);
     if (g.k == 1) {
       m.xs.resize(n0.num_args);
       for (unsigned p = 0; p < n0.num_args; ++p) m.xs[p] = &m.node(n0.args[p]).value;

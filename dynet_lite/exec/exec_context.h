@@ -10,11 +10,14 @@ namespace dynet_lite {
 
 class ExecContext {
  public:
-  ExecContext(Arena* graph_memory, Arena* scratch, std::mt19937* rng, Device* device)
-      : graph_memory_(graph_memory), scratch_(scratch), rng_(rng), device_(device) {}
+  ExecContext(Arena* graph_memory, Arena* scratch, std::mt19937* rng, Device* device, Arena* host_memory = nullptr)
+      : graph_memory_(graph_memory), scratch_(scratch), rng_(rng), device_(device), host_memory_(host_memory) {}
 
-  /// Memory valid until the graph is cleared (e.g. a dropout mask for backward).
+  /// Device memory valid until the graph is cleared (e.g. a dropout mask for backward).
   float* persistent_floats(size_t n) { return graph_memory_->allocate_floats(n); }
+  /// Host memory valid until the graph is cleared (index lists the host builds,
+  /// e.g. when batching merges nodes); the same as persistent on the CPU.
+  void* host_bytes(size_t n) { return (host_memory_ ? host_memory_ : graph_memory_)->allocate(n); }
   /// Memory valid during the current kernel call only.
   float* scratch_floats(size_t n) { return scratch_->allocate_floats(n); }
   std::mt19937& rng() { return *rng_; }
@@ -25,6 +28,7 @@ class ExecContext {
   Arena* scratch_;
   std::mt19937* rng_;
   Device* device_;
+  Arena* host_memory_;
 };
 
 }  // namespace dynet_lite

@@ -61,7 +61,7 @@ void ComputationGraph::run_forward(VariableIndex last) {
     if (dev != cur) {
       cur = dev;
       da = &m.arenas(dev);
-      ctx = ExecContext(&da->values, &da->scratch, &rng_, dev);
+      ctx = ExecContext(&da->values, &da->scratch, &rng_, dev, &m.meta);
     }
     ForwardFn f = info.forward[static_cast<unsigned>(dev->type)];
     if (!f) not_on_device(info, dev, "forward");
@@ -170,7 +170,7 @@ void ComputationGraph::backward(VariableIndex last, bool full) {
     if (dev != cur) {
       cur = dev;
       da = &m.arenas(dev);
-      ctx = ExecContext(&da->values, &da->scratch, &rng_, dev);
+      ctx = ExecContext(&da->values, &da->scratch, &rng_, dev, &m.meta);
     }
     BackwardFn b = info.backward[static_cast<unsigned>(dev->type)];
     if (!b) not_on_device(info, dev, "backward");

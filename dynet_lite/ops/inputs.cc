@@ -182,8 +182,7 @@ bool lookup_combine(const Node* const* members, unsigned k, Node& batched, ExecC
   const LookupParams& p0 = members[0]->p<LookupParams>();
   unsigned total = 0;
   for (unsigned j = 0; j < k; ++j) total += members[j]->value.d.bd;
-  static_assert(sizeof(float) == sizeof(unsigned), "indices share the float arena");
-  unsigned* idx = reinterpret_cast<unsigned*>(ctx.persistent_floats(total));
+  unsigned* idx = static_cast<unsigned*>(ctx.host_bytes(total * sizeof(unsigned)));
   unsigned pos = 0;
   for (unsigned j = 0; j < k; ++j) {
     const LookupParams& pj = members[j]->p<LookupParams>();

@@ -268,7 +268,7 @@ bool pnls_batch_combine(const Node* const* members, unsigned k, Node& batched, E
   unsigned total = 0;
   for (unsigned j = 0; j < k; ++j) total += members[j]->value.d.bd;
   static_assert(sizeof(float) == sizeof(unsigned), "indices are kept in float arena memory");
-  unsigned* idx = reinterpret_cast<unsigned*>(ctx.persistent_floats(total));
+  unsigned* idx = static_cast<unsigned*>(ctx.host_bytes(total * sizeof(unsigned)));
   unsigned o = 0;
   for (unsigned j = 0; j < k; ++j) {
     const PnlsParams& p = members[j]->p<PnlsParams>();
