@@ -374,12 +374,6 @@ Expression trace_of_product(const Expression& x, const Expression& y);
 Expression weight_norm(const Expression& w, const Expression& g);
 
 // ---------------------------------------------------------------- ops/lstm.cc
-
-// ---------------------------------------------------------------- ops/device.cc
-/// x's value copied to `device` (the node lives there); the gradient is copied back.
-Expression to_device(const Expression& x, Device* device);
-
-}  // namespace dynet_lite
 /// DyNet's fused LSTM step, gates ordered i, f, o, g: [sigmoid(i); sigmoid(f);
 /// sigmoid(o); tanh(g)] of Wx x_t + Wh h_tm1 + b, shape {4h}.  x_t and h_tm1 may be
 /// batched (equal batches, or one of them 1); Wx {4h, in}, Wh {4h, h}, b {4h} are
@@ -403,3 +397,9 @@ Expression vanilla_lstm_gates_dropout_concat(const std::vector<Expression>& x_t,
 Expression vanilla_lstm_c(const Expression& c_tm1, const Expression& gates_t);
 /// h_t = o * tanh(c_t) from the gates of vanilla_lstm_gates.
 Expression vanilla_lstm_h(const Expression& c_t, const Expression& gates_t);
+
+// ---------------------------------------------------------------- ops/device.cc
+/// x's value copied to `device` (the node lives there); the gradient is copied back.
+Expression to_device(const Expression& x, Device* device);
+
+}  // namespace dynet_lite
