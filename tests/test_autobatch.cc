@@ -127,3 +127,40 @@ BOOST_AUTO_TEST_CASE(random_graphs_with_shared_matrix_products) {
   BOOST_TEST_MESSAGE("batched groups " << batched << ", bytes gathered " << gathered);
   BOOST_CHECK_GT(batched, 0u);
 }
+
+BOOST_AUTO_TEST_CASE(unbatchable_ops_are_listed) {
+  std::vector<const char*> names = unbatchable_ops();
+  auto has = [&](const std::string& n) {
+    for (const char* x : names)
+      if (n == x) return true;
+    return false;
+  };
+  BOOST_CHECK(has("sum_batches"));
+  BOOST_CHECK(has("concatenate_to_batch"));
+  BOOST_CHECK(!has("tanh"));
+  BOOST_CHECK(!has("matmul"));
+  BOOST_CHECK(!has("input"));  // leaves are not listed: they compute nothing to batch
+}
+
+BOOST_AUTO_TEST_CASE(plan_cache_hits_for_graphs_of_the_same_shape) {
+  TestModel m(4);
+  ComputationGraph cg;
+  cg.set_autobatch(1);
+  uint64_t hits = 0, misses = 0;
+  for (int rep = 0; rep < 3; ++rep) {
+    cg.clear();
+    std::vector<Expression> losses;
+    for (unsigned inst = 0; inst < 4; ++inst) {
+      Expression h = lookup(cg, m.emb, inst);
+      for (int t = 0; t < 3; ++t) h = tanh(h + lookup(cg, m.emb, (inst + t) % 20));
+      losses.push_back(sum_elems(square(h)));
+    }
+    Expression loss = sum(losses);
+    cg.forward(loss);
+    cg.backward(loss);
+    hits += cg.autobatch_stats().plan_hits;
+    misses += cg.autobatch_stats().plan_misses;
+  }
+  BOOST_CHECK_EQUAL(misses, 1u);
+  BOOST_CHECK_EQUAL(hits, 2u);
+}
