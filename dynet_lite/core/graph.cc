@@ -257,7 +257,9 @@ const Tensor& ComputationGraph::get_gradient(VariableIndex i) {
   DYNET_LITE_CHECK(backward_done_, std::runtime_error,
                    "get_gradient: call backward() first (node " << i << ")");
   Node& n = node(i);
-  if (i > grads_upto_ || !n.grad.v) {
+  const bool has_gradient = mem_->has_batch_groups() ? n.grad.v != nullptr
+                                                     : (i <= grads_upto_ && mem_->marks.size() > i && mem_->marks[i]);
+  if (!has_gradient) {
     // No gradient flowed here: the loss does not depend on this node.
     DeviceArenas& da = mem_->arenas(n.value.device);
     n.grad = Tensor(n.value.d, da.grads.allocate_floats(n.value.d.size()), n.value.device, DeviceMempool::DEDFS);

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "dynet_lite/core/float_mode.h"
 #include "dynet_lite/core/graph_memory.h"
 #include "dynet_lite/expr.h"
 #include "dynet_lite/exec/exec_context.h"
@@ -39,6 +40,7 @@ inline size_t padded(size_t n) { return (n + kGradAlign - 1) & ~(kGradAlign - 1)
 
 void ComputationGraph::run_forward(VariableIndex last) {
   if (!build_timed_) note_first_forward();
+  FlushDenormals flush_denormals;
   if (autobatch_) {
     run_forward_batched(last);
     return;
@@ -93,6 +95,7 @@ void ComputationGraph::backward(const Expression& last, bool full) {
 void ComputationGraph::backward(VariableIndex last, bool full) {
   check_index(last, "backward");
   incremental_forward(last);
+  FlushDenormals flush_denormals;
   GraphMemory& m = *mem_;
   Node& target = m.node(last);
   DYNET_LITE_DIM_CHECK(target.value.d.batch_size() == 1,
@@ -105,34 +108,25 @@ void ComputationGraph::backward(VariableIndex last, bool full) {
   }
   const OpInfo* ops = ops_;
 
-  // Mark the nodes that receive a gradient: those the target depends on and
-  // that depend on a parameter (or all of them when `full`).
+  // One pass from the loss down.  A node's gradient memory is assigned when a
+  // consumer first sends it gradient (from one zeroed block on a single-device
+  // graph); when the pass reaches the node, every consumer has run, so its
+  // gradient is complete and it passes it on.  Nodes that do not depend on a
+  // parameter get nothing (unless `full`).
   m.marks.assign(last + 1, 0);
   for (auto& a : m.device_arenas) a->grads.reset();
-  if (full || target.variable) m.marks[last] = 1;
+  backward_done_ = true;
+  if (!(full || target.variable)) return;  // the loss depends on no parameter
   const bool one_device = m.device_arenas.size() == 1;
-  size_t total = 0;
-  for (VariableIndex j = last + 1; j-- > 0;) {
-    if (!m.marks[j]) continue;
-    const Node& n = m.node(j);
-    total += padded(n.value.d.size());
-    if (ops[static_cast<unsigned>(n.op)].blocks_gradient) continue;
-    for (unsigned k = 0; k < n.num_args; ++k)
-      if (full || m.node(n.args[k]).variable) m.marks[n.args[k]] = 1;
-  }
-  // Gradients: one zeroed block on a single-device graph, else one per node.
   float* block = nullptr;
-  if (one_device && total) {
+  if (one_device) {
+    size_t bound = 0;  // every node up to `last`, padded
+    for (VariableIndex j = 0; j <= last; ++j) bound += padded(m.node(j).value.d.size());
     DeviceArenas& da = *m.device_arenas.front();
-    block = da.grads.allocate_floats(total);
-    da.device->fill(block, 0.f, total);
+    block = da.grads.allocate_floats(bound);
+    da.device->fill(block, 0.f, bound);
   }
-  for (VariableIndex j = 0; j <= last; ++j) {
-    Node& n = m.node(j);
-    if (!m.marks[j]) {
-      n.grad.v = nullptr;
-      continue;
-    }
+  auto give_gradient = [&](Node& n) {
     size_t sz = n.value.d.size();
     float* g;
     if (block) {
@@ -146,9 +140,9 @@ void ComputationGraph::backward(VariableIndex last, bool full) {
     n.grad.v = g;
     n.grad.device = n.value.device;
     n.grad.mem_pool = DeviceMempool::DEDFS;
-  }
-  backward_done_ = true;
-  if (!m.marks[last]) return;  // the loss depends on no parameter
+  };
+  m.marks[last] = 1;
+  give_gradient(target);
   target.value.device->fill(target.grad.v, 1.f, target.value.d.size());
 
   Device* cur = nullptr;
@@ -177,9 +171,14 @@ void ComputationGraph::backward(VariableIndex last, bool full) {
     const Tensor* const* xs = gather_args(m, n, small);
     for (unsigned k = 0; k < n.num_args; ++k) {
       VariableIndex a = n.args[k];
-      if (!m.marks[a]) continue;
+      Node& an = m.node(a);
+      if (!full && !an.variable) continue;
+      if (!m.marks[a]) {
+        m.marks[a] = 1;
+        give_gradient(an);
+      }
       Arena::Mark scratch_mark = da->scratch.mark();
-      b(xs, n.num_args, n, n.grad, k, m.node(a).grad, ctx);
+      b(xs, n.num_args, n, n.grad, k, an.grad, ctx);
       da->scratch.rewind(scratch_mark);
     }
   }

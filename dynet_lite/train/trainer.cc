@@ -1,5 +1,6 @@
 // The Trainer base: gradient clipping, the loop over parameters and lookup rows,
 // weight decay, gradient clearing, learning-rate bookkeeping, trainer state.
+#include "dynet_lite/core/float_mode.h"
 #include <cmath>
 #include <iostream>
 
@@ -120,6 +121,7 @@ void decay_values(Storage& s, float* v, size_t n, float a) {
 }  // namespace
 
 void Trainer::update() {
+  FlushDenormals flush_denormals;  // see core/float_mode.h
   const auto& params = model->parameters_list();
   const auto& lookups = model->lookup_parameters_list();
   const float gscale = clip_gradients();
