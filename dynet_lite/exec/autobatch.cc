@@ -214,8 +214,8 @@ static void schedule_segment(GraphMemory& m, BatchState& st, VariableIndex first
     }
     st.depth[o] = depth;
     st.pending[o] = pending;
-    if (!can_batch(node, info, m)) continue;
-    uint64_t h = signature_hash(node, info, m);
+    if (!st.batchable[o]) continue;
+    uint64_t h = st.node_hash[o];  // computed once, for the plan cache key
     size_t mask = table_size - 1;
     for (size_t slot = h & mask;; slot = (slot + 1) & mask) {
       uint32_t b = st.table[slot];
@@ -468,12 +468,17 @@ void ComputationGraph::run_forward_batched(VariableIndex last) {
   // Structure of the segment, for the plan cache: each node's signature (or op and
   // shape for a node that never batches) and where its arguments come from.
   st.structure.clear();
+  st.node_hash.resize(n);
+  st.batchable.resize(n);
   uint64_t key = mix(n, autobatch_);
   for (uint32_t o = 0; o < n; ++o) {
     const Node& node = m.node(first + o);
     const OpInfo& info = op_info(node.op);
-    uint64_t h = can_batch(node, info, m) ? signature_hash(node, info, m)
-                                          : hash_dim(mix(0xabcdefULL, static_cast<uint64_t>(node.op)), node.value.d);
+    const bool batchable = can_batch(node, info, m);
+    uint64_t h = batchable ? signature_hash(node, info, m)
+                           : hash_dim(mix(0xabcdefULL, static_cast<uint64_t>(node.op)), node.value.d);
+    st.node_hash[o] = h;
+    st.batchable[o] = batchable;
     st.structure.push_back(h);
     key = mix(key, h);
     for (unsigned p = 0; p < node.num_args; ++p) {
