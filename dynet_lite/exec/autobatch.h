@@ -45,9 +45,7 @@ struct BatchGroup {
 /// A schedule for a graph segment, keyed by its structure: the groups as lists of
 /// node offsets from the segment's first node.
 struct BatchPlan {
-  std::vector<uint64_t> structure;
-  std::vector<uint64_t> node_hash;      // signature hash of each node of the segment
-  std::vector<unsigned char> batchable;  // whether it can batch at all   // exact description of the segment (compared on hit)
+  std::vector<uint64_t> structure;    // exact description of the segment (compared on hit)
   std::vector<uint32_t> group_sizes;  // size of each group, in execution order
   std::vector<uint32_t> members;      // offsets, group after group
 };
@@ -59,6 +57,8 @@ struct BatchState {
   // scratch of one scheduling pass, indexed by node offset in the segment
   std::vector<uint32_t> sig, depth, pending, dep_start, dep_list, next_ready;
   std::vector<uint64_t> structure;
+  std::vector<uint64_t> node_hash;       // signature hash of each node of the segment
+  std::vector<unsigned char> batchable;  // whether it can batch at all
   struct Bucket {
     uint32_t head, tail, count;
     uint64_t depth_sum;
