@@ -21,13 +21,13 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TASKS = {
     "tagger": (["examples/tagger"], ["b1", "b64", "b64-auto", "b64-depth"], "sent/s"),
     "tagger-char": (["examples/tagger", "--char"], ["b1", "b64", "b64-auto", "b64-depth"], "sent/s"),
-    "treelstm": (["examples/treelstm"], ["b1", "b64", "b64-auto", "b64-depth"], "sent/s"),
+    "treelstm": (["examples/treelstm"], ["b1", "b64", "b64-auto", "b64-depth"], "trees/s"),
     "rnnlm": (["examples/rnnlm"], ["manual-1", "manual-4", "manual-16", "manual-64", "b64-auto"], "words/s"),
 }
 
 
 def field(line, name):
-    m = re.search(r"(?:^|\s)" + re.escape(name) + r"=([0-9.eE+-]+)", line)
+    m = re.search(r"(?:^|[\s{])" + re.escape(name) + r"=([0-9.eE+-]+)", line)
     return float(m.group(1)) if m else None
 
 

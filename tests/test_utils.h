@@ -3,6 +3,7 @@
 // central-difference gradient check over parameters and inputs.
 #include <boost/test/unit_test.hpp>
 #include <cmath>
+#include <cstdio>
 #include <functional>
 #include <sstream>
 #include <string>
@@ -15,6 +16,27 @@
 namespace dl = dynet_lite;
 
 namespace test {
+
+/// How many gradient checks and value comparisons this test binary ran; printed
+/// at exit so that the suite's totals can be added up from ctest's output.
+struct Counts {
+  size_t gradient_checks = 0;
+  size_t gradient_elements = 0;
+  size_t value_checks = 0;
+};
+inline Counts& counts() {
+  static Counts c;
+  return c;
+}
+struct PrintCounts {
+  ~PrintCounts() {
+    const Counts& c = counts();
+    if (c.gradient_checks || c.value_checks)
+      std::printf("dynet_lite test counts: %zu gradient checks (%zu elements), %zu value checks\n", c.gradient_checks,
+                  c.gradient_elements, c.value_checks);
+  }
+};
+BOOST_TEST_GLOBAL_FIXTURE(PrintCounts);
 
 /// An input whose values the gradient check perturbs in place.
 struct TestInput {
@@ -109,6 +131,8 @@ inline size_t check_gradients(dl::ParameterCollection& m, std::vector<TestInput>
     }
   }
   m.reset_gradient();
+  ++counts().gradient_checks;
+  counts().gradient_elements += checked;
   return checked;
 }
 
@@ -121,6 +145,7 @@ inline std::vector<float> eval(const std::vector<TestInput>& inputs, const Build
 }
 
 inline void check_close(const std::vector<float>& got, const std::vector<float>& want, double tol = 1e-5) {
+  ++counts().value_checks;
   BOOST_REQUIRE_EQUAL(got.size(), want.size());
   for (size_t i = 0; i < got.size(); ++i)
     BOOST_CHECK_MESSAGE(std::fabs(got[i] - want[i]) <= tol * (1 + std::fabs(want[i])),

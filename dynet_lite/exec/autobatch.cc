@@ -347,6 +347,22 @@ namespace {
 
 }  // namespace
 
+/// Orders a group's members by where their first stacked argument lives, so that
+/// arguments produced side by side by earlier groups (which allocate their outputs
+/// in member order, one group after another in the arena) are read in place, and
+/// this group's outputs keep that order for the groups after it.
+static void order_members_by_layout(GraphMemory& m, VariableIndex* members, unsigned k) {
+  const Node& n0 = m.node(members[0]);
+  unsigned p = 0;
+  while (p < n0.num_args && is_shared_leaf(m.node(n0.args[p]))) ++p;
+  if (p == n0.num_args) return;  // leaves and ops on shared parameters only: node order
+  std::sort(members, members + k, [&](VariableIndex a, VariableIndex b) {
+    const float* va = m.node(m.node(a).args[p]).value.v;
+    const float* vb = m.node(m.node(b).args[p]).value.v;
+    return va != vb ? va < vb : a < b;
+  });
+}
+
 /// Runs one node alone (a group of one).
 static void run_single(GraphMemory& m, Node& n, std::mt19937& rng) {
   const OpInfo& info = op_info(n.op);
@@ -521,6 +537,7 @@ void ComputationGraph::run_forward_batched(VariableIndex last) {
       VariableIndex* members = static_cast<VariableIndex*>(m.meta.allocate(k * sizeof(VariableIndex)));
       for (unsigned j = 0; j < k; ++j) members[j] = first + offsets[pos + j];
       pos += k;
+      if (k > 1) order_members_by_layout(m, members, k);
       ++st.stats.kernels;
       st.stats.nodes += k;
       if (k > 1 && run_group(m, st, members, k, rng_)) {
