@@ -339,13 +339,6 @@ static void schedule_segment(GraphMemory& m, BatchState& st, VariableIndex first
 
 // ------------------------------------------------------------ execution
 
-namespace {
-
-[[noreturn]] void missing_kernel(const OpInfo& info, const Device* d, const char* pass) {
-  DYNET_LITE_CHECK(false, unsupported_error, info.name << " is not implemented on " << d->name << " (" << pass << ")");
-}
-
-}  // namespace
 
 /// Orders a group's members by where their first stacked argument lives, so that
 /// arguments produced side by side by earlier groups (which allocate their outputs
@@ -369,7 +362,7 @@ static void run_single(GraphMemory& m, Node& n, std::mt19937& rng) {
   Device* dev = n.value.device;
   DeviceArenas& da = m.arenas(dev);
   ForwardFn f = info.forward[static_cast<unsigned>(dev->type)];
-  if (!f) missing_kernel(info, dev, "forward");
+  if (!f) throw_missing_kernel(info, dev, "forward");
   m.xs.resize(n.num_args);
   for (unsigned k = 0; k < n.num_args; ++k) m.xs[k] = &m.node(n.args[k]).value;
   if (!info.sets_own_value) n.value.v = da.values.allocate_floats(n.value.d.size());
@@ -387,7 +380,7 @@ static bool run_group(GraphMemory& m, BatchState& st, const VariableIndex* membe
   Device* dev = n0.value.device;
   DeviceArenas& da = m.arenas(dev);
   ForwardFn f = info.forward[static_cast<unsigned>(dev->type)];
-  if (!f) missing_kernel(info, dev, "forward");
+  if (!f) throw_missing_kernel(info, dev, "forward");
   // Bookkeeping (the virtual node, argument lists, merged indices) lives in host
   // memory; gathered arguments and outputs in the device's arena.
   Arena::Mark values_mark = da.values.mark();
@@ -635,7 +628,7 @@ void ComputationGraph::backward_batched(VariableIndex last, bool full) {
     if (info.blocks_gradient || n0.num_args == 0) continue;
     Device* dev = n0.value.device;
     BackwardFn b = info.backward[static_cast<unsigned>(dev->type)];
-    if (!b) missing_kernel(info, dev, "backward");
+    if (!b) throw_missing_kernel(info, dev, "backward");
     DeviceArenas& da = m.arenas(dev);
     ExecContext ctx(&da.values, &da.scratch, &rng_, dev, &m.meta);
     if (g.k == 1) {

@@ -8,6 +8,11 @@
 
 namespace dynet_lite {
 
+struct OpInfo;
+/// Throws "<op> is not implemented on <device> (<pass>)" for an op without a
+/// kernel on that device (shared by the plain and the batched executors).
+[[noreturn]] void throw_missing_kernel(const OpInfo& info, const Device* device, const char* pass);
+
 class ExecContext {
  public:
   ExecContext(Arena* graph_memory, Arena* scratch, std::mt19937* rng, Device* device, Arena* host_memory = nullptr)

@@ -23,10 +23,6 @@ inline const Tensor* const* gather_args(GraphMemory& m, const Node& n, const Ten
   return xs;
 }
 
-[[noreturn]] void not_on_device(const OpInfo& info, const Device* d, const char* pass) {
-  DYNET_LITE_CHECK(false, unsupported_error, info.name << " is not implemented on " << d->name << " (" << pass << ")");
-}
-
 void check_finite(const Tensor& t, const char* what, const OpInfo& info, VariableIndex i) {
   if (t.is_valid()) return;
   DYNET_LITE_CHECK(false, numeric_error, "set_check_validity: the " << what << " of node " << i << " (" << info.name
@@ -37,6 +33,10 @@ constexpr size_t kGradAlign = 8;  // floats: keeps every gradient 32-byte aligne
 inline size_t padded(size_t n) { return (n + kGradAlign - 1) & ~(kGradAlign - 1); }
 
 }  // namespace
+
+void throw_missing_kernel(const OpInfo& info, const Device* d, const char* pass) {
+  DYNET_LITE_CHECK(false, unsupported_error, info.name << " is not implemented on " << d->name << " (" << pass << ")");
+}
 
 void ComputationGraph::run_forward(VariableIndex last) {
   if (!build_timed_) note_first_forward();
@@ -66,7 +66,7 @@ void ComputationGraph::run_forward(VariableIndex last) {
       ctx = ExecContext(&da->values, &da->scratch, &rng_, dev, &m.meta);
     }
     ForwardFn f = info.forward[static_cast<unsigned>(dev->type)];
-    if (!f) not_on_device(info, dev, "forward");
+    if (!f) throw_missing_kernel(info, dev, "forward");
     const Tensor* const* xs = gather_args(m, n, small);
     if (!info.sets_own_value) n.value.v = da->values.allocate_floats(n.value.d.size());
     Arena::Mark scratch_mark = da->scratch.mark();
@@ -167,7 +167,7 @@ void ComputationGraph::backward(VariableIndex last, bool full) {
       ctx = ExecContext(&da->values, &da->scratch, &rng_, dev, &m.meta);
     }
     BackwardFn b = info.backward[static_cast<unsigned>(dev->type)];
-    if (!b) not_on_device(info, dev, "backward");
+    if (!b) throw_missing_kernel(info, dev, "backward");
     const Tensor* const* xs = gather_args(m, n, small);
     for (unsigned k = 0; k < n.num_args; ++k) {
       VariableIndex a = n.args[k];
