@@ -79,6 +79,8 @@ class ComputationGraph {
   /// saw it, still exists (not cleared, not reverted away).
   bool is_live(VariableIndex i, unsigned graph_id, unsigned stamp) const;
   unsigned node_stamp(VariableIndex i) const;
+  /// The stamp nodes added now receive.
+  unsigned current_stamp() const { return revert_count_; }
   /// Bytes reserved by this graph's arenas (values, gradients, nodes, scratch).
   size_t arena_capacity_bytes() const;
 

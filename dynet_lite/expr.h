@@ -26,6 +26,15 @@ struct Expression {
   Expression() = default;
   Expression(ComputationGraph* pg, VariableIndex i)
       : pg(pg), i(i), graph_id(pg->get_id()), stamp(pg->node_stamp(i)) {}
+  /// For the node just added by add_node (its stamp is the graph's current one).
+  static Expression just_added(ComputationGraph* pg, VariableIndex i) {
+    Expression e;
+    e.pg = pg;
+    e.i = i;
+    e.graph_id = pg->get_id();
+    e.stamp = pg->current_stamp();
+    return e;
+  }
 
   /// Computes (if needed) and returns the value.
   const Tensor& value() const;
@@ -60,7 +69,7 @@ Expression add(OpKind op, const std::vector<Expression>& args, const P& p) {
 template <class P>
 Expression add_leaf(ComputationGraph& g, OpKind op, const Dim& d, const P& p, bool trainable = false,
                     Device* device = nullptr) {
-  return Expression(&g, g.add_node(op, nullptr, 0, &p, sizeof(P), trainable, device, &d));
+  return Expression::just_added(&g, g.add_node(op, nullptr, 0, &p, sizeof(P), trainable, device, &d));
 }
 /// Copies `n` values into graph memory (valid until the graph is cleared).
 template <class T>

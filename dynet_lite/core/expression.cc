@@ -22,7 +22,7 @@ Expression add(OpKind op, const Expression* args, unsigned num_args, const void*
   DYNET_LITE_ARG_CHECK(num_args > 0, op_name(op) << ": needs at least one argument, got an empty list");
   ComputationGraph* g = args[0].pg;
   DYNET_LITE_ARG_CHECK(g != nullptr, op_name(op) << ": argument 0 is an empty Expression (never assigned)");
-  return Expression(g, g->add_node(op, args, num_args, params, params_size));
+  return Expression::just_added(g, g->add_node(op, args, num_args, params, params_size));
 }
 
 }  // namespace detail
