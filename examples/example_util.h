@@ -19,6 +19,7 @@
 #include <sys/stat.h>
 
 #include "dynet_lite/except.h"
+#include "dynet_lite/exec/autobatch.h"
 
 namespace examples {
 
@@ -169,6 +170,18 @@ inline double gemm512_gflops() {
   volatile float sink = c(0, 0);
   (void)sink;
   return 2.0 * n * n * n / best / 1e9;
+}
+
+/// The end of every benchmark line: batching counters (when on), the machine and
+/// the flags, so that figures from different runs can be compared.
+inline void append_bench_tail(std::ostream& line, bool autobatch, const dynet_lite::AutobatchStats& stats) {
+  if (autobatch)
+    line << " autobatch{nodes=" << stats.nodes << " kernels=" << stats.kernels
+         << " batched_groups=" << stats.batched_groups << " bytes_gathered=" << stats.bytes_gathered
+         << " plan_hits=" << stats.plan_hits << " plan_misses=" << stats.plan_misses << " schedule_s="
+         << std::setprecision(3) << stats.schedule_seconds << " forward_s=" << stats.forward_seconds
+         << " backward_s=" << stats.backward_seconds << "}";
+  line << " threads=1 cpu=\"" << cpu_model() << "\" flags=\"" << build_flags() << "\"";
 }
 
 }  // namespace examples

@@ -564,13 +564,7 @@ int run_bench(const Options& o) {
   for (size_t i = 0; i < first_losses.size(); ++i) line << (i ? "," : "") << std::setprecision(4) << first_losses[i];
   line << " loss/word=" << std::setprecision(4) << loss_sum / words << " GFLOP/s=" << std::setprecision(2) << gflops
        << " gemm512_GFLOP/s=" << examples::gemm512_gflops();
-  if (autobatch)
-    line << " autobatch{nodes=" << stats.nodes << " kernels=" << stats.kernels
-         << " batched_groups=" << stats.batched_groups << " bytes_gathered=" << stats.bytes_gathered
-         << " plan_hits=" << stats.plan_hits << " plan_misses=" << stats.plan_misses << " schedule_s="
-         << std::setprecision(3) << stats.schedule_seconds << " forward_s=" << stats.forward_seconds
-         << " backward_s=" << stats.backward_seconds << "}";
-  line << " threads=1 cpu=\"" << examples::cpu_model() << "\" flags=\"" << examples::build_flags() << "\"";
+  examples::append_bench_tail(line, autobatch, stats);
   std::cout << line.str() << std::endl;
   return 0;
 }
