@@ -295,20 +295,12 @@ void pnls_forward(const Tensor* const* xs, unsigned, Node& n, ExecContext& ctx) 
   const unsigned rows = x.d.rows();
   float* logz = ctx.persistent_floats(bd);
   n.aux = logz;
+  using ConstCol = Eigen::Map<const Eigen::ArrayXf>;
   for (unsigned b = 0; b < bd; ++b) {
-    const float* xb = x.batch_ptr(b);
-    // One pass with a running maximum: s = sum exp(x_i - m) rescaled when m grows.
-    float m = xb[0], s = 1.f;
-    for (unsigned i = 1; i < rows; ++i) {
-      float v = xb[i];
-      if (v > m) {
-        s = s * std::exp(m - v) + 1.f;
-        m = v;
-      } else {
-        s += std::exp(v - m);
-      }
-    }
-    logz[b] = m + std::log(s);
+    // Two vectorised passes (max, then sum of exp) beat one scalar pass with a running max.
+    ConstCol xb(x.batch_ptr(b), rows);
+    const float m = xb.maxCoeff();
+    logz[b] = m + std::log((xb - m).exp().sum());
     n.value.v[b] = logz[b] - xb[idx[p.count == 1 ? 0 : b]];
   }
 }
@@ -322,10 +314,10 @@ void pnls_backward(const Tensor* const* xs, unsigned, const Node& n, const Tenso
   const unsigned bd = n.value.d.bd;
   const unsigned rows = x.d.rows();
   for (unsigned b = 0; b < bd; ++b) {
-    const float* xb = x.batch_ptr(b);
-    float* db = dx.batch_ptr(b);
+    Eigen::Map<const Eigen::ArrayXf> xb(x.batch_ptr(b), rows);
+    Eigen::Map<Eigen::ArrayXf> db(dx.batch_ptr(b), rows);
     const float g = dy.v[b], lz = logz[b];
-    for (unsigned i = 0; i < rows; ++i) db[i] += std::exp(xb[i] - lz) * g;
+    db += (xb - lz).exp() * g;
     db[idx[p.count == 1 ? 0 : b]] -= g;
   }
 }
