@@ -1,3 +1,5 @@
+#include <map>
+#include <string>
 // Automatic batching (--dynet-autobatch 1 agenda, 2 depth).
 //
 // Forward over a segment [first, last] of not-yet-computed nodes:
@@ -356,6 +358,8 @@ static void order_members_by_layout(GraphMemory& m, VariableIndex* members, unsi
   });
 }
 
+struct GD { std::map<std::string, uint64_t> m; ~GD() { for (auto& kv : m) fprintf(stderr, "gather %s %llu\n", kv.first.c_str(), (unsigned long long)kv.second); } };
+static std::map<std::string, uint64_t>& gdebug() { static GD g; return g.m; }
 /// Runs one node alone (a group of one).
 static void run_single(GraphMemory& m, Node& n, std::mt19937& rng) {
   const OpInfo& info = op_info(n.op);
@@ -429,6 +433,7 @@ static bool run_group(GraphMemory& m, BatchState& st, const VariableIndex* membe
         for (unsigned j = 0; j < k; ++j) dev->copy(buf + j * sz, m.node(m.node(members[j]).args[p]).value.v, sz);
         args[p].v = buf;
         gathered += sz * k * sizeof(float);
+        if (getenv("DL_GDEBUG")) gdebug()[std::string(op_name(n0.op)) + "#" + std::to_string(p)] += sz * k * 4;
       }
     }
     xs[p] = &args[p];

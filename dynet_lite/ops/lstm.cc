@@ -15,6 +15,7 @@
 #include <random>
 
 #include "dynet_lite/backends/cpu/eigen.h"
+#include "dynet_lite/backends/cpu/gemm.h"
 #include "dynet_lite/core/node.h"
 #include "dynet_lite/exec/exec_context.h"
 #include "dynet_lite/expr.h"
@@ -94,98 +95,6 @@ Dim cell_shape(const Tensor* const* xs, unsigned n, const Node& node) {
   return Dim({c.rows()}, c.bd > g.bd ? c.bd : g.bd);
 }
 
-// ---------------------------------------------------------------- products
-
-// Below this many multiply-adds a plain loop beats Eigen's GEMM dispatch.
-constexpr size_t kSmallProduct = 4096;
-
-// Larger products go to Eigen's GEMM one panel at a time.  Eigen packs each call's
-// operands into buffers of about (depth x rows) and (depth x cols) floats, taken
-// from the stack up to 128 KiB and from the heap above; panels of at most 128 rows,
-// 128 deep and 256 columns keep both on the stack, so no product allocates, and
-// they are large enough that the panel loop costs nothing measurable.
-constexpr size_t kPanelRows = 128, kPanelDepth = 128, kPanelCols = 256;
-
-using StridedConstMat = Eigen::Map<const Eigen::MatrixXf, 0, Eigen::OuterStride<>>;
-using StridedMat = Eigen::Map<Eigen::MatrixXf, 0, Eigen::OuterStride<>>;
-
-// Block [r0, r0 + rows) x [c0, c0 + cols) of a column-major matrix with leading dimension ld.
-inline StridedConstMat block(const float* a, size_t ld, size_t r0, size_t c0, size_t rows, size_t cols) {
-  return StridedConstMat(a + c0 * ld + r0, rows, cols, Eigen::OuterStride<>(ld));
-}
-inline StridedMat block(float* a, size_t ld, size_t r0, size_t c0, size_t rows, size_t cols) {
-  return StridedMat(a + c0 * ld + r0, rows, cols, Eigen::OuterStride<>(ld));
-}
-inline size_t panel(size_t start, size_t step, size_t total) { return total - start < step ? total - start : step; }
-
-// y (m x n) += w (m x k) * x (k x n), column-major.
-void gemm_acc(const float* w, const float* x, float* y, size_t m, size_t k, size_t n) {
-  if (m * k * n <= kSmallProduct) {
-    for (size_t c = 0; c < n; ++c) {
-      float* yc = y + c * m;
-      const float* xc = x + c * k;
-      for (size_t t = 0; t < k; ++t) {
-        const float s = xc[t];
-        const float* wt = w + t * m;
-        for (size_t i = 0; i < m; ++i) yc[i] += wt[i] * s;
-      }
-    }
-    return;
-  }
-  if (n == 1) {  // a matrix-vector product: Eigen packs nothing
-    block(y, m, 0, 0, m, 1).noalias() += block(w, m, 0, 0, m, k) * block(x, k, 0, 0, k, 1);
-    return;
-  }
-  for (size_t c0 = 0; c0 < n; c0 += kPanelCols)
-    for (size_t i0 = 0; i0 < m; i0 += kPanelRows)
-      for (size_t t0 = 0; t0 < k; t0 += kPanelDepth) {
-        const size_t nc = panel(c0, kPanelCols, n), mr = panel(i0, kPanelRows, m), kd = panel(t0, kPanelDepth, k);
-        block(y, m, i0, c0, mr, nc).noalias() += block(w, m, i0, t0, mr, kd) * block(x, k, t0, c0, kd, nc);
-      }
-}
-
-// d (k x n) += w^T (w: m x k) * p (m x n).
-void gemm_tn_acc(const float* w, const float* p, float* d, size_t m, size_t k, size_t n) {
-  if (m * k * n <= kSmallProduct) {
-    for (size_t c = 0; c < n; ++c)
-      for (size_t t = 0; t < k; ++t)
-        d[c * k + t] += ConstArr(w + t * m, m).matrix().dot(ConstArr(p + c * m, m).matrix());
-    return;
-  }
-  if (n == 1) {
-    block(d, k, 0, 0, k, 1).noalias() += block(w, m, 0, 0, m, k).transpose() * block(p, m, 0, 0, m, 1);
-    return;
-  }
-  for (size_t c0 = 0; c0 < n; c0 += kPanelCols)
-    for (size_t t0 = 0; t0 < k; t0 += kPanelRows)
-      for (size_t i0 = 0; i0 < m; i0 += kPanelDepth) {
-        const size_t nc = panel(c0, kPanelCols, n), kr = panel(t0, kPanelRows, k), md = panel(i0, kPanelDepth, m);
-        block(d, k, t0, c0, kr, nc).noalias() += block(w, m, i0, t0, md, kr).transpose() * block(p, m, i0, c0, md, nc);
-      }
-}
-
-// dw (m x k) += p (m x n) * x^T (x: k x n).
-void gemm_nt_acc(const float* p, const float* x, float* dw, size_t m, size_t k, size_t n) {
-  if (m * k * n <= kSmallProduct) {
-    for (size_t c = 0; c < n; ++c) {
-      const float* pc = p + c * m;
-      const float* xc = x + c * k;
-      for (size_t t = 0; t < k; ++t) {
-        const float s = xc[t];
-        float* dwt = dw + t * m;
-        for (size_t i = 0; i < m; ++i) dwt[i] += pc[i] * s;
-      }
-    }
-    return;
-  }
-  for (size_t t0 = 0; t0 < k; t0 += kPanelCols)
-    for (size_t i0 = 0; i0 < m; i0 += kPanelRows)
-      for (size_t c0 = 0; c0 < n; c0 += kPanelDepth) {
-        const size_t kc = panel(t0, kPanelCols, k), mr = panel(i0, kPanelRows, m), nd = panel(c0, kPanelDepth, n);
-        block(dw, m, i0, t0, mr, kc).noalias() += block(p, m, i0, c0, mr, nd) * block(x, k, t0, c0, kc, nd).transpose();
-      }
-}
-
 // ---------------------------------------------------------------- gates
 
 // The operand of a product as a contiguous rows x N matrix: v ⊙ mask with both
@@ -241,8 +150,8 @@ void gates_forward(const Tensor* const* xs, unsigned n, Node& node, ExecContext&
   }
   const GateWeights w = gate_weights(xs, node);
   for (unsigned c = 0; c < N; ++c) std::memcpy(y.v + c * rows, w.b, rows * sizeof(float));
-  gemm_acc(w.wx, effective_operand(x, dropout ? xs[kMaskX] : nullptr, N, ctx), y.v, rows, in, N);
-  gemm_acc(w.wh, effective_operand(h, dropout ? xs[kMaskH] : nullptr, N, ctx), y.v, rows, hid, N);
+  cpu::gemm(w.wx, effective_operand(x, dropout ? xs[kMaskX] : nullptr, N, ctx), y.v, rows, in, N, true);
+  cpu::gemm(w.wh, effective_operand(h, dropout ? xs[kMaskH] : nullptr, N, ctx), y.v, rows, hid, N, true);
   for (unsigned c = 0; c < N; ++c) {
     Arr ifo(y.v + c * rows, 3 * hid);
     ifo = 1.f / (1.f + (-ifo).exp());
@@ -271,12 +180,12 @@ float* gates_dpre(const Tensor& y, const Tensor& dy, ExecContext& ctx) {
 void operand_backward(const float* w, const float* dpre, size_t rows, size_t r, unsigned N, const Tensor* factor,
                       Tensor& dx, ExecContext& ctx) {
   if (!factor && dx.d.bd == N) {  // the usual case: straight into dx
-    gemm_tn_acc(w, dpre, dx.v, rows, r, N);
+    cpu::gemm_tn(w, dpre, dx.v, rows, r, N);
     return;
   }
   float* t = ctx.scratch_floats(r * N);
   std::memset(t, 0, r * N * sizeof(float));
-  gemm_tn_acc(w, dpre, t, rows, r, N);
+  cpu::gemm_tn(w, dpre, t, rows, r, N);
   for (unsigned c = 0; c < N; ++c) {
     Arr dst(dx.batch_ptr(c), r);
     if (factor)
@@ -304,10 +213,10 @@ void gates_backward(const Tensor* const* xs, unsigned n, const Node& node, const
       operand_backward(w.wh, dpre, rows, hid, N, mask_h, dx, ctx);
       break;
     case kWx:  // dWx += dpre x'^T
-      gemm_nt_acc(dpre, effective_operand(*xs[kX], mask_x, N, ctx), dx.v, rows, in, N);
+      cpu::gemm_nt(dpre, effective_operand(*xs[kX], mask_x, N, ctx), dx.v, rows, in, N);
       break;
     case kWh:  // dWh += dpre h'^T
-      gemm_nt_acc(dpre, effective_operand(*xs[kH], mask_h, N, ctx), dx.v, rows, hid, N);
+      cpu::gemm_nt(dpre, effective_operand(*xs[kH], mask_h, N, ctx), dx.v, rows, hid, N);
       break;
     case kB: {  // db += sum over the batch of dpre
       Arr db(dx.v, rows);

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "dynet_lite/backends/cpu/eigen.h"
+#include "dynet_lite/backends/cpu/gemm.h"
 #include "dynet_lite/core/node.h"
 #include "dynet_lite/exec/exec_context.h"
 #include "dynet_lite/expr.h"
@@ -81,183 +82,35 @@ Dim affine_shape(const Tensor* const* xs, unsigned n, const Node& node) {
 
 // ---------------------------------------------------------------- product kernels
 
-// Small products are written by hand: for a few hundred multiply-adds, Eigen's
-// run-time dispatch on dynamic sizes costs more than the arithmetic (the chains
-// of 8x8 products in benchmark T5).  Above the threshold Eigen's blocked GEMM wins.
-constexpr size_t kSmallProduct = 4096;  // multiply-adds
-
-inline bool small(size_t m, size_t k, size_t n) { return m * k * n <= kSmallProduct; }
-
-template <int R>
-using ConstBlock = Eigen::Map<const Eigen::Array<float, R, 1>>;
-template <int R>
-using Block = Eigen::Map<Eigen::Array<float, R, 1>>;
-
-// Rows [i, i + R) of one output column, accumulated in registers:
-// out[i..] (+)= sum_t a[t * m + i..] * s[t * s_step].
-template <int R, bool kAccumulate>
-inline void column_block(const float* a, size_t m, const float* s, size_t s_step, size_t T, float* out) {
-  Block<R> dst(out);
-  Eigen::Array<float, R, 1> acc;
-  if (kAccumulate)
-    acc = dst;
-  else
-    acc.setZero();
-  for (size_t t = 0; t < T; ++t) acc += ConstBlock<R>(a + t * m) * s[t * s_step];
-  dst = acc;
-}
-
-// For every output column c (m rows): out_c (+)= sum_t a_t * s[t * s_step + c * s_col],
-// a_t the t-th column (m rows) of a.  Both the forward product and dW have this form.
-template <bool kAccumulate>
-void columns_times_scalars(const float* a, size_t m, size_t T, const float* s, size_t s_step, size_t s_col,
-                           float* out, size_t C) {
-  for (size_t c = 0; c < C; ++c, out += m) {
-    const float* sc = s + c * s_col;
-    size_t i = 0;
-    for (; i + 8 <= m; i += 8) column_block<8, kAccumulate>(a + i, m, sc, s_step, T, out + i);
-    if (i + 4 <= m) {
-      column_block<4, kAccumulate>(a + i, m, sc, s_step, T, out + i);
-      i += 4;
-    }
-    for (; i < m; ++i) {
-      float acc = kAccumulate ? out[i] : 0.f;
-      for (size_t t = 0; t < T; ++t) acc += a[t * m + i] * sc[t * s_step];
-      out[i] = acc;
-    }
-  }
-}
-
-// y (+)= w x;  w m x k, x k x n, y m x n (column-major).
-template <bool kAccumulate>
-inline void small_product(const float* w, const float* x, float* y, size_t m, size_t k, size_t n) {
-  columns_times_scalars<kAccumulate>(w, m, k, x, 1, k, y, n);
-}
-
-// dw += dy x^T;  dy m x n, x k x n, dw m x k.
-void small_product_dw(const float* dy, const float* x, float* dw, size_t m, size_t k, size_t n) {
-  if (n != 1) {
-    columns_times_scalars<true>(dy, m, n, x, k, 1, dw, k);
-    return;
-  }
-  // A rank-1 update: each block of dy stays in registers across the columns of dw.
-  size_t i = 0;
-  for (; i + 8 <= m; i += 8) {
-    const Eigen::Array<float, 8, 1> d = ConstBlock<8>(dy + i);
-    for (size_t p = 0; p < k; ++p) {
-      Block<8> col(dw + p * m + i);
-      col += d * x[p];
-    }
-  }
-  for (; i < m; ++i)
-    for (size_t p = 0; p < k; ++p) dw[p * m + i] += dy[i] * x[p];
-}
-
-// dx += w^T dy;  w m x k, dy m x n, dx k x n: dx[p, j] += <w_p, dy_j>.
-// Four dot products at a time share the loads of dy and give the adds of one
-// partial sum room to overlap with the others.
-void small_product_dx(const float* w, const float* dy, float* dx, size_t m, size_t k, size_t n) {
-  using Arr4 = Eigen::Array<float, 4, 1>;
-  const size_t m4 = m & ~size_t(3);
-  for (size_t j = 0; j < n; ++j, dy += m, dx += k) {
-    size_t p = 0;
-    for (; p + 4 <= k; p += 4) {
-      const float* w0 = w + p * m;
-      Arr4 a0 = Arr4::Zero(), a1 = Arr4::Zero(), a2 = Arr4::Zero(), a3 = Arr4::Zero();
-      for (size_t i = 0; i < m4; i += 4) {
-        const Arr4 d = ConstBlock<4>(dy + i);
-        a0 += ConstBlock<4>(w0 + i) * d;
-        a1 += ConstBlock<4>(w0 + m + i) * d;
-        a2 += ConstBlock<4>(w0 + 2 * m + i) * d;
-        a3 += ConstBlock<4>(w0 + 3 * m + i) * d;
-      }
-      float s0 = a0.sum(), s1 = a1.sum(), s2 = a2.sum(), s3 = a3.sum();
-      for (size_t i = m4; i < m; ++i) {
-        s0 += w0[i] * dy[i];
-        s1 += w0[m + i] * dy[i];
-        s2 += w0[2 * m + i] * dy[i];
-        s3 += w0[3 * m + i] * dy[i];
-      }
-      dx[p] += s0;
-      dx[p + 1] += s1;
-      dx[p + 2] += s2;
-      dx[p + 3] += s3;
-    }
-    for (; p < k; ++p) {
-      const float* w0 = w + p * m;
-      Arr4 a0 = Arr4::Zero();
-      for (size_t i = 0; i < m4; i += 4) a0 += ConstBlock<4>(w0 + i) * ConstBlock<4>(dy + i);
-      float s0 = a0.sum();
-      for (size_t i = m4; i < m; ++i) s0 += w0[i] * dy[i];
-      dx[p] += s0;
-    }
-  }
-}
-
 // Y (+)= W * X for every batch element of Y.  W and X broadcast a batch of 1.
 template <bool kAccumulate>
 void product(const Tensor& w, const Tensor& x, const Tensor& y) {
   const size_t m = w.d.rows(), k = w.d.cols();
-  if (w.d.bd == 1 && x.d.bd == y.d.bd) {
-    // One product: x's batch elements are extra columns.
-    const size_t n = size_t(x.d.cols()) * x.d.bd;
-    if (small(m, k, n))
-      small_product<kAccumulate>(w.v, x.v, y.v, m, k, n);
-    else if (kAccumulate)
-      mat(y).noalias() += batch_mat(w, 0) * mat(x);
-    else
-      mat(y).noalias() = batch_mat(w, 0) * mat(x);
+  if (w.d.bd == 1 && x.d.bd == y.d.bd) {  // one product: x's batch elements are extra columns
+    cpu::gemm(w.v, x.v, y.v, m, k, size_t(x.d.cols()) * x.d.bd, kAccumulate);
     return;
   }
-  const size_t n = x.d.cols();
-  for (unsigned b = 0; b < y.d.bd; ++b) {
-    if (small(m, k, n))
-      small_product<kAccumulate>(w.batch_ptr(b), x.batch_ptr(b), y.batch_ptr(b), m, k, n);
-    else if (kAccumulate)
-      batch_mat(y, b).noalias() += batch_mat(w, b) * batch_mat(x, b);
-    else
-      batch_mat(y, b).noalias() = batch_mat(w, b) * batch_mat(x, b);
-  }
+  for (unsigned b = 0; b < y.d.bd; ++b) cpu::gemm(w.batch_ptr(b), x.batch_ptr(b), y.batch_ptr(b), m, k, x.d.cols(), kAccumulate);
 }
 
 // dW += dY X^T (summed over the batch elements that share W).
 void product_backward_w(const Tensor& x, const Tensor& dy, Tensor& dw) {
   const size_t m = dw.d.rows(), k = dw.d.cols();
   if (dw.d.bd == 1 && x.d.bd == dy.d.bd) {
-    const size_t n = size_t(dy.d.cols()) * dy.d.bd;
-    if (small(m, k, n))
-      small_product_dw(dy.v, x.v, dw.v, m, k, n);
-    else
-      batch_mat(dw, 0).noalias() += mat(dy) * mat(x).transpose();
+    cpu::gemm_nt(dy.v, x.v, dw.v, m, k, size_t(dy.d.cols()) * dy.d.bd);
     return;
   }
-  const size_t n = x.d.cols();
-  for (unsigned b = 0; b < dy.d.bd; ++b) {
-    if (small(m, k, n))
-      small_product_dw(dy.batch_ptr(b), x.batch_ptr(b), dw.batch_ptr(b), m, k, n);
-    else
-      batch_mat(dw, b).noalias() += batch_mat(dy, b) * batch_mat(x, b).transpose();
-  }
+  for (unsigned b = 0; b < dy.d.bd; ++b) cpu::gemm_nt(dy.batch_ptr(b), x.batch_ptr(b), dw.batch_ptr(b), m, k, x.d.cols());
 }
 
 // dX += W^T dY (summed over the batch elements that share X).
 void product_backward_x(const Tensor& w, const Tensor& dy, Tensor& dx) {
   const size_t m = w.d.rows(), k = w.d.cols();
   if (w.d.bd == 1 && dx.d.bd == dy.d.bd) {
-    const size_t n = size_t(dy.d.cols()) * dy.d.bd;
-    if (small(m, k, n))
-      small_product_dx(w.v, dy.v, dx.v, m, k, n);
-    else
-      mat(dx).noalias() += batch_mat(w, 0).transpose() * mat(dy);
+    cpu::gemm_tn(w.v, dy.v, dx.v, m, k, size_t(dy.d.cols()) * dy.d.bd);
     return;
   }
-  const size_t n = dx.d.cols();
-  for (unsigned b = 0; b < dy.d.bd; ++b) {
-    if (small(m, k, n))
-      small_product_dx(w.batch_ptr(b), dy.batch_ptr(b), dx.batch_ptr(b), m, k, n);
-    else
-      batch_mat(dx, b).noalias() += batch_mat(w, b).transpose() * batch_mat(dy, b);
-  }
+  for (unsigned b = 0; b < dy.d.bd; ++b) cpu::gemm_tn(w.batch_ptr(b), dy.batch_ptr(b), dx.batch_ptr(b), m, k, dx.d.cols());
 }
 
 // y = W x;  dW += dy x^T,  dx += W^T dy

@@ -1,0 +1,134 @@
+// The three dense products every CPU kernel needs, on column-major float data:
+//
+//   gemm      y (m x n)  (+)= W (m x k) * x (k x n)      forward of W x
+//   gemm_tn   dx (k x n)  += W^T * dy (m x n)            gradient of x
+//   gemm_nt   dW (m x k)  += dy (m x n) * x^T (k x n)    gradient of W
+//
+// Each picks its path from the shape: hand-written loops below a few thousand
+// multiply-adds (Eigen's dispatch on dynamic sizes costs more than the arithmetic
+// there), a matrix-vector product or a rank-1 update when n == 1, and Eigen's
+// blocked GEMM in panels otherwise.  The panels keep Eigen's packing buffers on
+// the stack, so no product allocates.
+#pragma once
+
+#include <cstddef>
+
+#include <Eigen/Core>
+
+namespace dynet_lite {
+namespace cpu {
+
+namespace detail {
+
+// Below this many multiply-adds the hand-written loops win (the chains of 8x8
+// products of benchmark T5, the small gates of a character LSTM).  They are
+// inline so that a kernel's call compiles to the loop itself.
+constexpr size_t kSmallProduct = 4096;
+
+template <int R>
+using ConstBlock = Eigen::Map<const Eigen::Array<float, R, 1>>;
+template <int R>
+using Block = Eigen::Map<Eigen::Array<float, R, 1>>;
+
+
+// Rows [i, i + R) of one output column, accumulated in registers:
+// out[i..] (+)= sum_t a[t * m + i..] * s[t * s_step].
+template <int R, bool kAccumulate>
+inline void column_block(const float* a, size_t m, const float* s, size_t s_step, size_t T, float* out) {
+  Block<R> dst(out);
+  Eigen::Array<float, R, 1> acc;
+  if (kAccumulate)
+    acc = dst;
+  else
+    acc.setZero();
+  for (size_t t = 0; t < T; ++t) acc += ConstBlock<R>(a + t * m) * s[t * s_step];
+  dst = acc;
+}
+
+// For every output column c (m rows): out_c (+)= sum_t a_t * s[t * s_step + c * s_col],
+// a_t the t-th column (m rows) of a.  Both the small product and the small dW have this form.
+template <bool kAccumulate>
+inline void columns_times_scalars(const float* a, size_t m, size_t T, const float* s, size_t s_step, size_t s_col,
+                           float* out, size_t C) {
+  for (size_t c = 0; c < C; ++c, out += m) {
+    const float* sc = s + c * s_col;
+    size_t i = 0;
+    for (; i + 8 <= m; i += 8) column_block<8, kAccumulate>(a + i, m, sc, s_step, T, out + i);
+    if (i + 4 <= m) {
+      column_block<4, kAccumulate>(a + i, m, sc, s_step, T, out + i);
+      i += 4;
+    }
+    for (; i < m; ++i) {
+      float acc = kAccumulate ? out[i] : 0.f;
+      for (size_t t = 0; t < T; ++t) acc += a[t * m + i] * sc[t * s_step];
+      out[i] = acc;
+    }
+  }
+}
+
+// dx += w^T dy for small shapes: dx[p, j] += <w_p, dy_j>.  Four dot products at a
+// time share the loads of dy and give the adds of one partial sum room to overlap.
+inline void small_tn(const float* w, const float* dy, float* dx, size_t m, size_t k, size_t n) {
+  using Arr4 = Eigen::Array<float, 4, 1>;
+  const size_t m4 = m & ~size_t(3);
+  for (size_t j = 0; j < n; ++j, dy += m, dx += k) {
+    size_t p = 0;
+    for (; p + 4 <= k; p += 4) {
+      const float* w0 = w + p * m;
+      Arr4 a0 = Arr4::Zero(), a1 = Arr4::Zero(), a2 = Arr4::Zero(), a3 = Arr4::Zero();
+      for (size_t i = 0; i < m4; i += 4) {
+        const Arr4 d = ConstBlock<4>(dy + i);
+        a0 += ConstBlock<4>(w0 + i) * d;
+        a1 += ConstBlock<4>(w0 + m + i) * d;
+        a2 += ConstBlock<4>(w0 + 2 * m + i) * d;
+        a3 += ConstBlock<4>(w0 + 3 * m + i) * d;
+      }
+      float s0 = a0.sum(), s1 = a1.sum(), s2 = a2.sum(), s3 = a3.sum();
+      for (size_t i = m4; i < m; ++i) {
+        s0 += w0[i] * dy[i];
+        s1 += w0[m + i] * dy[i];
+        s2 += w0[2 * m + i] * dy[i];
+        s3 += w0[3 * m + i] * dy[i];
+      }
+      dx[p] += s0;
+      dx[p + 1] += s1;
+      dx[p + 2] += s2;
+      dx[p + 3] += s3;
+    }
+    for (; p < k; ++p) {
+      const float* w0 = w + p * m;
+      Arr4 a0 = Arr4::Zero();
+      for (size_t i = 0; i < m4; i += 4) a0 += ConstBlock<4>(w0 + i) * ConstBlock<4>(dy + i);
+      float s0 = a0.sum();
+      for (size_t i = m4; i < m; ++i) s0 += w0[i] * dy[i];
+      dx[p] += s0;
+    }
+  }
+}
+
+void gemm_large(const float* w, const float* x, float* y, size_t m, size_t k, size_t n, bool accumulate);
+void gemm_tn_large(const float* w, const float* dy, float* dx, size_t m, size_t k, size_t n);
+void gemm_nt_large(const float* dy, const float* x, float* dw, size_t m, size_t k, size_t n);
+
+}  // namespace detail
+
+inline void gemm(const float* w, const float* x, float* y, size_t m, size_t k, size_t n, bool accumulate) {
+  if (m * k * n > detail::kSmallProduct) return detail::gemm_large(w, x, y, m, k, n, accumulate);
+  if (accumulate)
+    detail::columns_times_scalars<true>(w, m, k, x, 1, k, y, n);
+  else
+    detail::columns_times_scalars<false>(w, m, k, x, 1, k, y, n);
+}
+
+inline void gemm_tn(const float* w, const float* dy, float* dx, size_t m, size_t k, size_t n) {
+  if (m * k * n > detail::kSmallProduct) return detail::gemm_tn_large(w, dy, dx, m, k, n);
+  detail::small_tn(w, dy, dx, m, k, n);
+}
+
+inline void gemm_nt(const float* dy, const float* x, float* dw, size_t m, size_t k, size_t n) {
+  if (n == 1 || m * k * n > detail::kSmallProduct) return detail::gemm_nt_large(dy, x, dw, m, k, n);
+  detail::columns_times_scalars<true>(dy, m, n, x, k, 1, dw, k);
+}
+
+}  // namespace cpu
+}  // namespace dynet_lite
