@@ -7,6 +7,7 @@
 #include <random>
 
 #include "dynet_lite/exec/autobatch.h"
+#include "dynet_lite/lstm.h"
 #include "test_utils.h"
 
 using namespace dynet_lite;
@@ -163,4 +164,59 @@ BOOST_AUTO_TEST_CASE(plan_cache_hits_for_graphs_of_the_same_shape) {
   }
   BOOST_CHECK_EQUAL(misses, 1u);
   BOOST_CHECK_EQUAL(hits, 2u);
+}
+
+// A bidirectional LSTM over many sentences: the forward and backward LSTMs' cell
+// ops share a signature and are batched together, their arguments coming from two
+// different gates groups.  Such groups run as in-place pieces instead of
+// gathering; values and gradients must not change.
+BOOST_AUTO_TEST_CASE(bilstm_groups_split_into_in_place_runs_give_the_same_results) {
+  ParameterCollection pc;
+  LookupParameter emb = pc.add_lookup_parameters(30, {6});
+  VanillaLSTMBuilder fwd(1, 6, 5, pc), bwd(1, 6, 5, pc);
+  Parameter w = pc.add_parameters({3, 10});
+  std::mt19937 gen(11);
+  std::vector<std::vector<unsigned>> sentences(24);
+  for (auto& s : sentences) {
+    s.resize(3 + gen() % 5);
+    for (auto& word : s) word = gen() % 30;
+  }
+  auto run = [&](int strategy) {
+    ComputationGraph cg;
+    cg.set_autobatch(strategy);
+    pc.reset_gradient();
+    fwd.new_graph(cg);
+    bwd.new_graph(cg);
+    Expression W = parameter(cg, w);
+    std::vector<Expression> losses, outs;
+    for (const auto& s : sentences) {
+      std::vector<Expression> xs, f(s.size()), b(s.size());
+      for (unsigned word : s) xs.push_back(lookup(cg, emb, word));
+      fwd.start_new_sequence();
+      for (size_t t = 0; t < s.size(); ++t) f[t] = fwd.add_input(xs[t]);
+      bwd.start_new_sequence();
+      for (size_t t = s.size(); t-- > 0;) b[t] = bwd.add_input(xs[t]);
+      for (size_t t = 0; t < s.size(); ++t) {
+        outs.push_back(W * concatenate({f[t], b[t]}));
+        losses.push_back(pickneglogsoftmax(outs.back(), s[t] % 3));
+      }
+    }
+    Expression loss = sum(losses);
+    cg.forward(loss);
+    cg.backward(loss);
+    Result r;
+    for (auto& e : outs) r.values.push_back(as_vector(e.value()));
+    r.values.push_back(as_vector(loss.value()));
+    for (auto& p : pc.parameters_list()) r.grads.push_back(as_vector(p->g));
+    r.grads.push_back(as_vector(emb.get_storage().all_grads));
+    r.stats = cg.autobatch_stats();
+    return r;
+  };
+  Result plain = run(0);
+  for (int strategy : {1, 2}) {
+    Result batched = run(strategy);
+    check_same(plain, batched, 0, strategy);
+    BOOST_CHECK_GT(batched.stats.split_groups, 0u);
+    BOOST_CHECK_LT(batched.stats.kernels * 4, batched.stats.nodes);
+  }
 }

@@ -1,5 +1,3 @@
-#include <map>
-#include <string>
 // Automatic batching (--dynet-autobatch 1 agenda, 2 depth).
 //
 // Forward over a segment [first, last] of not-yet-computed nodes:
@@ -136,6 +134,7 @@ void AutobatchStats::add(const AutobatchStats& o) {
   nodes += o.nodes;
   kernels += o.kernels;
   batched_groups += o.batched_groups;
+  split_groups += o.split_groups;
   bytes_gathered += o.bytes_gathered;
   bytes_scattered += o.bytes_scattered;
   plan_hits += o.plan_hits;
@@ -152,12 +151,13 @@ std::string AutobatchStats::summary() const {
   char buf[512];
   auto ms = [](double s) { return s * 1e3; };
   std::snprintf(buf, sizeof(buf),
-                "nodes %llu, kernels %llu (%llu batched groups; %llu without batching), build %.3f ms, "
+                "nodes %llu, kernels %llu (%llu batched groups, %llu run in place in pieces; %llu without batching), "
+                "build %.3f ms, "
                 "schedule %.3f ms, forward %.3f ms, backward %.3f ms, copies %.3f ms (gathered %llu B, "
                 "scattered %llu B), plan cache %llu hits / %llu misses",
                 static_cast<unsigned long long>(nodes), static_cast<unsigned long long>(kernels),
-                static_cast<unsigned long long>(batched_groups), static_cast<unsigned long long>(nodes),
-                ms(build_seconds), ms(schedule_seconds), ms(forward_seconds), ms(backward_seconds), ms(copy_seconds),
+                static_cast<unsigned long long>(batched_groups), static_cast<unsigned long long>(split_groups),
+                static_cast<unsigned long long>(nodes), ms(build_seconds), ms(schedule_seconds), ms(forward_seconds), ms(backward_seconds), ms(copy_seconds),
                 static_cast<unsigned long long>(bytes_gathered), static_cast<unsigned long long>(bytes_scattered),
                 static_cast<unsigned long long>(plan_hits), static_cast<unsigned long long>(plan_misses));
   return buf;
@@ -342,14 +342,24 @@ static void schedule_segment(GraphMemory& m, BatchState& st, VariableIndex first
 // ------------------------------------------------------------ execution
 
 
-/// Orders a group's members by where their first stacked argument lives, so that
+/// Orders a group's members by where their largest stacked argument lives, so that
 /// arguments produced side by side by earlier groups (which allocate their outputs
 /// in member order, one group after another in the arena) are read in place, and
 /// this group's outputs keep that order for the groups after it.
 static void order_members_by_layout(GraphMemory& m, VariableIndex* members, unsigned k) {
   const Node& n0 = m.node(members[0]);
-  unsigned p = 0;
-  while (p < n0.num_args && is_shared_leaf(m.node(n0.args[p]))) ++p;
+  // The largest stacked argument sets the order: whatever does not line up is
+  // gathered, and this keeps the bytes copied smallest.
+  unsigned p = n0.num_args;
+  size_t largest = 0;
+  for (unsigned q = 0; q < n0.num_args; ++q) {
+    const Node& a = m.node(n0.args[q]);
+    if (is_shared_leaf(a)) continue;
+    if (p == n0.num_args || a.value.d.size() > largest) {
+      p = q;
+      largest = a.value.d.size();
+    }
+  }
   if (p == n0.num_args) return;  // leaves and ops on shared parameters only: node order
   std::sort(members, members + k, [&](VariableIndex a, VariableIndex b) {
     const float* va = m.node(m.node(a).args[p]).value.v;
@@ -358,8 +368,38 @@ static void order_members_by_layout(GraphMemory& m, VariableIndex* members, unsi
   });
 }
 
-struct GD { std::map<std::string, uint64_t> m; ~GD() { for (auto& kv : m) fprintf(stderr, "gather %s %llu\n", kv.first.c_str(), (unsigned long long)kv.second); } };
-static std::map<std::string, uint64_t>& gdebug() { static GD g; return g.m; }
+/// A group splits into runs only when they average at least this many members;
+/// below, one gather and one kernel call cost less than the extra calls.
+constexpr unsigned kMinRunLength = 8;
+
+/// Splits an ordered group into runs whose stacked arguments already lie side by
+/// side: member j starts a new run when, for some argument that differs between
+/// members, its value does not follow member j-1's directly.  Writes the run
+/// lengths to `runs` and returns how many there are.  A group that mixes the
+/// outputs of two earlier groups (the forward and backward LSTMs' cells, say)
+/// splits into two runs that each read in place.
+static unsigned contiguous_runs(GraphMemory& m, const VariableIndex* members, unsigned k, uint32_t* runs) {
+  const Node& n0 = m.node(members[0]);
+  unsigned count = 0, start = 0;
+  for (unsigned j = 1; j < k; ++j) {
+    const Node& prev = m.node(members[j - 1]);
+    const Node& cur = m.node(members[j]);
+    bool follows = true;
+    for (unsigned p = 0; p < n0.num_args && follows; ++p) {
+      const Tensor& a = m.node(prev.args[p]).value;
+      const Tensor& b = m.node(cur.args[p]).value;
+      if (a.v == b.v && a.d.bd == 1) continue;  // shared by both (broadcast if shared by all)
+      follows = b.v == a.v + a.d.size();
+    }
+    if (!follows) {
+      runs[count++] = j - start;
+      start = j;
+    }
+  }
+  runs[count++] = k - start;
+  return count;
+}
+
 /// Runs one node alone (a group of one).
 static void run_single(GraphMemory& m, Node& n, std::mt19937& rng) {
   const OpInfo& info = op_info(n.op);
@@ -433,7 +473,6 @@ static bool run_group(GraphMemory& m, BatchState& st, const VariableIndex* membe
         for (unsigned j = 0; j < k; ++j) dev->copy(buf + j * sz, m.node(m.node(members[j]).args[p]).value.v, sz);
         args[p].v = buf;
         gathered += sz * k * sizeof(float);
-        if (getenv("DL_GDEBUG")) gdebug()[std::string(op_name(n0.op)) + "#" + std::to_string(p)] += sz * k * 4;
       }
     }
     xs[p] = &args[p];
@@ -536,15 +575,34 @@ void ComputationGraph::run_forward_batched(VariableIndex last) {
       for (unsigned j = 0; j < k; ++j) members[j] = first + offsets[pos + j];
       pos += k;
       if (k > 1) order_members_by_layout(m, members, k);
-      ++st.stats.kernels;
       st.stats.nodes += k;
-      if (k > 1 && run_group(m, st, members, k, rng_)) {
-        ++st.stats.batched_groups;
+      // A group whose arguments come in a few long runs runs run by run, each in
+      // place, rather than gathering every argument into one block: the runs'
+      // outputs are allocated one after another, so the layout seen by later
+      // groups is the same.  Fragmented groups (short runs) gather.
+      unsigned nruns = 1;
+      st.runs.resize(k);
+      if (k > 1) nruns = contiguous_runs(m, members, k, st.runs.data());
+      if (nruns == 1 || k < kMinRunLength * nruns) {
+        nruns = 1;
+        st.runs[0] = k;
       } else {
-        st.stats.kernels += k - 1;
-        for (unsigned j = 0; j < k; ++j) {
-          run_single(m, m.node(members[j]), rng_);
-          st.groups.push_back({&m.node(members[j]), members + j, 1, nullptr, nullptr});
+        ++st.stats.split_groups;
+      }
+      unsigned at = 0;
+      for (unsigned r = 0; r < nruns; ++r) {
+        const unsigned len = st.runs[r];
+        VariableIndex* run = members + at;
+        at += len;
+        ++st.stats.kernels;
+        if (len > 1 && run_group(m, st, run, len, rng_)) {
+          ++st.stats.batched_groups;
+        } else {
+          st.stats.kernels += len - 1;
+          for (unsigned j = 0; j < len; ++j) {
+            run_single(m, m.node(run[j]), rng_);
+            st.groups.push_back({&m.node(run[j]), run + j, 1, nullptr, nullptr});
+          }
         }
       }
       if (check_validity_) {

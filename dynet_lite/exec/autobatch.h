@@ -17,6 +17,7 @@ struct AutobatchStats {
   uint64_t nodes = 0;            ///< nodes computed
   uint64_t kernels = 0;          ///< forward kernel calls (unbatched: one per node)
   uint64_t batched_groups = 0;   ///< kernel calls that ran more than one node
+  uint64_t split_groups = 0;     ///< groups run as a few in-place pieces instead of gathering
   uint64_t bytes_gathered = 0;   ///< forward: bytes copied to make arguments contiguous
   uint64_t bytes_scattered = 0;  ///< backward: bytes of gradient added back to scattered arguments
   uint64_t plan_hits = 0;        ///< schedules reused from the plan cache
@@ -57,6 +58,7 @@ struct BatchState {
   // scratch of one scheduling pass, indexed by node offset in the segment
   std::vector<uint32_t> sig, depth, pending, dep_start, dep_list, next_ready;
   std::vector<uint64_t> structure;
+  std::vector<uint32_t> runs;            // lengths of a group's contiguous runs
   std::vector<uint64_t> node_hash;       // signature hash of each node of the segment
   std::vector<unsigned char> batchable;  // whether it can batch at all
   struct Bucket {
