@@ -148,7 +148,7 @@ BOOST_AUTO_TEST_CASE(plan_cache_hits_for_graphs_of_the_same_shape) {
   ComputationGraph cg;
   cg.set_autobatch(1);
   uint64_t hits = 0, misses = 0;
-  for (int rep = 0; rep < 3; ++rep) {
+  for (int rep = 0; rep < 4; ++rep) {
     cg.clear();
     std::vector<Expression> losses;
     for (unsigned inst = 0; inst < 4; ++inst) {
@@ -162,7 +162,9 @@ BOOST_AUTO_TEST_CASE(plan_cache_hits_for_graphs_of_the_same_shape) {
     hits += cg.autobatch_stats().plan_hits;
     misses += cg.autobatch_stats().plan_misses;
   }
-  BOOST_CHECK_EQUAL(misses, 1u);
+  // The first sighting is scheduled and remembered, the second scheduled and
+  // stored, the later ones reuse the stored plan.
+  BOOST_CHECK_EQUAL(misses, 2u);
   BOOST_CHECK_EQUAL(hits, 2u);
 }
 

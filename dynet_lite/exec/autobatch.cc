@@ -122,6 +122,20 @@ struct PlanCache {
     plans.emplace_front(key, std::move(plan));
     if (plans.size() > kCapacity) plans.pop_back();
   }
+  // A plan is stored only when its structure comes a second time: a minibatch of
+  // random sentences never repeats, and copying its description (a few hundred
+  // KB) every graph would cost more than the look-up saves.  Structures seen once
+  // are remembered by key in a small ring.
+  static constexpr size_t kSeen = 256;
+  uint64_t seen[kSeen] = {};
+  size_t seen_next = 0;
+  bool seen_before(uint64_t key) {
+    for (uint64_t k : seen)
+      if (k == key) return true;
+    seen[seen_next] = key;
+    seen_next = (seen_next + 1) % kSeen;
+    return false;
+  }
 };
 PlanCache& plan_cache() {
   thread_local PlanCache cache;
@@ -553,15 +567,16 @@ void ComputationGraph::run_forward_batched(VariableIndex last) {
   } else {
     ++st.stats.plan_misses;
     schedule_segment(m, st, first, last, autobatch_);
-    BatchPlan fresh;
-    fresh.structure = st.structure;
-    fresh.group_sizes = st.group_sizes_buf;
-    fresh.members = st.group_buf;
-    plan_cache().insert(key, std::move(fresh));
-    plan = &plan_cache().plans.front().second;
-    sizes = plan->group_sizes.data();
-    offsets = plan->members.data();
-    ngroups = plan->group_sizes.size();
+    sizes = st.group_sizes_buf.data();
+    offsets = st.group_buf.data();
+    ngroups = st.group_sizes_buf.size();
+    if (plan_cache().seen_before(key)) {
+      BatchPlan fresh;
+      fresh.structure = st.structure;
+      fresh.group_sizes = st.group_sizes_buf;
+      fresh.members = st.group_buf;
+      plan_cache().insert(key, std::move(fresh));
+    }
   }
   auto t1 = Clock::now();
   st.stats.schedule_seconds += std::chrono::duration<double>(t1 - t0).count();
