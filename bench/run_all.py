@@ -3,11 +3,17 @@
 table of medians.
 
   bench/run_all.py [--build build-bench] [--runs 3] [--tasks tagger,tagger-char,treelstm,rnnlm,overhead]
+                   [--torch]
 
 Builds the native Release tree first (cmake -DDYNET_LITE_NATIVE=ON) unless
 --no-build is given.  Runs are separate processes, interleaved mode by mode
 (A B C A B C ...), as BENCHMARKS.md asks; the table shows the median of each
 figure and the spread (min-max) of the throughput.
+
+--torch adds the libtorch reference (bench/torch_*, built when CMake finds
+libtorch) to the tasks that have one: its runs join each round of the task's
+dynet_lite runs, and a second table gives the ratios dynet_lite / libtorch of the
+medians, as BENCHMARKS.md asks of comparisons (same sitting, interleaved).
 """
 import argparse
 import os
@@ -24,6 +30,14 @@ TASKS = {
     "treelstm": (["examples/treelstm"], ["b1", "b64", "b64-auto", "b64-depth"], "trees/s"),
     "rnnlm": (["examples/rnnlm"], ["manual-1", "manual-4", "manual-16", "manual-64", "b64-auto"], "words/s"),
 }
+
+
+# The libtorch programs of the tasks that have one, and their modes; each
+# dynet_lite mode is compared with the libtorch mode of the same batch size.
+TORCH_TASKS = {
+    "tagger": (["bench/torch_tagger"], ["b1", "b64"]),
+}
+TORCH_PEER = {"b1": "b1", "b64": "b64", "b64-auto": "b64", "b64-depth": "b64"}
 
 
 def field(line, name):
@@ -47,6 +61,7 @@ def main():
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--tasks", default="tagger,tagger-char,treelstm,rnnlm,overhead")
     ap.add_argument("--no-build", action="store_true")
+    ap.add_argument("--torch", action="store_true", help="also run the libtorch reference where a task has one")
     a = ap.parse_args()
     build = os.path.join(ROOT, a.build)
     if not a.no_build:
@@ -54,6 +69,11 @@ def main():
                         "-DDYNET_LITE_BUILD_TESTS=OFF"], check=True, stdout=subprocess.DEVNULL)
         subprocess.run(["cmake", "--build", build, "-j2"], check=True, stdout=subprocess.DEVNULL)
     tasks = a.tasks.split(",")
+    if a.torch:
+        for task in tasks:
+            if task in TORCH_TASKS and not os.path.exists(os.path.join(build, TORCH_TASKS[task][0][0])):
+                sys.exit("--torch: %s is not built in %s (CMake did not find libtorch; Debian: libtorch-dev)"
+                         % (TORCH_TASKS[task][0][0], build))
     gemm = []
     for _ in range(a.runs):
         m = re.search(r"median ([0-9.]+) GFLOP/s", run([os.path.join(build, "bench/gemm")]))
@@ -63,24 +83,44 @@ def main():
     print()
     print("| task | mode | throughput (median) | min-max | GFLOP/s | kernels | bytes gathered |")
     print("| --- | --- | --- | --- | --- | --- | --- |")
+    ratios = []
     for task in tasks:
         if task == "overhead":
             continue
         prog, modes, unit = TASKS[task]
-        results = {m: [] for m in modes}
-        for _ in range(a.runs):
-            for mode in modes:
-                results[mode].append(run([os.path.join(build, prog[0])] + prog[1:] + ["--bench", mode]))
-        for mode in modes:
-            lines = results[mode]
+        runs = [(task, mode, [os.path.join(build, prog[0])] + prog[1:] + ["--bench", mode]) for mode in modes]
+        if a.torch and task in TORCH_TASKS:
+            tprog, tmodes = TORCH_TASKS[task]
+            runs += [(task + "-libtorch", mode, [os.path.join(build, tprog[0])] + tprog[1:] + ["--bench", mode])
+                     for mode in tmodes]
+        results = {(name, mode): [] for name, mode, _ in runs}
+        for _ in range(a.runs):  # one round: every mode of both libraries, then the next round
+            for name, mode, cmd in runs:
+                results[(name, mode)].append(run(cmd))
+        medians = {}
+        for name, mode, _ in runs:
+            lines = results[(name, mode)]
             tp = [field(l, unit) for l in lines]
             gf = [field(l, "GFLOP/s") for l in lines]
             kern = field(lines[0], "kernels")
             gath = field(lines[0], "bytes_gathered")
+            medians[(name, mode)] = statistics.median(tp)
             print("| %s | %s | %.0f %s | %.0f-%.0f | %s | %s | %s |" % (
-                task, mode, statistics.median(tp), unit, min(tp), max(tp),
+                name, mode, statistics.median(tp), unit, min(tp), max(tp),
                 "%.2f" % statistics.median([g for g in gf if g is not None]) if any(g is not None for g in gf) else "-",
                 "%d" % kern if kern is not None else "-", "%d" % gath if gath is not None else "-"))
+        if a.torch and task in TORCH_TASKS:
+            for mode in modes:
+                peer = (task + "-libtorch", TORCH_PEER.get(mode))
+                if peer in medians:
+                    ratios.append((task, mode, peer[1], medians[(task, mode)], medians[peer], unit))
+    if ratios:
+        print()
+        print("| task | dynet_lite mode | libtorch mode | dynet_lite | libtorch | dynet_lite / libtorch |")
+        print("| --- | --- | --- | --- | --- | --- |")
+        for task, mode, peer, ours, theirs, unit in ratios:
+            print("| %s | %s | %s | %.0f %s | %.0f %s | %.1fx |" % (task, mode, peer, ours, unit, theirs, unit,
+                                                                  ours / theirs))
     if "overhead" in tasks:
         print()
         print(run([os.path.join(build, "bench/overhead"), "--runs", str(a.runs)], whole=True))
