@@ -36,6 +36,7 @@ TASKS = {
 # dynet_lite mode is compared with the libtorch mode of the same batch size.
 TORCH_TASKS = {
     "tagger": (["bench/torch_tagger"], ["b1", "b64"]),
+    "treelstm": (["bench/torch_treelstm"], ["b1", "b64"]),
 }
 TORCH_PEER = {"b1": "b1", "b64": "b64", "b64-auto": "b64", "b64-depth": "b64"}
 

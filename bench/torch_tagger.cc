@@ -26,17 +26,12 @@
 //   torch_tagger --bench b1|b64 [--data-dir DIR] [--dense-embedding] [--per-token]
 //
 // Prints one line in the format of `tagger --bench`, with lib=libtorch.
-#include <dlfcn.h>
-#include <sys/stat.h>
 #include <torch/torch.h>
 #include <torch/version.h>
 
 #include <algorithm>
 #include <chrono>
-#include <climits>
 #include <cmath>
-#include <cstdlib>
-#include <fstream>
 #include <iomanip>
 #include <iostream>
 #include <sstream>
@@ -45,8 +40,8 @@
 #include <unordered_map>
 #include <vector>
 
-#include "bench_info.h"
 #include "dynet_lite/io/conllu.h"
+#include "torch_common.h"
 
 namespace {
 
@@ -56,8 +51,7 @@ constexpr int64_t LSTM_DIM = 50;
 constexpr int64_t HIDDEN_DIM = 32;
 constexpr unsigned MIN_WORD_COUNT = 2;
 constexpr double LEARNING_RATE = 0.1;
-constexpr double CLIP_THRESHOLD = 5.0;  // DyNet's default: global L2 norm
-constexpr float FORGET_BIAS = 1.f;      // VanillaLSTMBuilder's default
+constexpr float FORGET_BIAS = 1.f;  // VanillaLSTMBuilder's default
 constexpr size_t WARMUP = 100, TIMED = 2000;
 const char* const TAGS[] = {"ADJ",  "ADP",  "ADV",   "AUX",   "CCONJ", "DET", "INTJ", "NOUN", "NUM",
                             "PART", "PRON", "PROPN", "PUNCT", "SCONJ", "SYM", "VERB", "X"};
@@ -101,34 +95,24 @@ int64_t convert(const std::vector<dynet_lite::ConlluSentence>& corpus, const std
   return next;
 }
 
-/// DyNet's Glorot-uniform: scale sqrt(3 * nd) / sqrt(sum of dims), where a lookup
-/// table counts only its row dimension.
-torch::Tensor glorot(std::vector<int64_t> dims, bool lookup = false) {
-  double sum = 0;
-  const size_t nd = lookup ? dims.size() - 1 : dims.size();
-  for (size_t i = lookup ? 1 : 0; i < dims.size(); ++i) sum += static_cast<double>(dims[i]);
-  const double scale = std::sqrt(3.0 * static_cast<double>(nd)) / std::sqrt(sum);
-  return torch::empty(dims).uniform_(-scale, scale).requires_grad_();
-}
-
 struct Lstm {
   torch::Tensor wx, wh, b;  // {4h, in}, {4h, h}, {4h}; gate rows i, f, o, g
   explicit Lstm(int64_t in)
-      : wx(glorot({4 * LSTM_DIM, in})),
-        wh(glorot({4 * LSTM_DIM, LSTM_DIM})),
+      : wx(torch_bench::glorot({4 * LSTM_DIM, in})),
+        wh(torch_bench::glorot({4 * LSTM_DIM, LSTM_DIM})),
         b(torch::zeros({4 * LSTM_DIM}).requires_grad_()) {}
 };
 
 class Tagger {
  public:
   Tagger(int64_t vocab, bool sparse, bool per_token)
-      : emb_(glorot({vocab, WORD_DIM}, true)),
+      : emb_(torch_bench::glorot({vocab, WORD_DIM}, true)),
         fwd_(WORD_DIM),
         bwd_(WORD_DIM),
-        w_(glorot({HIDDEN_DIM, 2 * LSTM_DIM})),
-        b_(glorot({HIDDEN_DIM})),
-        v_(glorot({NUM_TAGS, HIDDEN_DIM})),
-        c_(glorot({NUM_TAGS})),
+        w_(torch_bench::glorot({HIDDEN_DIM, 2 * LSTM_DIM})),
+        b_(torch_bench::glorot({HIDDEN_DIM})),
+        v_(torch_bench::glorot({NUM_TAGS, HIDDEN_DIM})),
+        c_(torch_bench::glorot({NUM_TAGS})),
         sparse_(sparse),
         per_token_(per_token) {
     forget_ = torch::zeros({4 * LSTM_DIM});
@@ -193,106 +177,11 @@ class Tagger {
   std::vector<torch::Tensor> fh_, bh_;
 };
 
-/// DyNet's clipping: when the L2 norm of all gradients exceeds CLIP_THRESHOLD,
-/// every gradient is scaled by CLIP_THRESHOLD / norm.  Not
-/// torch::nn::utils::clip_grad_norm_: libtorch 1.13's scales each gradient
-/// through .data(), which for a sparse tensor is a new handle whose mul_ leaves
-/// the gradient itself unscaled, so the embedding table would go unclipped.
-/// A sparse gradient holds one row per lookup (repeated words repeated), so it
-/// is coalesced before its norm is taken.
-void clip_gradients(std::vector<torch::Tensor>& params) {
-  torch::NoGradGuard no_grad;
-  std::vector<torch::Tensor> norms;
-  for (auto& p : params) {
-    if (!p.grad().defined()) continue;
-    if (p.grad().is_sparse()) {
-      p.mutable_grad() = p.grad().coalesce();
-      norms.push_back(p.grad()._values().norm());
-    } else {
-      norms.push_back(p.grad().norm());
-    }
-  }
-  if (norms.empty()) return;
-  const double norm = torch::stack(norms).norm().item<double>();
-  if (!std::isfinite(norm)) throw std::runtime_error("clip_gradients: the gradient norm is " + std::to_string(norm));
-  if (norm <= CLIP_THRESHOLD) return;
-  for (auto& p : params)
-    if (p.grad().defined()) p.mutable_grad().mul_(CLIP_THRESHOLD / norm);
-}
-
 /// Multiply-adds of the matrix products of one forward pass (examples/tagger.cc's count).
 double forward_macs(size_t len) {
   const double n = static_cast<double>(len);
   return 2 * (4.0 * LSTM_DIM * WORD_DIM * n + 4.0 * LSTM_DIM * LSTM_DIM * (n - 1)) +
          n * (double(HIDDEN_DIM) * 2 * LSTM_DIM + double(NUM_TAGS) * HIDDEN_DIM);
-}
-
-/// Single-thread GFLOP/s of a 512x512x512 float product with libtorch's own GEMM,
-/// best of 5.
-double torch_gemm512_gflops() {
-  torch::NoGradGuard no_grad;
-  const int64_t n = 512;
-  torch::Tensor a = torch::rand({n, n}), b = torch::rand({n, n}), c = torch::empty({n, n});
-  torch::mm_out(c, a, b);
-  double best = 1e30;
-  for (int rep = 0; rep < 5; ++rep) {
-    auto t0 = std::chrono::steady_clock::now();
-    torch::mm_out(c, a, b);
-    best = std::min(best, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
-  }
-  return 2.0 * n * n * n / best / 1e9;
-}
-
-/// OpenBLAS chooses its kernels from the CPU model when it is loaded, before
-/// main(); under a virtual machine's generic model name ("Intel Xeon Processor")
-/// it falls back to its Prescott (SSE3) kernels, on this machine 5x slower at a
-/// 512^3 product than its AVX-512 ones.  Then the program runs itself again with
-/// OPENBLAS_CORETYPE naming the kernels the CPU's flags allow, so that libtorch is
-/// measured with the BLAS at its best.
-void use_best_openblas_kernels(char** argv) {
-  using CoreName = char* (*)();
-  auto corename = reinterpret_cast<CoreName>(::dlsym(RTLD_DEFAULT, "openblas_get_corename"));
-  if (!corename || std::getenv("OPENBLAS_CORETYPE")) return;
-  std::ifstream in("/proc/cpuinfo");
-  std::string line, flags;
-  while (std::getline(in, line))
-    if (line.rfind("flags", 0) == 0) {
-      flags = line + " ";
-      break;
-    }
-  auto has = [&](const char* f) { return flags.find(std::string(" ") + f + " ") != std::string::npos; };
-  const char* best = has("avx512f") && has("avx512bw") && has("avx512vl") && has("avx512dq") ? "SkylakeX"
-                     : has("avx2") && has("fma")                                             ? "Haswell"
-                                                                                             : nullptr;
-  const std::string current = corename() ? corename() : "";
-  if (!best || current == best) return;
-  ::setenv("OPENBLAS_CORETYPE", best, 1);
-  ::execv("/proc/self/exe", argv);  // returns only on failure: go on with the kernels loaded
-}
-
-/// The BLAS library libtorch's CPU GEMM calls (Debian's libblas.so.3 is an
-/// alternative: the reference BLAS unless an optimised one is installed) and,
-/// for OpenBLAS, its kernels; its threads are pinned to one (OpenBLAS sizes its
-/// own pool from the cores).
-std::string blas_library() {
-  using SetThreads = void (*)(int);
-  using CoreName = char* (*)();
-  if (auto set = reinterpret_cast<SetThreads>(::dlsym(RTLD_DEFAULT, "openblas_set_num_threads"))) set(1);
-  std::string name = "unknown";
-  Dl_info info;
-  void* sgemm = ::dlsym(RTLD_DEFAULT, "sgemm_");
-  if (sgemm && ::dladdr(sgemm, &info) && info.dli_fname) {
-    char resolved[PATH_MAX];
-    name = ::realpath(info.dli_fname, resolved) ? resolved : info.dli_fname;
-  }
-  if (auto corename = reinterpret_cast<CoreName>(::dlsym(RTLD_DEFAULT, "openblas_get_corename")))
-    name += std::string(":") + corename();
-  return name;
-}
-
-bool file_exists(const std::string& path) {
-  struct stat st;
-  return ::stat(path.c_str(), &st) == 0;
 }
 
 void usage(std::ostream& out) {
@@ -330,16 +219,12 @@ int run(int argc, char** argv) {
     }
   }
   if (mode != "b1" && mode != "b64") throw std::invalid_argument("--bench expects b1 or b64, got '" + mode + "'");
-  if (data_dir.empty()) {
-    data_dir = std::string(DYNET_LITE_PROJECT_ROOT) + "/../shared/data";
-    if (!file_exists(data_dir)) data_dir = "../shared/data";
-  }
+  if (data_dir.empty()) data_dir = torch_bench::default_data_dir();
   if (train_path.empty()) train_path = data_dir + "/ud-english-ewt/en_ewt-ud-train.conllu";
 
   // One thread, as every figure of BENCHMARKS.md; set before any parallel work.
-  at::set_num_interop_threads(1);
-  torch::set_num_threads(1);
-  const std::string blas = blas_library();
+  torch_bench::use_one_thread();
+  const std::string blas = torch_bench::blas_library();
   torch::manual_seed(1);
 
   std::vector<Sentence> train;
@@ -364,11 +249,7 @@ int run(int argc, char** argv) {
       torch::Tensor loss = losses.size() == 1 ? losses[0] : torch::stack(losses).sum();
       const float l = loss.item<float>();
       loss.backward();
-      clip_gradients(params);
-      sgd.step();
-      // set_to_none, as current PyTorch's zero_grad does: no dense zeroing pass
-      // over the embedding table.
-      for (auto& p : params) p.mutable_grad() = torch::Tensor();
+      torch_bench::update(sgd, params);
       if (first_losses.size() < 3) first_losses.push_back(l);
       if (timed) loss_sum += l;
     }
@@ -391,10 +272,9 @@ int run(int argc, char** argv) {
        << " loss_first_steps=";
   for (size_t i = 0; i < first_losses.size(); ++i) line << (i ? "," : "") << std::setprecision(4) << first_losses[i];
   line << " loss/word=" << std::setprecision(4) << loss_sum / words << " GFLOP/s=" << std::setprecision(2) << gflops
-       << " gemm512_GFLOP/s=" << torch_gemm512_gflops() << " embedding=" << (sparse ? "sparse" : "dense")
-       << " output_layer=" << (per_token ? "per-token" : "per-sentence") << " blas=" << blas
-       << " threads=" << torch::get_num_threads() << " cpu=\"" << bench::cpu_model() << "\" flags=\""
-       << DYNET_LITE_BENCH_FLAGS << "\"";
+       << " gemm512_GFLOP/s=" << torch_bench::gemm512_gflops() << " embedding=" << (sparse ? "sparse" : "dense")
+       << " output_layer=" << (per_token ? "per-token" : "per-sentence");
+  torch_bench::append_tail(line, blas);
   std::cout << line.str() << std::endl;
   return 0;
 }
@@ -402,7 +282,7 @@ int run(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  use_best_openblas_kernels(argv);
+  torch_bench::use_best_openblas_kernels(argv);
   try {
     return run(argc, argv);
   } catch (const std::exception& e) {
