@@ -638,3 +638,29 @@ BOOST_AUTO_TEST_CASE(transpose_errors) {
   test::check_throws_with<dim_error>([&] { transpose(x, {}); }, {"transpose", "got 0"});
   test::check_throws_with<dim_error>([&] { transpose(x, {0, 1, 2, 3, 4, 5, 6, 7}); }, {"transpose", "got 8"});
 }
+
+// A weight used many times: each use's dW term is left for later and all are
+// summed as one product when backward reaches the parameter (exec/weight_grads.h).
+// The gradient must match the numerical one, for a chain (one column a use), a
+// batched use, a use wider than the deferral limit and an affine transform with
+// two weights, and with automatic batching on as well.
+BOOST_AUTO_TEST_CASE(weight_used_many_times_gets_every_term) {
+  for (int strategy : {0, 1}) {
+    ParameterCollection m;
+    Parameter pw = m.add_parameters({3, 3}), pu = m.add_parameters({3, 3}), pb = m.add_parameters({3});
+    pw.set_value(test::test_values(9, 0.1f));
+    pu.set_value(test::test_values(9, -0.3f));
+    pb.set_value(test::test_values(3, 0.2f));
+    size_t n = test::check_gradients(
+        m, {{Dim({3}), test::test_values(3, -0.2f)}, {Dim({3}, 40), test::test_values(120, 0.05f)}},
+        [&](ComputationGraph& cg, const Xs& xs) {
+          cg.set_autobatch(strategy);
+          Expression W = parameter(cg, pw), U = parameter(cg, pu), b = parameter(cg, pb);
+          Expression h = xs[0];
+          for (int t = 0; t < 4; ++t) h = tanh(affine_transform({b, W, h, U, xs[0]}));
+          Expression wide = sum_batches(tanh(W * xs[1]));  // 40 columns: added at once
+          return sum_elems(h) + sum_elems(wide) + sum_elems(tanh(W * h));
+        });
+    BOOST_CHECK_GT(n, 0u);
+  }
+}

@@ -649,6 +649,7 @@ void ComputationGraph::backward_batched(VariableIndex last, bool full) {
     for (unsigned j = 0; j < g.k; ++j) top = std::max(top, g.members[j]);
   m.marks.assign(top + 1, 0);
   for (auto& a : m.device_arenas) a->grads.reset();
+  m.weight_grads.reset();
   for (VariableIndex i = 0; i <= top; ++i) m.node(i).grad = Tensor();
   Node& target = m.node(last);
   if (full || target.variable) m.marks[last] = 1;
@@ -699,6 +700,9 @@ void ComputationGraph::backward_batched(VariableIndex last, bool full) {
     if (info.accumulate) {
       for (unsigned j = 0; j < g.k; ++j) {
         Node& node = m.node(g.members[j]);
+        // Every use has run: sum the weight gradients left for later (weight_grads.h).
+        if (node.value.device->type == DeviceType::CPU)
+          m.weight_grads.flush(node.grad.v, m.arenas(node.value.device).scratch);
         if (node.variable) info.accumulate(node, node.grad);
       }
       continue;
@@ -716,6 +720,7 @@ void ComputationGraph::backward_batched(VariableIndex last, bool full) {
         Node& a = m.node(n0.args[p]);
         if (!m.marks[n0.args[p]]) continue;
         Arena::Mark mark = da.scratch.mark();
+        ctx.set_weight_grads(is_shared_leaf(a) && dev->type == DeviceType::CPU ? &m.weight_grads : nullptr);
         b(m.xs.data(), n0.num_args, n0, n0.grad, p, a.grad, ctx);
         da.scratch.rewind(mark);
       }
@@ -729,7 +734,9 @@ void ComputationGraph::backward_batched(VariableIndex last, bool full) {
       if (!g.stacked[p]) {
         if (m.marks[n0.args[p]]) {
           Tensor dx = m.node(n0.args[p]).grad;
+          ctx.set_weight_grads(is_shared_leaf(a0) && dev->type == DeviceType::CPU ? &m.weight_grads : nullptr);
           b(g.xs, n0.num_args, v, dy, p, dx, ctx);
+          ctx.set_weight_grads(nullptr);
         }
       } else {
         size_t sz = a0.value.d.size();
@@ -767,6 +774,7 @@ void ComputationGraph::backward_batched(VariableIndex last, bool full) {
       da.scratch.rewind(mark);
     }
   }
+  if (!m.weight_grads.empty()) m.weight_grads.flush_all(m.arenas(target.value.device).scratch);
   st.stats.backward_seconds += seconds_since(t0);
 }
 

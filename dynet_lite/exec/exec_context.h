@@ -9,6 +9,7 @@
 namespace dynet_lite {
 
 struct OpInfo;
+class WeightGradSink;
 /// Throws "<op> is not implemented on <device> (<pass>)" for an op without a
 /// kernel on that device (shared by the plain and the batched executors).
 [[noreturn]] void throw_missing_kernel(const OpInfo& info, const Device* device, const char* pass);
@@ -27,6 +28,11 @@ class ExecContext {
   float* scratch_floats(size_t n) { return scratch_->allocate_floats(n); }
   std::mt19937& rng() { return *rng_; }
   Device* device() const { return device_; }
+  /// Backward of a product whose weight is a parameter node (CPU): where the
+  /// kernel may leave dW += A B^T for later (see exec/weight_grads.h); null when
+  /// it must add the term itself.
+  WeightGradSink* weight_grads() const { return weight_grads_; }
+  void set_weight_grads(WeightGradSink* sink) { weight_grads_ = sink; }
 
  private:
   Arena* graph_memory_;
@@ -34,6 +40,7 @@ class ExecContext {
   std::mt19937* rng_;
   Device* device_;
   Arena* host_memory_;
+  WeightGradSink* weight_grads_ = nullptr;
 };
 
 }  // namespace dynet_lite

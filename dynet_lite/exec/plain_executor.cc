@@ -115,6 +115,7 @@ void ComputationGraph::backward(VariableIndex last, bool full) {
   // parameter get nothing (unless `full`).
   m.marks.assign(last + 1, 0);
   for (auto& a : m.device_arenas) a->grads.reset();
+  m.weight_grads.reset();
   backward_done_ = true;
   if (!(full || target.variable)) return;  // the loss depends on no parameter
   const bool one_device = m.device_arenas.size() == 1;
@@ -156,6 +157,9 @@ void ComputationGraph::backward(VariableIndex last, bool full) {
     const OpInfo& info = ops[static_cast<unsigned>(n.op)];
     if (check_validity_) check_finite(n.grad, "gradient", info, j);
     if (info.accumulate) {
+      // Every use of this parameter has run: the weight gradients they left for
+      // later are summed now, as one product.
+      if (n.value.device->type == DeviceType::CPU) m.weight_grads.flush(n.grad.v, m.arenas(n.value.device).scratch);
       if (n.variable) info.accumulate(n, n.grad);
       continue;
     }
@@ -178,10 +182,13 @@ void ComputationGraph::backward(VariableIndex last, bool full) {
         give_gradient(an);
       }
       Arena::Mark scratch_mark = da->scratch.mark();
+      ctx.set_weight_grads(an.op == OpKind::Parameter && dev->type == DeviceType::CPU ? &m.weight_grads : nullptr);
       b(xs, n.num_args, n, n.grad, k, an.grad, ctx);
       da->scratch.rewind(scratch_mark);
     }
   }
+  // Parameter nodes are flushed as they are reached; this is only a safety net.
+  if (!m.weight_grads.empty()) m.weight_grads.flush_all(m.arenas(target.value.device).scratch);
   m.batch_state().stats.backward_seconds +=
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }

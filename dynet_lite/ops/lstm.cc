@@ -18,6 +18,7 @@
 #include "dynet_lite/backends/cpu/gemm.h"
 #include "dynet_lite/core/node.h"
 #include "dynet_lite/exec/exec_context.h"
+#include "dynet_lite/exec/weight_grads.h"
 #include "dynet_lite/expr.h"
 
 namespace dynet_lite {
@@ -99,10 +100,11 @@ Dim cell_shape(const Tensor* const* xs, unsigned n, const Node& node) {
 
 // The operand of a product as a contiguous rows x N matrix: v ⊙ mask with both
 // broadcast over the batch.  Points at v itself when no copy is needed.
-const float* effective_operand(const Tensor& v, const Tensor* mask, unsigned N, ExecContext& ctx) {
+const float* effective_operand(const Tensor& v, const Tensor* mask, unsigned N, ExecContext& ctx,
+                               bool keep = false) {
   if (!mask && v.d.bd == N) return v.v;
   const size_t r = v.d.rows();
-  float* out = ctx.scratch_floats(r * N);
+  float* out = keep ? ctx.persistent_floats(r * N) : ctx.scratch_floats(r * N);
   for (unsigned c = 0; c < N; ++c) {
     Arr dst(out + c * r, r);
     if (mask)
@@ -161,9 +163,9 @@ void gates_forward(const Tensor* const* xs, unsigned n, Node& node, ExecContext&
 }
 
 // dpre = dy ⊙ act'(pre), from the outputs: y (1 - y) for i, f, o; 1 - y^2 for g.
-float* gates_dpre(const Tensor& y, const Tensor& dy, ExecContext& ctx) {
+float* gates_dpre(const Tensor& y, const Tensor& dy, ExecContext& ctx, bool keep = false) {
   const size_t rows = y.d.rows(), hid = rows / 4;
-  float* dpre = ctx.scratch_floats(y.d.size());
+  float* dpre = keep ? ctx.persistent_floats(y.d.size()) : ctx.scratch_floats(y.d.size());
   for (unsigned c = 0; c < y.d.bd; ++c) {
     const size_t o = c * rows;
     ConstArr yi(y.v + o, 3 * hid), dyi(dy.v + o, 3 * hid);
@@ -204,7 +206,9 @@ void gates_backward(const Tensor* const* xs, unsigned n, const Node& node, const
   const Tensor* mask_x = dropout ? xs[kMaskX] : nullptr;
   const Tensor* mask_h = dropout ? xs[kMaskH] : nullptr;
   const GateWeights w = gate_weights(xs, node);
-  const float* dpre = gates_dpre(y, dy, ctx);
+  // A weight's term left for later needs its operands until the flush.
+  WeightGradSink* later = (i == kWx || i == kWh) ? WeightGradSink::for_columns(ctx.weight_grads(), N) : nullptr;
+  const float* dpre = gates_dpre(y, dy, ctx, later != nullptr);
   switch (i) {
     case kX:  // dx += mask_x ⊙ Wx^T dpre
       operand_backward(w.wx, dpre, rows, in, N, mask_x, dx, ctx);
@@ -213,11 +217,15 @@ void gates_backward(const Tensor* const* xs, unsigned n, const Node& node, const
       operand_backward(w.wh, dpre, rows, hid, N, mask_h, dx, ctx);
       break;
     case kWx:  // dWx += dpre x'^T
-      cpu::gemm_nt(dpre, effective_operand(*xs[kX], mask_x, N, ctx), dx.v, rows, in, N);
+    case kWh: {  // dWh += dpre h'^T
+      const bool wx = i == kWx;
+      const float* operand = effective_operand(*xs[wx ? kX : kH], wx ? mask_x : mask_h, N, ctx, later != nullptr);
+      if (later)
+        later->add(dx.v, dpre, operand, rows, wx ? in : hid, N);
+      else
+        cpu::gemm_nt(dpre, operand, dx.v, rows, wx ? in : hid, N);
       break;
-    case kWh:  // dWh += dpre h'^T
-      cpu::gemm_nt(dpre, effective_operand(*xs[kH], mask_h, N, ctx), dx.v, rows, hid, N);
-      break;
+    }
     case kB: {  // db += sum over the batch of dpre
       Arr db(dx.v, rows);
       for (unsigned c = 0; c < N; ++c) db += ConstArr(dpre + c * rows, rows);

@@ -11,6 +11,7 @@
 #include "dynet_lite/backends/cpu/gemm.h"
 #include "dynet_lite/core/node.h"
 #include "dynet_lite/exec/exec_context.h"
+#include "dynet_lite/exec/weight_grads.h"
 #include "dynet_lite/expr.h"
 
 namespace dynet_lite {
@@ -93,11 +94,16 @@ void product(const Tensor& w, const Tensor& x, const Tensor& y) {
   for (unsigned b = 0; b < y.d.bd; ++b) cpu::gemm(w.batch_ptr(b), x.batch_ptr(b), y.batch_ptr(b), m, k, x.d.cols(), kAccumulate);
 }
 
-// dW += dY X^T (summed over the batch elements that share W).
-void product_backward_w(const Tensor& x, const Tensor& dy, Tensor& dw) {
+// dW += dY X^T (summed over the batch elements that share W).  A parameter's
+// term may be left for later, to be summed with its other uses (weight_grads.h).
+void product_backward_w(const Tensor& x, const Tensor& dy, Tensor& dw, ExecContext& ctx) {
   const size_t m = dw.d.rows(), k = dw.d.cols();
   if (dw.d.bd == 1 && x.d.bd == dy.d.bd) {
-    cpu::gemm_nt(dy.v, x.v, dw.v, m, k, size_t(dy.d.cols()) * dy.d.bd);
+    const size_t n = size_t(dy.d.cols()) * dy.d.bd;
+    if (WeightGradSink* later = WeightGradSink::for_columns(ctx.weight_grads(), n))
+      later->add(dw.v, dy.v, x.v, m, k, n);
+    else
+      cpu::gemm_nt(dy.v, x.v, dw.v, m, k, n);
     return;
   }
   for (unsigned b = 0; b < dy.d.bd; ++b) cpu::gemm_nt(dy.batch_ptr(b), x.batch_ptr(b), dw.batch_ptr(b), m, k, x.d.cols());
@@ -118,9 +124,9 @@ void matmul_forward(const Tensor* const* xs, unsigned, Node& node, ExecContext&)
   product<false>(*xs[0], *xs[1], node.value);
 }
 void matmul_backward(const Tensor* const* xs, unsigned, const Node&, const Tensor& dy, unsigned i, Tensor& dx,
-                     ExecContext&) {
+                     ExecContext& ctx) {
   if (i == 0)
-    product_backward_w(*xs[1], dy, dx);
+    product_backward_w(*xs[1], dy, dx, ctx);
   else
     product_backward_x(*xs[0], dy, dx);
 }
@@ -148,7 +154,7 @@ void affine_forward(const Tensor* const* xs, unsigned n, Node& node, ExecContext
 }
 
 void affine_backward(const Tensor* const* xs, unsigned, const Node&, const Tensor& dy, unsigned i, Tensor& dx,
-                     ExecContext&) {
+                     ExecContext& ctx) {
   if (i == 0) {
     if (dx.d.size() == dy.d.size()) {
       cpu::arr(dx) += cpu::arr(dy);
@@ -160,7 +166,7 @@ void affine_backward(const Tensor* const* xs, unsigned, const Node&, const Tenso
       for (unsigned k = 0; k < dy.d.bd; ++k) cpu::batch_vec(dx, k) += batch_mat(dy, k).rowwise().sum();
     }
   } else if (i % 2 == 1) {
-    product_backward_w(*xs[i + 1], dy, dx);
+    product_backward_w(*xs[i + 1], dy, dx, ctx);
   } else {
     product_backward_x(*xs[i - 1], dy, dx);
   }
