@@ -407,6 +407,20 @@ Expression vanilla_lstm_c(const Expression& c_tm1, const Expression& gates_t);
 /// h_t = o * tanh(c_t) from the gates of vanilla_lstm_gates.
 Expression vanilla_lstm_h(const Expression& c_t, const Expression& gates_t);
 
+// ---------------------------------------------------------------- ops/treelstm.cc
+// Internal / advanced: the fused step of NaryTreeLSTMBuilder (not in DyNet's
+// expr.h).  CPU kernels only; the builder falls back to basic ops on other devices.
+/// Gates of an N-ary Tree-LSTM node from its pre-activations pre {(3 + N) h}, rows
+/// ordered i, o, u, f_1..f_N: [sigmoid(i); sigmoid(o); tanh(u); sigmoid(f_1..f_N)],
+/// same shape as pre (may be batched).
+Expression treelstm_gates(const Expression& pre, unsigned N);
+/// c = i * u + sum_k f_k * c_k from the gates of treelstm_gates(., N) and the cells
+/// c_children {h} of up to N children (none: a leaf, c = i * u).  Every argument
+/// has a batch of 1 (broadcast) or the full batch.
+Expression treelstm_c(const Expression& gates, const std::vector<Expression>& c_children, unsigned N);
+/// h = o * tanh(c) from the cell c {h} and the gates of treelstm_gates.
+Expression treelstm_h(const Expression& c, const Expression& gates);
+
 // ---------------------------------------------------------------- ops/device.cc
 /// x's value copied to `device` (the node lives there); the gradient is copied back.
 Expression to_device(const Expression& x, Device* device);

@@ -3,6 +3,8 @@
 
 #include <string>
 
+#include "dynet_lite/core/node.h"
+#include "dynet_lite/devices.h"
 #include "dynet_lite/except.h"
 
 namespace dynet_lite {
@@ -149,6 +151,18 @@ Expression NaryTreeLSTMBuilder::add_input(int id, std::vector<int> children, con
       args_.push_back(child_h(l));
     }
     Expression pre = affine_transform(args_);
+    if (pre.pg->node(pre.i).value.device->type == DeviceType::CPU) {
+      // The same function through the fused ops: gates, c and h are three nodes
+      // instead of about sixteen (pick_range / logistic / tanh / cmult / sum per
+      // gate and child), which matters more than the arithmetic for trees.  The
+      // ops have CPU kernels only; elsewhere the basic ops below run.
+      Expression gates = treelstm_gates(pre, N);
+      terms_.clear();
+      for (unsigned k = 0; k < nchild; ++k) terms_.push_back(child_c(k));
+      Expression ct = node_c[base + i] = treelstm_c(gates, terms_, N);
+      in = node_h[base + i] = treelstm_h(ct, gates);
+      continue;
+    }
     Expression gi = logistic(pick_range(pre, 0, hid));
     Expression go = logistic(pick_range(pre, hid, 2 * hid));
     Expression gu = tanh(pick_range(pre, 2 * hid, 3 * hid));

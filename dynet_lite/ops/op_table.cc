@@ -27,6 +27,7 @@ struct FilledTable {
     register_conv_ops(table);
     register_linalg_ops(table);
     register_lstm_ops(table);
+    register_treelstm_ops(table);
     register_device_ops(table);
     register_cuda_kernels(table);
     for (unsigned i = 0; i < kNumOps; ++i) {

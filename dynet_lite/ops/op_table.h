@@ -157,12 +157,16 @@ enum class OpKind : uint16_t {
   VanillaLSTMGatesDropout,
   VanillaLSTMC,
   VanillaLSTMH,
+  // ops/treelstm.cc: fused N-ary Tree-LSTM operations
+  TreeLSTMGates,
+  TreeLSTMC,
+  TreeLSTMH,
   // ops/device.cc: moving values between devices
   ToDevice,
   Count
 };
 constexpr unsigned kNumOps = static_cast<unsigned>(OpKind::Count);
-static_assert(kNumOps == 128, "a new op needs its row in the table: update this count with it");
+static_assert(kNumOps == 131, "a new op needs its row in the table: update this count with it");
 
 /// Shape inference; runs when the node is added and throws a dim_error naming the
 /// op and the offending dimensions.  `xs[i]->d` are the argument shapes (values
@@ -252,6 +256,7 @@ void register_structured_ops(OpTable& t);
 void register_conv_ops(OpTable& t);
 void register_linalg_ops(OpTable& t);
 void register_lstm_ops(OpTable& t);
+void register_treelstm_ops(OpTable& t);
 void register_device_ops(OpTable& t);
 /// Filled by the CUDA backend when it is built; a no-op otherwise.
 void register_cuda_kernels(OpTable& t);

@@ -1,0 +1,246 @@
+// Fused N-ary Tree-LSTM operations (NaryTreeLSTMBuilder's step in three nodes).
+//
+// With hidden size h and arity N, the pre-activations of one tree node hold
+// 3 + N blocks of h rows in the builder's parameter order: i (input), o (output),
+// u (candidate), then one forget gate f_k per child position k:
+//   gates = [sigmoid(pre_i); sigmoid(pre_o); tanh(pre_u); sigmoid(pre_f_1..N)]
+//   c     = i ⊙ u + sum_k f_k ⊙ c_k     (k over the children actually given, 0..N)
+//   h     = o ⊙ tanh(c)
+// Built from basic ops the step takes about 17 nodes (pick_range / logistic /
+// tanh / cmult / sum per gate and child); graph building, scheduling and the
+// per-node bookkeeping of the executor cost more than the arithmetic, so the
+// builder uses these three instead.  Every argument may carry a batch of 1 or
+// the full batch (a batch of 1 is broadcast: the initial state shared by all
+// leaves), so the ops batch by stacking like the other element-wise ops.
+#include <vector>
+
+#include "dynet_lite/backends/cpu/eigen.h"
+#include "dynet_lite/core/node.h"
+#include "dynet_lite/exec/exec_context.h"
+#include "dynet_lite/expr.h"
+
+namespace dynet_lite {
+
+namespace {
+
+// The arity N: fixes the layout of the gates vector ((3 + N) blocks).
+struct TreeParams {
+  unsigned n = 0;
+};
+
+using ConstArr = Eigen::Map<const Eigen::ArrayXf>;
+using Arr = Eigen::Map<Eigen::ArrayXf>;
+
+// ---------------------------------------------------------------- shapes
+
+bool is_column(const Dim& d) { return d.nd <= 2 && d.cols() == 1; }
+
+// treelstm_gates(pre): pre {(3 + N) h} -> gates of the same shape.
+Dim gates_shape(const Tensor* const* xs, unsigned n, const Node& node) {
+  const char* op = op_name(node.op);
+  const unsigned N = node.p<TreeParams>().n;
+  DYNET_LITE_DIM_CHECK(n == 1, op << ": takes one argument, got " << n);
+  const Dim& pre = xs[0]->d;
+  DYNET_LITE_DIM_CHECK(is_column(pre), op << ": pre " << pre << " must be a column vector");
+  DYNET_LITE_DIM_CHECK(pre.rows() > 0 && pre.rows() % (3 + N) == 0,
+                       op << ": pre " << pre << " must have (3 + N) * hidden rows, a positive multiple of " << 3 + N
+                          << " for N = " << N << " (blocks i, o, u, f_1..f_N)");
+  return Dim({pre.rows()}, pre.bd);
+}
+
+// treelstm_c(gates, c_1..c_k): gates {(3 + N) h}, each c_k {h}, k <= N.
+Dim c_shape(const Tensor* const* xs, unsigned n, const Node& node) {
+  const char* op = op_name(node.op);
+  const unsigned N = node.p<TreeParams>().n;
+  DYNET_LITE_DIM_CHECK(n >= 1 && n - 1 <= N,
+                       op << ": takes gates and at most N = " << N << " children's cells, got " << n << " arguments");
+  const Dim& g = xs[0]->d;
+  DYNET_LITE_DIM_CHECK(is_column(g) && g.rows() > 0 && g.rows() % (3 + N) == 0,
+                       op << ": gates " << g << " must be a column of (3 + N) * hidden rows, a positive multiple of "
+                          << 3 + N << " for N = " << N);
+  const unsigned hid = g.rows() / (3 + N);
+  unsigned B = g.bd;
+  for (unsigned k = 1; k < n; ++k) {
+    const Dim& c = xs[k]->d;
+    DYNET_LITE_DIM_CHECK(is_column(c) && c.rows() == hid, op << ": c_" << k << " " << c << " must be {" << hid
+                                                             << "} (hidden size of gates " << g << ", N = " << N
+                                                             << ")");
+    if (c.bd > B) B = c.bd;
+  }
+  DYNET_LITE_DIM_CHECK(g.bd == 1 || g.bd == B, op << ": gates " << g << " has batch size " << g.bd
+                                                  << "; every argument must have a batch of 1 or " << B);
+  for (unsigned k = 1; k < n; ++k) {
+    const Dim& c = xs[k]->d;
+    DYNET_LITE_DIM_CHECK(c.bd == 1 || c.bd == B, op << ": c_" << k << " " << c << " has batch size " << c.bd
+                                                    << "; every argument must have a batch of 1 or " << B);
+  }
+  return Dim({hid}, B);
+}
+
+// treelstm_h(c, gates): c {h}, gates {(3 + N) h} for some N >= 0.
+Dim h_shape(const Tensor* const* xs, unsigned n, const Node& node) {
+  const char* op = op_name(node.op);
+  DYNET_LITE_DIM_CHECK(n == 2, op << ": takes two arguments (c, gates), got " << n);
+  const Dim &c = xs[0]->d, &g = xs[1]->d;
+  DYNET_LITE_DIM_CHECK(is_column(c), op << ": c " << c << " must be a column vector");
+  const unsigned hid = c.rows();
+  DYNET_LITE_DIM_CHECK(
+      is_column(g) && hid > 0 && g.rows() % hid == 0 && g.rows() >= 3 * hid,
+      op << ": gates " << g << " must be a column of (3 + N) * " << hid << " rows (hidden size of c " << c << ")");
+  DYNET_LITE_DIM_CHECK(c.bd == g.bd || c.bd == 1 || g.bd == 1, op << ": c " << c << " and gates " << g
+                                                                  << " have batch sizes " << c.bd << " and " << g.bd
+                                                                  << " (they must be equal or one of them 1)");
+  return Dim({hid}, c.bd > g.bd ? c.bd : g.bd);
+}
+
+// ---------------------------------------------------------------- gates
+
+// The same formulas as the logistic and tanh ops, so that the fused builder
+// matches the unfused one to rounding.
+void gates_forward(const Tensor* const* xs, unsigned, Node& node, ExecContext&) {
+  const Tensor& pre = *xs[0];
+  Tensor& y = node.value;
+  const size_t rows = y.d.rows(), hid = rows / (3 + node.p<TreeParams>().n);
+  for (unsigned b = 0; b < y.d.bd; ++b) {
+    const float* p = pre.v + b * rows;
+    float* out = y.v + b * rows;
+    Arr(out, 2 * hid) = 1.f / (1.f + (-ConstArr(p, 2 * hid)).exp());
+    Arr(out + 2 * hid, hid) = ConstArr(p + 2 * hid, hid).tanh();
+    Arr(out + 3 * hid, rows - 3 * hid) = 1.f / (1.f + (-ConstArr(p + 3 * hid, rows - 3 * hid)).exp());
+  }
+}
+
+// dpre += dy ⊙ act'(pre), from the outputs: y (1 - y) for the sigmoid blocks, 1 - y^2 for u.
+void gates_backward(const Tensor* const*, unsigned, const Node& node, const Tensor& dy, unsigned, Tensor& dx,
+                    ExecContext&) {
+  const Tensor& y = node.value;
+  const size_t rows = y.d.rows(), hid = rows / (3 + node.p<TreeParams>().n);
+  const size_t nf = rows - 3 * hid;
+  for (unsigned b = 0; b < y.d.bd; ++b) {
+    const size_t o = b * rows;
+    ConstArr yio(y.v + o, 2 * hid), dio(dy.v + o, 2 * hid);
+    Arr(dx.v + o, 2 * hid) += dio * yio * (1.f - yio);
+    ConstArr yu(y.v + o + 2 * hid, hid), du(dy.v + o + 2 * hid, hid);
+    Arr(dx.v + o + 2 * hid, hid) += du * (1.f - yu.square());
+    ConstArr yf(y.v + o + 3 * hid, nf), df(dy.v + o + 3 * hid, nf);
+    Arr(dx.v + o + 3 * hid, nf) += df * yf * (1.f - yf);
+  }
+}
+
+// ---------------------------------------------------------------- cell
+
+// c = i ⊙ u + f_1 ⊙ c_1 + ... + f_k ⊙ c_k, summed in that order (as sum() of the terms).
+void c_forward(const Tensor* const* xs, unsigned n, Node& node, ExecContext&) {
+  const Tensor& g = *xs[0];
+  Tensor& y = node.value;
+  const size_t hid = y.d.rows();
+  for (unsigned b = 0; b < y.d.bd; ++b) {
+    const float* gb = g.batch_ptr(b);
+    Arr yb(y.v + b * hid, hid);
+    yb = ConstArr(gb, hid) * ConstArr(gb + 2 * hid, hid);
+    for (unsigned k = 1; k < n; ++k) yb += ConstArr(gb + (2 + k) * hid, hid) * ConstArr(xs[k]->batch_ptr(b), hid);
+  }
+}
+
+// d[i; o; u; f_k] += [dc ⊙ u; 0; dc ⊙ i; dc ⊙ c_k];  dc_k += dc ⊙ f_k
+void c_backward(const Tensor* const* xs, unsigned n, const Node& node, const Tensor& dy, unsigned i, Tensor& dx,
+                ExecContext&) {
+  const Tensor& g = *xs[0];
+  const size_t hid = node.value.d.rows();
+  for (unsigned b = 0; b < node.value.d.bd; ++b) {
+    ConstArr d(dy.v + b * hid, hid);
+    const float* gb = g.batch_ptr(b);
+    float* db = dx.batch_ptr(b);
+    if (i == 0) {
+      Arr(db, hid) += d * ConstArr(gb + 2 * hid, hid);
+      Arr(db + 2 * hid, hid) += d * ConstArr(gb, hid);
+      for (unsigned k = 1; k < n; ++k) Arr(db + (2 + k) * hid, hid) += d * ConstArr(xs[k]->batch_ptr(b), hid);
+    } else {
+      Arr(db, hid) += d * ConstArr(gb + (2 + i) * hid, hid);
+    }
+  }
+}
+
+// ---------------------------------------------------------------- output
+
+// h = o ⊙ tanh(c)
+void h_forward(const Tensor* const* xs, unsigned, Node& node, ExecContext&) {
+  const Tensor &c = *xs[0], &g = *xs[1];
+  Tensor& y = node.value;
+  const size_t hid = y.d.rows();
+  for (unsigned b = 0; b < y.d.bd; ++b)
+    Arr(y.v + b * hid, hid) = ConstArr(g.batch_ptr(b) + hid, hid) * ConstArr(c.batch_ptr(b), hid).tanh();
+}
+
+// dc += dh ⊙ o ⊙ (1 - tanh(c)^2);  do += dh ⊙ tanh(c)
+void h_backward(const Tensor* const* xs, unsigned, const Node& node, const Tensor& dy, unsigned i, Tensor& dx,
+                ExecContext&) {
+  const Tensor &c = *xs[0], &g = *xs[1];
+  const size_t hid = node.value.d.rows();
+  for (unsigned b = 0; b < node.value.d.bd; ++b) {
+    ConstArr d(dy.v + b * hid, hid);
+    ConstArr cb(c.batch_ptr(b), hid);
+    if (i == 0)
+      Arr(dx.batch_ptr(b), hid) += d * ConstArr(g.batch_ptr(b) + hid, hid) * (1.f - cb.tanh().square());
+    else
+      Arr(dx.batch_ptr(b) + hid, hid) += d * cb.tanh();
+  }
+}
+
+}  // namespace
+
+void register_treelstm_ops(OpTable& t) {
+  // All three treat batch elements independently and broadcast a batch of 1, so
+  // identical nodes of different tree nodes / trees run as one stacked call.
+  OpInfo& g = t.row(OpKind::TreeLSTMGates);
+  g.name = "treelstm_gates";
+  g.shape = gates_shape;
+  g.forward[0] = gates_forward;
+  g.backward[0] = gates_backward;
+  g.batch = BatchKind::Elementwise;
+
+  OpInfo& c = t.row(OpKind::TreeLSTMC);
+  c.name = "treelstm_c";
+  c.shape = c_shape;
+  c.forward[0] = c_forward;
+  c.backward[0] = c_backward;
+  c.batch = BatchKind::Elementwise;
+
+  OpInfo& h = t.row(OpKind::TreeLSTMH);
+  h.name = "treelstm_h";
+  h.shape = h_shape;
+  h.forward[0] = h_forward;
+  h.backward[0] = h_backward;
+  h.batch = BatchKind::Elementwise;
+}
+
+Expression treelstm_gates(const Expression& pre, unsigned N) {
+  TreeParams p;
+  p.n = N;
+  return detail::add(OpKind::TreeLSTMGates, {pre}, p);
+}
+
+Expression treelstm_c(const Expression& gates, const std::vector<Expression>& c_children, unsigned N) {
+  TreeParams p;
+  p.n = N;
+  // The argument list [gates, c_1..c_k] on the stack for the usual small k (no
+  // heap allocation per tree node).
+  constexpr size_t kSmall = 16;
+  const size_t n = 1 + c_children.size();
+  Expression small[kSmall];
+  std::vector<Expression> big;
+  Expression* args = small;
+  if (n > kSmall) {
+    big.resize(n);
+    args = big.data();
+  }
+  args[0] = gates;
+  for (size_t k = 0; k < c_children.size(); ++k) args[1 + k] = c_children[k];
+  return detail::add(OpKind::TreeLSTMC, args, static_cast<unsigned>(n), &p, sizeof(p));
+}
+
+Expression treelstm_h(const Expression& c, const Expression& gates) {
+  return detail::add(OpKind::TreeLSTMH, {c, gates});
+}
+
+}  // namespace dynet_lite
