@@ -6,9 +6,9 @@
 //     and the op's parameters (or its batch key for Custom ops); equal signatures
 //     can run as one kernel call;
 //  2. a schedule groups ready nodes of one signature: agenda (repeatedly the
-//     signature whose ready nodes have the lowest average depth) or depth (all
-//     nodes of one signature at one depth together); schedules are cached by the
-//     segment's structure;
+//     signature whose ready nodes have the greatest average height, the longest
+//     path to the end of the segment) or depth (all nodes of one signature at one
+//     depth together); schedules are cached by the segment's structure;
 //  3. each group runs the op's own kernel once on a virtual node whose batch is
 //     the members' batches stacked; outputs are allocated side by side, so a later
 //     group whose arguments are an earlier group's outputs in the same order needs
@@ -266,6 +266,14 @@ static void schedule_segment(GraphMemory& m, BatchState& st, VariableIndex first
   st.group_buf.clear();
   st.group_sizes_buf.clear();
 
+  // Height: the longest path from a node to the end of the segment.
+  st.height.assign(n, 0);
+  for (uint32_t o = n; o-- > 0;) {
+    uint32_t h = 0;
+    for (uint32_t k = st.dep_start[o]; k < st.dep_start[o + 1]; ++k) h = std::max(h, st.height[st.dep_list[k]] + 1);
+    st.height[o] = h;
+  }
+
   if (strategy == 2) {
     // Depth strategy: sort by (depth, signature); each run is a group.
     st.order.resize(n);
@@ -306,7 +314,7 @@ static void schedule_segment(GraphMemory& m, BatchState& st, VariableIndex first
     b.tail = o;
     st.next_ready[o] = kSolo;
     ++b.count;
-    b.depth_sum += st.depth[o];
+    b.height_sum += st.height[o];
   };
   for (uint32_t o = 0; o < n; ++o)
     if (st.pending[o] == 0) make_ready(o);
@@ -327,13 +335,15 @@ static void schedule_segment(GraphMemory& m, BatchState& st, VariableIndex first
       finish(o);
       continue;
     }
-    // The signature whose ready nodes are shallowest on average.
+    // The signature whose ready nodes lie farthest from the end on average: the
+    // critical path runs first, and work off it (an output layer, a softmax)
+    // waits until more of it is ready, so it runs in fewer, larger groups.
     size_t best = 0;
-    double best_avg = 1e300;
+    double best_avg = -1;
     for (size_t i = 0; i < st.active.size(); ++i) {
       const BatchState::Bucket& b = st.buckets[st.active[i]];
-      double avg = static_cast<double>(b.depth_sum) / b.count;
-      if (avg < best_avg) {
+      double avg = static_cast<double>(b.height_sum) / b.count;
+      if (avg > best_avg) {
         best_avg = avg;
         best = i;
       }
@@ -345,7 +355,7 @@ static void schedule_segment(GraphMemory& m, BatchState& st, VariableIndex first
     ready_now.clear();
     for (uint32_t o = b.head; o != kSolo; o = st.next_ready[o]) ready_now.push_back(o);
     b.count = 0;
-    b.depth_sum = 0;
+    b.height_sum = 0;
     std::sort(ready_now.begin(), ready_now.end());  // node order keeps layouts aligned
     st.group_sizes_buf.push_back(static_cast<uint32_t>(ready_now.size()));
     for (uint32_t o : ready_now) st.group_buf.push_back(o);

@@ -56,14 +56,14 @@ struct BatchState {
   std::vector<BatchGroup> groups;
   AutobatchStats stats;
   // scratch of one scheduling pass, indexed by node offset in the segment
-  std::vector<uint32_t> sig, depth, pending, dep_start, dep_list, next_ready;
+  std::vector<uint32_t> sig, depth, height, pending, dep_start, dep_list, next_ready;
   std::vector<uint64_t> structure;
   std::vector<uint32_t> runs;            // lengths of a group's contiguous runs
   std::vector<uint64_t> node_hash;       // signature hash of each node of the segment
   std::vector<unsigned char> batchable;  // whether it can batch at all
   struct Bucket {
     uint32_t head, tail, count;
-    uint64_t depth_sum;
+    uint64_t height_sum;  // of the ready nodes
     uint32_t rep;  // offset of a node with this signature
     uint64_t hash;
   };
