@@ -193,35 +193,36 @@ class RNNLanguageModel {
 
   /// Summed loss of B sentences run side by side in the batch dimension; the
   /// shorter ones are padded with </s> and their padded positions masked out.
-  /// A {1} expression.  `eos` is the padding word.
+  /// A {1} expression.  `eos` is the padding word.  The LSTM runs step by step;
+  /// the softmax, which no later step needs, runs once over the hidden states of
+  /// every step stacked in the batch dimension: one product with the vocabulary
+  /// matrix instead of one a step, the same sum.
   Expression batch_loss(const std::vector<const Sentence*>& batch, unsigned eos) {
     const unsigned B = static_cast<unsigned>(batch.size());
     size_t steps = 0;
     for (const Sentence* s : batch) steps = std::max(steps, s->size() - 1);
     ids_.resize(B);
-    targets_.resize(B);
-    mask_.resize(B);
-    losses_.clear();
+    targets_.clear();
+    mask_.clear();
+    hs_.clear();
+    bool padded = false;
     lstm.start_new_sequence();
     for (size_t t = 0; t < steps; ++t) {
-      bool padded = false;
       for (unsigned b = 0; b < B; ++b) {
         const Sentence& s = *batch[b];
         const bool real = t + 1 < s.size();
         ids_[b] = t < s.size() ? s[t] : eos;
-        targets_[b] = real ? s[t + 1] : eos;
-        mask_[b] = real ? 1.f : 0.f;
+        targets_.push_back(real ? s[t + 1] : eos);
+        mask_.push_back(real ? 1.f : 0.f);
         padded |= !real;
       }
       Expression x = training_ ? lookup(*cg_, p_embed, ids_) : const_lookup(*cg_, p_embed, ids_);
-      Expression h = lstm.add_input(x);
-      Expression scores = affine_transform({bias, R, h});
-      Expression loss = pickneglogsoftmax(scores, targets_);  // {1}XB
-      if (padded) loss = cmult(loss, input(*cg_, Dim({1}, B), mask_));
-      losses_.push_back(loss);
+      hs_.push_back(lstm.add_input(x));
     }
-    Expression total = losses_.size() == 1 ? losses_[0] : sum(losses_);
-    return B > 1 ? sum_batches(total) : total;
+    Expression h = hs_.size() == 1 ? hs_[0] : concatenate_to_batch(hs_);    // {H} x (steps * B)
+    Expression loss = pickneglogsoftmax(affine_transform({bias, R, h}), targets_);  // {1} x (steps * B)
+    if (padded) loss = cmult(loss, input(*cg_, Dim({1}, static_cast<unsigned>(mask_.size())), mask_));
+    return h.dim().bd > 1 ? sum_batches(loss) : loss;
   }
 
   /// Summed loss of one sentence built alone (no batch dimension), as the
@@ -257,7 +258,7 @@ class RNNLanguageModel {
   Expression R, bias;
   std::vector<unsigned> ids_, targets_;
   std::vector<float> mask_;
-  std::vector<Expression> losses_;
+  std::vector<Expression> losses_, hs_;
 };
 
 /// Summed negative log-likelihood (nats) of `data` under the model, computed in

@@ -14,6 +14,11 @@ namespace {
 // of at most 128 rows, 128 deep and 256 columns keep both on the stack and are
 // large enough that the panel loop costs nothing measurable.
 constexpr size_t kPanelRows = 128, kPanelDepth = 128, kPanelCols = 256;
+// From this many multiply-adds on (milliseconds of work), one call lets Eigen
+// block the product for the caches itself, packing each operand once; the heap
+// allocation of its buffers costs nothing next to the arithmetic.  Panels would
+// pack the right operand once per row panel (a 10,000-word softmax: 80 times).
+constexpr size_t kWholeProduct = size_t(1) << 23;
 
 using StridedConstMat = Eigen::Map<const Eigen::MatrixXf, 0, Eigen::OuterStride<>>;
 using StridedMat = Eigen::Map<Eigen::MatrixXf, 0, Eigen::OuterStride<>>;
@@ -58,6 +63,13 @@ void gemm_large(const float* w, const float* x, float* y, size_t m, size_t k, si
       Vec(y, m).noalias() = block(w, m, 0, 0, m, k) * ConstVec(x, k);
     return;
   }
+  if (m * k * n >= kWholeProduct) {
+    if (accumulate)
+      block(y, m, 0, 0, m, n).noalias() += block(w, m, 0, 0, m, k) * block(x, k, 0, 0, k, n);
+    else
+      block(y, m, 0, 0, m, n).noalias() = block(w, m, 0, 0, m, k) * block(x, k, 0, 0, k, n);
+    return;
+  }
   if (!accumulate) std::memset(y, 0, m * n * sizeof(float));
   for (size_t c0 = 0; c0 < n; c0 += kPanelCols)
     for (size_t i0 = 0; i0 < m; i0 += kPanelRows)
@@ -72,6 +84,10 @@ void gemm_tn_large(const float* w, const float* dy, float* dx, size_t m, size_t 
     Vec(dx, k).noalias() += block(w, m, 0, 0, m, k).transpose() * ConstVec(dy, m);
     return;
   }
+  if (m * k * n >= kWholeProduct) {
+    block(dx, k, 0, 0, k, n).noalias() += block(w, m, 0, 0, m, k).transpose() * block(dy, m, 0, 0, m, n);
+    return;
+  }
   for (size_t c0 = 0; c0 < n; c0 += kPanelCols)
     for (size_t t0 = 0; t0 < k; t0 += kPanelRows)
       for (size_t i0 = 0; i0 < m; i0 += kPanelDepth) {
@@ -84,6 +100,10 @@ void gemm_tn_large(const float* w, const float* dy, float* dx, size_t m, size_t 
 void gemm_nt_large(const float* dy, const float* x, float* dw, size_t m, size_t k, size_t n) {
   if (n == 1) {
     rank1_update(dy, x, dw, m, k);
+    return;
+  }
+  if (m * k * n >= kWholeProduct) {
+    block(dw, m, 0, 0, m, k).noalias() += block(dy, m, 0, 0, m, n) * block(x, k, 0, 0, k, n).transpose();
     return;
   }
   for (size_t t0 = 0; t0 < k; t0 += kPanelCols)

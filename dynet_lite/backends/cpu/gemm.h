@@ -6,9 +6,10 @@
 //
 // Each picks its path from the shape: hand-written loops below a few thousand
 // multiply-adds (Eigen's dispatch on dynamic sizes costs more than the arithmetic
-// there), a matrix-vector product or a rank-1 update when n == 1, and Eigen's
-// blocked GEMM in panels otherwise.  The panels keep Eigen's packing buffers on
-// the stack, so no product allocates.
+// there), a matrix-vector product or a rank-1 update when n == 1, Eigen's blocked
+// GEMM in panels that keep its packing buffers on the stack for mid-sized
+// products (no allocation), and one Eigen call, blocked for the caches by Eigen
+// itself, for products of millions of multiply-adds.
 #pragma once
 
 #include <cstddef>
