@@ -22,6 +22,9 @@
 #include <cstring>
 #include <list>
 #include <mutex>
+#include <utility>
+
+#include <Eigen/Core>
 
 #include "dynet_lite/core/graph_memory.h"
 #include "dynet_lite/exec/exec_context.h"
@@ -385,11 +388,17 @@ static void order_members_by_layout(GraphMemory& m, VariableIndex* members, unsi
     }
   }
   if (p == n0.num_args) return;  // leaves and ops on shared parameters only: node order
-  std::sort(members, members + k, [&](VariableIndex a, VariableIndex b) {
-    const float* va = m.node(m.node(a).args[p]).value.v;
-    const float* vb = m.node(m.node(b).args[p]).value.v;
-    return va != vb ? va < vb : a < b;
-  });
+  // Sort (address, member) pairs: one look-up per member instead of two per comparison.
+  thread_local std::vector<std::pair<const float*, VariableIndex>> keyed;
+  keyed.resize(k);
+  bool sorted = true;
+  for (unsigned j = 0; j < k; ++j) {
+    keyed[j] = {m.node(m.node(members[j]).args[p]).value.v, members[j]};
+    sorted &= j == 0 || keyed[j - 1] < keyed[j];
+  }
+  if (sorted) return;
+  std::sort(keyed.begin(), keyed.end());
+  for (unsigned j = 0; j < k; ++j) members[j] = keyed[j].second;
 }
 
 /// A group splits into runs only when they average at least this many members;
@@ -604,21 +613,34 @@ void ComputationGraph::run_forward_batched(VariableIndex last) {
       // A group whose arguments come in a few long runs runs run by run, each in
       // place, rather than gathering every argument into one block: the runs'
       // outputs are allocated one after another, so the layout seen by later
-      // groups is the same.  Fragmented groups (short runs) gather.
+      // groups is the same.  Members of short runs are collected, in order, into
+      // one gathered piece run last.  Fragmented groups (short runs on average)
+      // gather as a whole.
+      st.pieces.clear();
       unsigned nruns = 1;
       st.runs.resize(k);
       if (k > 1) nruns = contiguous_runs(m, members, k, st.runs.data());
       if (nruns == 1 || k < kMinRunLength * nruns) {
-        nruns = 1;
-        st.runs[0] = k;
+        st.pieces.push_back({members, k});
       } else {
         ++st.stats.split_groups;
+        VariableIndex* rest = nullptr;
+        unsigned nrest = 0, at = 0;
+        for (unsigned r = 0; r < nruns; ++r) {
+          const unsigned len = st.runs[r];
+          if (len >= kMinRunLength) {
+            st.pieces.push_back({members + at, len});
+          } else {
+            if (!rest) rest = static_cast<VariableIndex*>(m.meta.allocate(k * sizeof(VariableIndex)));
+            for (unsigned j = 0; j < len; ++j) rest[nrest++] = members[at + j];
+          }
+          at += len;
+        }
+        if (nrest) st.pieces.push_back({rest, nrest});
       }
-      unsigned at = 0;
-      for (unsigned r = 0; r < nruns; ++r) {
-        const unsigned len = st.runs[r];
-        VariableIndex* run = members + at;
-        at += len;
+      for (const auto& piece : st.pieces) {
+        VariableIndex* run = piece.first;
+        const unsigned len = piece.second;
         ++st.stats.kernels;
         if (len > 1 && run_group(m, st, run, len, rng_)) {
           ++st.stats.batched_groups;
@@ -770,8 +792,7 @@ void ComputationGraph::backward_batched(VariableIndex last, bool full) {
               if (!m.marks[aj]) continue;
               Tensor target_grad = m.node(aj).grad;
               if (dev->type == DeviceType::CPU) {
-                const float* src = dx.v + j * sz;
-                for (size_t e = 0; e < sz; ++e) target_grad.v[e] += src[e];
+                Eigen::Map<Eigen::ArrayXf>(target_grad.v, sz) += Eigen::Map<const Eigen::ArrayXf>(dx.v + j * sz, sz);
               } else {
                 Tensor part(target_grad.d, dx.v + j * sz, dev, DeviceMempool::DEDFS);
                 TensorTools::accumulate(target_grad, part);

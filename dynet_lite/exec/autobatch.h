@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "dynet_lite/core/node.h"
@@ -59,6 +60,7 @@ struct BatchState {
   std::vector<uint32_t> sig, depth, height, pending, dep_start, dep_list, next_ready;
   std::vector<uint64_t> structure;
   std::vector<uint32_t> runs;            // lengths of a group's contiguous runs
+  std::vector<std::pair<VariableIndex*, unsigned>> pieces;  // how a group runs: members, count
   std::vector<uint64_t> node_hash;       // signature hash of each node of the segment
   std::vector<unsigned char> batchable;  // whether it can batch at all
   struct Bucket {

@@ -229,6 +229,10 @@ void register_input_ops(OpTable& t) {
     o.blocks_gradient = true;
     o.leaf = true;
   }
+  // Constants of one shape and value (the zero initial states of every sequence
+  // of a minibatch) fill one block together.  Random leaves stay unbatched, so
+  // that batching never changes which numbers they draw.
+  t.row(OpKind::Constant).batch = BatchKind::Elementwise;
 
   OpInfo& p = t.row(OpKind::Parameter);
   p.name = "parameter";
