@@ -33,6 +33,22 @@ struct Result {
   AutobatchStats stats;
 };
 
+// Runs forward and backward on the sum of `losses`; returns the values of `outs`
+// and of the loss, every parameter's gradient and the batching counters.
+Result run_and_collect(ComputationGraph& cg, const std::vector<Expression>& outs,
+                       const std::vector<Expression>& losses, ParameterCollection& pc, LookupParameter& emb) {
+  Expression loss = sum(losses);
+  cg.forward(loss);
+  cg.backward(loss);
+  Result r;
+  for (auto& e : outs) r.values.push_back(as_vector(e.value()));
+  r.values.push_back(as_vector(loss.value()));
+  for (auto& p : pc.parameters_list()) r.grads.push_back(as_vector(p->g));
+  r.grads.push_back(as_vector(emb.get_storage().all_grads));
+  r.stats = cg.autobatch_stats();
+  return r;
+}
+
 // Builds graph number `seed` with the given strategy.  The program is drawn from
 // `seed` alone, so every strategy builds the very same graph.
 Result run_program(TestModel& m, unsigned seed, int strategy, bool use_matrix_ops) {
@@ -67,16 +83,7 @@ Result run_program(TestModel& m, unsigned seed, int strategy, bool use_matrix_op
     }
     losses.push_back(sum_elems(square(h)));
   }
-  Expression loss = sum(losses);
-  cg.forward(loss);
-  cg.backward(loss);
-  Result r;
-  for (auto& e : all) r.values.push_back(as_vector(e.value()));
-  r.values.push_back(as_vector(loss.value()));
-  for (auto& p : m.pc.parameters_list()) r.grads.push_back(as_vector(p->g));
-  r.grads.push_back(as_vector(m.emb.get_storage().all_grads));
-  r.stats = cg.autobatch_stats();
-  return r;
+  return run_and_collect(cg, all, losses, m.pc, m.emb);
 }
 
 void check_same(const Result& a, const Result& b, unsigned seed, int strategy) {
@@ -203,16 +210,7 @@ BOOST_AUTO_TEST_CASE(bilstm_groups_split_into_in_place_runs_give_the_same_result
         losses.push_back(pickneglogsoftmax(outs.back(), s[t] % 3));
       }
     }
-    Expression loss = sum(losses);
-    cg.forward(loss);
-    cg.backward(loss);
-    Result r;
-    for (auto& e : outs) r.values.push_back(as_vector(e.value()));
-    r.values.push_back(as_vector(loss.value()));
-    for (auto& p : pc.parameters_list()) r.grads.push_back(as_vector(p->g));
-    r.grads.push_back(as_vector(emb.get_storage().all_grads));
-    r.stats = cg.autobatch_stats();
-    return r;
+    return run_and_collect(cg, outs, losses, pc, emb);
   };
   Result plain = run(0);
   for (int strategy : {1, 2}) {
