@@ -156,4 +156,41 @@ inline void append_tail(std::ostream& line, const std::string& blas) {
        << "\" flags=\"" << DYNET_LITE_BENCH_FLAGS << "\"";
 }
 
+/// What a timed benchmark run measured: the first losses (to compare libraries),
+/// the summed loss of the timed instances and the seconds they took.
+struct TimedRun {
+  std::vector<float> first_losses;
+  double loss_sum = 0;
+  double seconds = 0;
+};
+
+/// Trains on `warmup` instances, then times `timed` more: every `batch` instances
+/// (in order) are one fresh graph whose losses are summed, one backward and one
+/// update.  `new_graph()` starts a graph; `loss(k)` builds instance k's loss.
+template <class NewGraph, class Loss>
+TimedRun train_timed(size_t warmup, size_t timed, size_t batch, NewGraph new_graph, Loss loss_of,
+                     torch::optim::SGD& sgd, std::vector<torch::Tensor>& params) {
+  TimedRun r;
+  std::vector<torch::Tensor> losses;
+  auto train_range = [&](size_t begin, size_t end, bool counted) {
+    for (size_t start = begin; start < end; start += batch) {
+      const size_t stop = std::min(end, start + batch);
+      new_graph();
+      losses.clear();
+      for (size_t k = start; k < stop; ++k) losses.push_back(loss_of(k));
+      torch::Tensor loss = losses.size() == 1 ? losses[0] : torch::stack(losses).sum();
+      const float l = loss.item<float>();
+      loss.backward();
+      update(sgd, params);
+      if (r.first_losses.size() < 3) r.first_losses.push_back(l);
+      if (counted) r.loss_sum += l;
+    }
+  };
+  train_range(0, warmup, false);
+  const auto t0 = std::chrono::steady_clock::now();
+  train_range(warmup, warmup + timed, true);
+  r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return r;
+}
+
 }  // namespace torch_bench

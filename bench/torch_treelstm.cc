@@ -194,27 +194,11 @@ int run(int argc, char** argv) {
   TreeClassifier model(vocab);
   std::vector<torch::Tensor> params = model.parameters();
   torch::optim::SGD sgd(params, torch::optim::SGDOptions(LEARNING_RATE));
-  std::vector<float> first_losses;
-  std::vector<torch::Tensor> losses;
-  double loss_sum = 0;
-  auto train_range = [&](size_t begin, size_t end, bool timed) {
-    for (size_t start = begin; start < end; start += batch) {
-      const size_t stop = std::min(end, start + batch);
-      model.new_graph();
-      losses.clear();
-      for (size_t k = start; k < stop; ++k) losses.push_back(model.loss(train[k]));
-      torch::Tensor loss = losses.size() == 1 ? losses[0] : torch::stack(losses).sum();
-      const float l = loss.item<float>();
-      loss.backward();
-      torch_bench::update(sgd, params);
-      if (first_losses.size() < 3) first_losses.push_back(l);
-      if (timed) loss_sum += l;
-    }
-  };
-  train_range(0, WARMUP, false);
-  const auto t0 = std::chrono::steady_clock::now();
-  train_range(WARMUP, WARMUP + TIMED, true);
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const torch_bench::TimedRun run = torch_bench::train_timed(
+      WARMUP, TIMED, batch, [&] { model.new_graph(); }, [&](size_t k) { return model.loss(train[k]); }, sgd,
+      params);
+  const std::vector<float>& first_losses = run.first_losses;
+  const double loss_sum = run.loss_sum, seconds = run.seconds;
   size_t words = 0, nodes = 0;
   double macs = 0;
   for (size_t k = WARMUP; k < WARMUP + TIMED; ++k) {
