@@ -619,7 +619,12 @@ void ComputationGraph::run_forward_batched(VariableIndex last) {
       st.pieces.clear();
       unsigned nruns = 1;
       st.runs.resize(k);
-      if (k > 1) nruns = contiguous_runs(m, members, k, st.runs.data());
+      // Products with a shared weight stay whole: one wide GEMM (the weight packed
+      // once) beats a copy of the inputs less than splitting it into thin ones.
+      bool shares_weight = false;
+      for (unsigned p = 0; p < m.node(members[0]).num_args; ++p)
+        shares_weight |= is_shared_leaf(m.node(m.node(members[0]).args[p]));
+      if (k > 1 && !shares_weight) nruns = contiguous_runs(m, members, k, st.runs.data());
       if (nruns == 1 || k < kMinRunLength * nruns) {
         st.pieces.push_back({members, k});
       } else {
