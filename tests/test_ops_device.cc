@@ -12,32 +12,10 @@ namespace {
 using Xs = std::vector<Expression>;
 
 // A second device with host memory: a graph that uses it has two sets of
-// arenas, and values must really be copied between them by to_device.
-class SecondHostDevice final : public Device {
- public:
-  SecondHostDevice() : Device(DeviceType::CPU, 1, "HOST:1") {}
-  void* allocate(size_t bytes) override {
-    ++allocations;
-    void* p = std::aligned_alloc(64, (bytes + 63) / 64 * 64 + 64);
-    if (!p) throw std::bad_alloc();
-    return p;
-  }
-  void release(void* p) override { std::free(p); }
-  void copy_to_host(float* host, const float* dev, size_t n) const override {
-    std::memcpy(host, dev, n * sizeof(float));
-  }
-  void copy_from_host(float* dev, const float* host, size_t n) const override {
-    std::memcpy(dev, host, n * sizeof(float));
-  }
-  void copy(float* dst, const float* src, size_t n) const override { std::memmove(dst, src, n * sizeof(float)); }
-  void fill(float* dst, float value, size_t n) const override { std::fill(dst, dst + n, value); }
-  int allocations = 0;
-};
-
-// Never destroyed: the per-thread pool of graph memory may keep arenas of it
-// until the process ends.
-SecondHostDevice* second_device() {
-  static SecondHostDevice* d = new SecondHostDevice;
+// arenas, and values must really be copied between them by to_device.  Never
+// destroyed: the per-thread pool of graph memory may keep arenas of it.
+test::HostMemoryDevice* second_device() {
+  static auto* d = new test::HostMemoryDevice(DeviceType::CPU, 1, "HOST:1");
   return d;
 }
 
@@ -66,7 +44,7 @@ BOOST_AUTO_TEST_CASE(to_device_cpu_to_cpu_passes_gradient_back) {
 }
 
 BOOST_AUTO_TEST_CASE(to_device_second_device_round_trip) {
-  SecondHostDevice* dev = second_device();
+  test::HostMemoryDevice* dev = second_device();
   ComputationGraph cg;
   Expression x = input(cg, Dim({2, 2}), {0.5f, -1, 2, 0});
   Expression on_dev = to_device(x, dev);
@@ -97,7 +75,7 @@ BOOST_AUTO_TEST_CASE(to_device_gradients) {
     return to_device(xs[0] + parameter(cg, p), cpu_device());
   });
   BOOST_CHECK_EQUAL(n, 3u + 6u);
-  SecondHostDevice* dev = second_device();
+  test::HostMemoryDevice* dev = second_device();
   n = test::check_gradients(m, {{Dim({3}, 2), test::test_values(6)}}, [&](ComputationGraph& cg, const Xs& xs) {
     Expression a = to_device(xs[0], dev);
     Expression b = to_device(parameter(cg, p), dev);

@@ -452,31 +452,12 @@ BOOST_AUTO_TEST_CASE(autobatch_equals_plain) {
   }
 }
 
-// Host memory under a device that says it is a GPU: enough to build graphs on
-// it (no kernel runs), to see which path the builder takes there.
-class HostBackedGpu final : public Device {
- public:
-  HostBackedGpu() : Device(DeviceType::GPU, 7, "FAKEGPU:7") {}
-  void* allocate(size_t bytes) override {
-    void* p = std::aligned_alloc(64, (bytes + 63) / 64 * 64 + 64);
-    if (!p) throw std::bad_alloc();
-    return p;
-  }
-  void release(void* p) override { std::free(p); }
-  void copy_to_host(float* host, const float* dev, size_t n) const override {
-    std::memcpy(host, dev, n * sizeof(float));
-  }
-  void copy_from_host(float* dev, const float* host, size_t n) const override {
-    std::memcpy(dev, host, n * sizeof(float));
-  }
-  void copy(float* dst, const float* src, size_t n) const override { std::memmove(dst, src, n * sizeof(float)); }
-  void fill(float* dst, float value, size_t n) const override { std::fill(dst, dst + n, value); }
-};
 
 BOOST_AUTO_TEST_CASE(other_devices_keep_the_basic_ops) {
   // The fused ops have CPU kernels only: with the parameters (and so the whole
   // step) on another device, the builder builds the basic ops it always did.
-  static HostBackedGpu* gpu = new HostBackedGpu;  // never destroyed: pooled graph memory may keep arenas of it
+  // Host memory under a device that says it is a GPU (never destroyed).
+  static auto* gpu = new test::HostMemoryDevice(DeviceType::GPU, 7, "FAKEGPU:7");
   Device* saved = default_device();
   set_default_device(gpu);
   try {

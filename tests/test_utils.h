@@ -2,13 +2,18 @@
 // Shared helpers for the test suites: fixed-value parameters, and a
 // central-difference gradient check over parameters and inputs.
 #include <boost/test/unit_test.hpp>
+#include <algorithm>
 #include <cmath>
+#include <cstdlib>
+#include <cstring>
 #include <cstdio>
 #include <functional>
+#include <new>
 #include <sstream>
 #include <string>
 #include <vector>
 
+#include "dynet_lite/devices.h"
 #include "dynet_lite/dynet.h"
 #include "dynet_lite/expr.h"
 #include "dynet_lite/model.h"
@@ -163,5 +168,31 @@ void check_throws_with(F f, std::initializer_list<const char*> parts) {
     for (const char* p : parts) BOOST_CHECK_MESSAGE(msg.find(p) != std::string::npos, "message '" << msg << "' lacks '" << p << "'");
   }
 }
+
+/// A device backed by host memory that reports the type, id and name it is given:
+/// a second "CPU" whose values must really be copied, or a "GPU" on which graphs
+/// can be built (no kernel runs) to see which path a builder takes there.
+/// Allocations are counted.  Create it with new and never destroy it: the
+/// per-thread pool of graph memory may keep arenas of it until the process ends.
+class HostMemoryDevice final : public dl::Device {
+ public:
+  HostMemoryDevice(dl::DeviceType type, int id, const char* name) : dl::Device(type, id, name) {}
+  void* allocate(size_t bytes) override {
+    ++allocations;
+    void* p = std::aligned_alloc(64, (bytes + 63) / 64 * 64 + 64);
+    if (!p) throw std::bad_alloc();
+    return p;
+  }
+  void release(void* p) override { std::free(p); }
+  void copy_to_host(float* host, const float* dev, size_t n) const override {
+    std::memcpy(host, dev, n * sizeof(float));
+  }
+  void copy_from_host(float* dev, const float* host, size_t n) const override {
+    std::memcpy(dev, host, n * sizeof(float));
+  }
+  void copy(float* dst, const float* src, size_t n) const override { std::memmove(dst, src, n * sizeof(float)); }
+  void fill(float* dst, float value, size_t n) const override { std::fill(dst, dst + n, value); }
+  int allocations = 0;
+};
 
 }  // namespace test
