@@ -206,6 +206,41 @@ std::vector<const char*> unbatchable_ops() {
 
 // ------------------------------------------------------------ scheduling
 
+/// Whether a node reads no argument that batching would stack (none, or only
+/// parameters): its group may lay its outputs out in any order.
+static bool reads_nothing_stacked(GraphMemory& m, const Node& n) {
+  for (unsigned p = 0; p < n.num_args; ++p)
+    if (!is_shared_leaf(m.node(n.args[p]))) return false;
+  return true;
+}
+
+/// A group free to choose its order (lookups, inputs, constants) takes the order
+/// in which its outputs are first read: the first group reading them finds them
+/// side by side, in its own order, and reads them in place.  For a BiLSTM the
+/// word vectors come out step by step, each step's block in the order the
+/// forward (or backward) LSTM's group of that step wants them.
+static void order_free_groups(GraphMemory& m, BatchState& st, VariableIndex first, uint32_t n) {
+  st.place.resize(n);
+  size_t pos = 0;
+  for (size_t g = 0; g < st.group_sizes_buf.size(); ++g) {
+    for (uint32_t j = 0; j < st.group_sizes_buf[g]; ++j)
+      st.place[st.group_buf[pos + j]] = (static_cast<uint64_t>(g) << 32) | j;
+    pos += st.group_sizes_buf[g];
+  }
+  st.first_use.assign(n, ~uint64_t(0));
+  for (uint32_t o = 0; o < n; ++o)
+    for (uint32_t k = st.dep_start[o]; k < st.dep_start[o + 1]; ++k)
+      st.first_use[o] = std::min(st.first_use[o], st.place[st.dep_list[k]]);
+  pos = 0;
+  for (size_t g = 0; g < st.group_sizes_buf.size(); ++g) {
+    const uint32_t k = st.group_sizes_buf[g];
+    uint32_t* members = st.group_buf.data() + pos;
+    pos += k;
+    if (k < 2 || !reads_nothing_stacked(m, m.node(first + members[0]))) continue;
+    std::stable_sort(members, members + k, [&](uint32_t a, uint32_t b) { return st.first_use[a] < st.first_use[b]; });
+  }
+}
+
 /// Fills st.group_buf / st.group_sizes_buf with the schedule of [first, last].
 static void schedule_segment(GraphMemory& m, BatchState& st, VariableIndex first, VariableIndex last, int strategy) {
   const uint32_t n = last - first + 1;
@@ -277,13 +312,22 @@ static void schedule_segment(GraphMemory& m, BatchState& st, VariableIndex first
     st.height[o] = h;
   }
 
+  // Within a group, the members with the longest path still ahead come first: the
+  // chains that stop earliest (the shorter sentences) sit at the end of the block,
+  // so the next step's group, one member fewer per finished chain, reads a prefix
+  // of it in place.
+  auto longer_first = [&](uint32_t a, uint32_t b) {
+    return st.height[a] != st.height[b] ? st.height[a] > st.height[b] : a < b;
+  };
+
   if (strategy == 2) {
     // Depth strategy: sort by (depth, signature); each run is a group.
     st.order.resize(n);
     for (uint32_t o = 0; o < n; ++o) st.order[o] = o;
-    std::stable_sort(st.order.begin(), st.order.end(), [&](uint32_t a, uint32_t b) {
+    std::sort(st.order.begin(), st.order.end(), [&](uint32_t a, uint32_t b) {
       if (st.depth[a] != st.depth[b]) return st.depth[a] < st.depth[b];
-      return st.sig[a] < st.sig[b];
+      if (st.sig[a] != st.sig[b]) return st.sig[a] < st.sig[b];
+      return longer_first(a, b);
     });
     for (uint32_t i = 0; i < n;) {
       uint32_t j = i + 1;
@@ -294,6 +338,7 @@ static void schedule_segment(GraphMemory& m, BatchState& st, VariableIndex first
       for (uint32_t k = i; k < j; ++k) st.group_buf.push_back(st.order[k]);
       i = j;
     }
+    order_free_groups(m, st, first, n);
     return;
   }
 
@@ -359,24 +404,52 @@ static void schedule_segment(GraphMemory& m, BatchState& st, VariableIndex first
     for (uint32_t o = b.head; o != kSolo; o = st.next_ready[o]) ready_now.push_back(o);
     b.count = 0;
     b.height_sum = 0;
-    std::sort(ready_now.begin(), ready_now.end());  // node order keeps layouts aligned
+    std::sort(ready_now.begin(), ready_now.end(), longer_first);
     st.group_sizes_buf.push_back(static_cast<uint32_t>(ready_now.size()));
     for (uint32_t o : ready_now) st.group_buf.push_back(o);
     for (uint32_t o : ready_now) finish(o);
   }
+  order_free_groups(m, st, first, n);
 }
 
 // ------------------------------------------------------------ execution
 
 
-/// Orders a group's members by where their largest stacked argument lives, so that
-/// arguments produced side by side by earlier groups (which allocate their outputs
-/// in member order, one group after another in the arena) are read in place, and
-/// this group's outputs keep that order for the groups after it.
-static void order_members_by_layout(GraphMemory& m, VariableIndex* members, unsigned k) {
+/// How far a group is from reading its stacked arguments in place, in this member
+/// order: for each stacked argument, its size times the number of members whose
+/// value does not follow the previous member's.  0: no copy at all; a few breaks:
+/// a few runs that each read in place.
+static size_t layout_breaks(GraphMemory& m, const VariableIndex* members, unsigned k) {
   const Node& n0 = m.node(members[0]);
-  // The largest stacked argument sets the order: whatever does not line up is
-  // gathered, and this keeps the bytes copied smallest.
+  size_t cost = 0;
+  for (unsigned p = 0; p < n0.num_args; ++p) {
+    const Node& a0 = m.node(n0.args[p]);
+    if (is_shared_leaf(a0)) continue;
+    const size_t sz = a0.value.d.size();
+    const float* prev = a0.value.v;
+    bool same = true;
+    size_t breaks = 0;
+    for (unsigned j = 1; j < k; ++j) {
+      const float* v = m.node(m.node(members[j]).args[p]).value.v;
+      same &= v == a0.value.v;
+      breaks += v != prev + sz;
+      prev = v;
+    }
+    if (!(same && a0.value.d.bd == 1)) cost += breaks * sz;
+  }
+  return cost;
+}
+
+/// Orders a group's members for the memory layout.  The schedule's order (longest
+/// chain first, free groups in the order of their readers) is kept when it reads
+/// its arguments in place; otherwise the order of the largest stacked argument's
+/// address (arguments produced side by side by earlier groups, which allocate
+/// their outputs in member order, are then read in place) is taken when it breaks
+/// the layout less.
+static void order_members_by_layout(GraphMemory& m, VariableIndex* members, unsigned k) {
+  const size_t planned = layout_breaks(m, members, k);
+  if (planned == 0) return;
+  const Node& n0 = m.node(members[0]);
   unsigned p = n0.num_args;
   size_t largest = 0;
   for (unsigned q = 0; q < n0.num_args; ++q) {
@@ -387,9 +460,10 @@ static void order_members_by_layout(GraphMemory& m, VariableIndex* members, unsi
       largest = a.value.d.size();
     }
   }
-  if (p == n0.num_args) return;  // leaves and ops on shared parameters only: node order
+  if (p == n0.num_args) return;  // leaves and ops on shared parameters only
   // Sort (address, member) pairs: one look-up per member instead of two per comparison.
   thread_local std::vector<std::pair<const float*, VariableIndex>> keyed;
+  thread_local std::vector<VariableIndex> sorted_members;
   keyed.resize(k);
   bool sorted = true;
   for (unsigned j = 0; j < k; ++j) {
@@ -398,7 +472,10 @@ static void order_members_by_layout(GraphMemory& m, VariableIndex* members, unsi
   }
   if (sorted) return;
   std::sort(keyed.begin(), keyed.end());
-  for (unsigned j = 0; j < k; ++j) members[j] = keyed[j].second;
+  sorted_members.resize(k);
+  for (unsigned j = 0; j < k; ++j) sorted_members[j] = keyed[j].second;
+  if (layout_breaks(m, sorted_members.data(), k) < planned)
+    std::copy(sorted_members.begin(), sorted_members.end(), members);
 }
 
 /// A group splits into runs only when they average at least this many members;

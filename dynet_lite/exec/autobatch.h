@@ -74,6 +74,7 @@ struct BatchState {
   std::vector<uint32_t> active;
   std::vector<uint32_t> solo;
   std::vector<uint32_t> order;
+  std::vector<uint64_t> place, first_use;  // (group << 32 | position) of a node, of its first reader
   std::vector<const Node*> member_nodes;
   std::vector<uint32_t> group_buf;
   std::vector<uint32_t> group_sizes_buf;
