@@ -819,8 +819,8 @@ BOOST_AUTO_TEST_CASE(compact_builder_uses_fused_ops_and_autobatches) {
   Expression x = input(cg, Dim({3}, 2), test::test_values(6, -0.3f));
   lstm.add_input(x);
   std::vector<float> h_layer0 = as_vector(lstm.get_h(RNNPointer(0))[0].value());
-  Expression wx = parameter(cg, lstm.params[0][0]), wh = parameter(cg, lstm.params[0][1]),
-             b = parameter(cg, lstm.params[0][2]);
+  // The first step has no previous state: W_h (params[0][1]) takes no part.
+  Expression wx = parameter(cg, lstm.params[0][0]), b = parameter(cg, lstm.params[0][2]);
   Expression pre = affine_transform({b, wx, x});
   Expression g = concatenate({logistic(pick_range(pre, 0, 12)), tanh(pick_range(pre, 12, 16))});
   Expression want = composed_h(cmult(pick_range(g, 0, 4), pick_range(g, 12, 16)), g, 4);

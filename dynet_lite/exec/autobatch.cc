@@ -52,8 +52,9 @@ inline uint64_t mix(uint64_t h, uint64_t v) {
 }
 
 uint64_t hash_dim(uint64_t h, const Dim& d) {
-  h = mix(h, d.nd | (static_cast<uint64_t>(d.bd) << 8));
-  for (unsigned i = 0; i < d.nd; ++i) h = mix(h, d.d[i]);
+  h = mix(h, d.nd | (static_cast<uint64_t>(d.bd) << 32));
+  for (unsigned i = 0; i < d.nd; i += 2)  // two dimensions a word
+    h = mix(h, d.d[i] | (i + 1 < d.nd ? static_cast<uint64_t>(d.d[i + 1]) << 32 : 0));
   return h;
 }
 
@@ -85,24 +86,18 @@ uint64_t signature_hash(const Node& n, const OpInfo& info, GraphMemory& m) {
   if (info.batch == BatchKind::Custom) {
     if (info.batch_key) h = mix(h, info.batch_key(n));
   } else {
-    uint64_t w[Node::kParamBytes / 8];
+    // The parameter words folded with independent multiplies, then mixed once
+    // (most ops have none: all zero).
+    static_assert(Node::kParamBytes == 48, "fold of six parameter words");
+    uint64_t w[6];
     std::memcpy(w, n.params, sizeof(w));
-    for (uint64_t x : w) h = mix(h, x);
+    const uint64_t folded = (w[0] * 0x9e3779b97f4a7c15ULL) ^ (w[1] * 0xc2b2ae3d27d4eb4fULL) ^
+                            (w[2] * 0x165667b19e3779f9ULL) ^ (w[3] * 0xd6e8feb86659fd93ULL) ^
+                            (w[4] * 0xff51afd7ed558ccdULL) ^ (w[5] * 0xc4ceb9fe1a85ec53ULL) ^
+                            ((w[0] ^ w[1] ^ w[2] ^ w[3] ^ w[4] ^ w[5]) >> 29);
+    h = mix(h, folded);
   }
   return h;
-}
-
-bool same_signature(const Node& a, const Node& b, const OpInfo& info, GraphMemory& m) {
-  if (a.op != b.op || a.num_args != b.num_args || !(a.value.d == b.value.d)) return false;
-  for (unsigned p = 0; p < a.num_args; ++p) {
-    const Node& x = m.node(a.args[p]);
-    const Node& y = m.node(b.args[p]);
-    bool sx = is_shared_leaf(x), sy = is_shared_leaf(y);
-    if (sx != sy) return false;
-    if (sx ? a.args[p] != b.args[p] : !(x.value.d == y.value.d)) return false;
-  }
-  if (info.batch == BatchKind::Custom) return !info.batch_key || info.batch_key(a) == info.batch_key(b);
-  return std::memcmp(a.params, b.params, Node::kParamBytes) == 0;
 }
 
 constexpr uint32_t kSolo = 0xffffffffu;
@@ -120,6 +115,11 @@ struct PlanCache {
       }
     }
     return nullptr;
+  }
+  bool contains(uint64_t key) const {
+    for (const auto& p : plans)
+      if (p.first == key) return true;
+    return false;
   }
   void insert(uint64_t key, BatchPlan plan) {
     plans.emplace_front(key, std::move(plan));
@@ -220,24 +220,39 @@ static bool reads_nothing_stacked(GraphMemory& m, const Node& n) {
 /// word vectors come out step by step, each step's block in the order the
 /// forward (or backward) LSTM's group of that step wants them.
 static void order_free_groups(GraphMemory& m, BatchState& st, VariableIndex first, uint32_t n) {
-  st.place.resize(n);
+  bool any_free = false;
   size_t pos = 0;
+  for (uint32_t k : st.group_sizes_buf) {
+    any_free |= k > 1 && reads_nothing_stacked(m, m.node(first + st.group_buf[pos]));
+    pos += k;
+  }
+  if (!any_free) return;
+  st.place.resize(n);
+  pos = 0;
   for (size_t g = 0; g < st.group_sizes_buf.size(); ++g) {
     for (uint32_t j = 0; j < st.group_sizes_buf[g]; ++j)
       st.place[st.group_buf[pos + j]] = (static_cast<uint64_t>(g) << 32) | j;
     pos += st.group_sizes_buf[g];
   }
-  st.first_use.assign(n, ~uint64_t(0));
-  for (uint32_t o = 0; o < n; ++o)
-    for (uint32_t k = st.dep_start[o]; k < st.dep_start[o + 1]; ++k)
-      st.first_use[o] = std::min(st.first_use[o], st.place[st.dep_list[k]]);
   pos = 0;
   for (size_t g = 0; g < st.group_sizes_buf.size(); ++g) {
     const uint32_t k = st.group_sizes_buf[g];
     uint32_t* members = st.group_buf.data() + pos;
     pos += k;
     if (k < 2 || !reads_nothing_stacked(m, m.node(first + members[0]))) continue;
-    std::stable_sort(members, members + k, [&](uint32_t a, uint32_t b) { return st.first_use[a] < st.first_use[b]; });
+    // (first reader's place, member) pairs, sorted by place; ties keep their order.
+    st.keyed.resize(k);
+    for (uint32_t j = 0; j < k; ++j) {
+      const uint32_t o = members[j];
+      uint64_t use = ~uint64_t(0);
+      for (uint32_t d = st.dep_start[o]; d < st.dep_start[o + 1]; ++d) use = std::min(use, st.place[st.dep_list[d]]);
+      st.keyed[j] = {use, o};
+    }
+    std::stable_sort(st.keyed.begin(), st.keyed.end(),
+                     [](const std::pair<uint64_t, uint32_t>& a, const std::pair<uint64_t, uint32_t>& b) {
+                       return a.first < b.first;
+                     });
+    for (uint32_t j = 0; j < k; ++j) members[j] = st.keyed[j].second;
   }
 }
 
@@ -253,24 +268,22 @@ static void schedule_segment(GraphMemory& m, BatchState& st, VariableIndex first
   while (table_size < 2 * n) table_size <<= 1;
   st.table.assign(table_size, 0);
 
-  // Signatures, depths, dependency counts.
+  // Signatures, depths, dependency counts, from the arguments inside the segment
+  // listed while hashing (st.arg_start / st.arg_list): no node is read again.
   for (uint32_t o = 0; o < n; ++o) {
-    const Node& node = m.node(first + o);
-    const OpInfo& info = op_info(node.op);
-    uint32_t depth = 0, pending = 0;
-    for (unsigned p = 0; p < node.num_args; ++p) {
-      VariableIndex a = node.args[p];
-      if (a >= first) {
-        depth = std::max(depth, st.depth[a - first] + 1);
-        ++pending;
-        ++st.dep_start[a - first + 1];
-      }
+    uint32_t depth = 0;
+    for (uint32_t q = st.arg_start[o]; q < st.arg_start[o + 1]; ++q) {
+      const uint32_t a = st.arg_list[q];
+      depth = std::max(depth, st.depth[a] + 1);
+      ++st.dep_start[a + 1];
     }
     st.depth[o] = depth;
-    st.pending[o] = pending;
+    st.pending[o] = st.arg_start[o + 1] - st.arg_start[o];
     if (!st.batchable[o]) continue;
-    uint64_t h = st.node_hash[o];  // computed once, for the plan cache key
-    size_t mask = table_size - 1;
+    // Equal signatures are recognised by their 64-bit hash, which covers all of
+    // the signature (as the plan cache's key does); op and shape are checked too.
+    const uint64_t h = st.node_hash[o];
+    const size_t mask = table_size - 1;
     for (size_t slot = h & mask;; slot = (slot + 1) & mask) {
       uint32_t b = st.table[slot];
       if (b == 0) {
@@ -280,7 +293,10 @@ static void schedule_segment(GraphMemory& m, BatchState& st, VariableIndex first
         break;
       }
       BatchState::Bucket& bk = st.buckets[b - 1];
-      if (bk.hash == h && same_signature(m.node(first + bk.rep), node, info, m)) {
+      if (bk.hash == h) {
+        const Node &node = m.node(first + o), &rep = m.node(first + bk.rep);
+        DYNET_LITE_CHECK(node.op == rep.op && node.num_args == rep.num_args && node.value.d == rep.value.d,
+                         internal_error, "autobatch: two signatures share one hash");
         st.sig[o] = b - 1;
         break;
       }
@@ -292,13 +308,8 @@ static void schedule_segment(GraphMemory& m, BatchState& st, VariableIndex first
   {
     std::vector<uint32_t>& fill = st.next_ready;  // reused as a cursor here
     fill.assign(st.dep_start.begin(), st.dep_start.end() - 1);
-    for (uint32_t o = 0; o < n; ++o) {
-      const Node& node = m.node(first + o);
-      for (unsigned p = 0; p < node.num_args; ++p) {
-        VariableIndex a = node.args[p];
-        if (a >= first) st.dep_list[fill[a - first]++] = o;
-      }
-    }
+    for (uint32_t o = 0; o < n; ++o)
+      for (uint32_t q = st.arg_start[o]; q < st.arg_start[o + 1]; ++q) st.dep_list[fill[st.arg_list[q]]++] = o;
   }
 
   st.group_buf.clear();
@@ -404,7 +415,17 @@ static void schedule_segment(GraphMemory& m, BatchState& st, VariableIndex first
     for (uint32_t o = b.head; o != kSolo; o = st.next_ready[o]) ready_now.push_back(o);
     b.count = 0;
     b.height_sum = 0;
-    std::sort(ready_now.begin(), ready_now.end(), longer_first);
+    // Longest chain first (see longer_first), as one integer key per member.
+    st.keys.clear();
+    bool ordered = true;
+    for (uint32_t o : ready_now) {
+      st.keys.push_back((static_cast<uint64_t>(~st.height[o]) << 32) | o);
+      ordered &= st.keys.size() == 1 || st.keys[st.keys.size() - 2] < st.keys.back();
+    }
+    if (!ordered) {
+      std::sort(st.keys.begin(), st.keys.end());
+      for (size_t j = 0; j < ready_now.size(); ++j) ready_now[j] = static_cast<uint32_t>(st.keys[j]);
+    }
     st.group_sizes_buf.push_back(static_cast<uint32_t>(ready_now.size()));
     for (uint32_t o : ready_now) st.group_buf.push_back(o);
     for (uint32_t o : ready_now) finish(o);
@@ -630,10 +651,14 @@ void ComputationGraph::run_forward_batched(VariableIndex last) {
 
   // Structure of the segment, for the plan cache: each node's signature (or op and
   // shape for a node that never batches) and where its arguments come from.
-  st.structure.clear();
   st.node_hash.resize(n);
   st.batchable.resize(n);
   uint64_t key = mix(n, autobatch_);
+  auto wiring = [first](VariableIndex a) {
+    return a >= first ? (static_cast<uint64_t>(a - first) << 1) : ((static_cast<uint64_t>(a) << 1) | 1);
+  };
+  st.arg_start.resize(n + 1);
+  st.arg_list.clear();
   for (uint32_t o = 0; o < n; ++o) {
     const Node& node = m.node(first + o);
     const OpInfo& info = op_info(node.op);
@@ -642,16 +667,33 @@ void ComputationGraph::run_forward_batched(VariableIndex last) {
                            : hash_dim(mix(0xabcdefULL, static_cast<uint64_t>(node.op)), node.value.d);
     st.node_hash[o] = h;
     st.batchable[o] = batchable;
-    st.structure.push_back(h);
     key = mix(key, h);
+    st.arg_start[o] = static_cast<uint32_t>(st.arg_list.size());
     for (unsigned p = 0; p < node.num_args; ++p) {
-      VariableIndex a = node.args[p];
-      uint64_t w = a >= first ? (static_cast<uint64_t>(a - first) << 1) : ((static_cast<uint64_t>(a) << 1) | 1);
-      st.structure.push_back(w);
-      key = mix(key, w);
+      const VariableIndex a = node.args[p];
+      key = mix(key, wiring(a));
+      if (a >= first) st.arg_list.push_back(a - first);
     }
   }
-  const BatchPlan* plan = plan_cache().find(key, st.structure);
+  st.arg_start[n] = static_cast<uint32_t>(st.arg_list.size());
+  // The full description, compared against a cached plan (the key alone could
+  // collide) and stored with a new one: written out only when one of them happens.
+  bool described = false;
+  auto describe = [&] {
+    if (described) return;
+    described = true;
+    st.structure.clear();
+    for (uint32_t o = 0; o < n; ++o) {
+      const Node& node = m.node(first + o);
+      st.structure.push_back(st.node_hash[o]);
+      for (unsigned p = 0; p < node.num_args; ++p) st.structure.push_back(wiring(node.args[p]));
+    }
+  };
+  const BatchPlan* plan = nullptr;
+  if (plan_cache().contains(key)) {
+    describe();
+    plan = plan_cache().find(key, st.structure);
+  }
   const uint32_t* sizes;
   const uint32_t* offsets;
   size_t ngroups;
@@ -667,6 +709,7 @@ void ComputationGraph::run_forward_batched(VariableIndex last) {
     offsets = st.group_buf.data();
     ngroups = st.group_sizes_buf.size();
     if (plan_cache().seen_before(key)) {
+      describe();
       BatchPlan fresh;
       fresh.structure = st.structure;
       fresh.group_sizes = st.group_sizes_buf;
@@ -764,7 +807,6 @@ void ComputationGraph::backward_batched(VariableIndex last, bool full) {
   m.marks.assign(top + 1, 0);
   for (auto& a : m.device_arenas) a->grads.reset();
   m.weight_grads.reset();
-  for (VariableIndex i = 0; i <= top; ++i) m.node(i).grad = Tensor();
   Node& target = m.node(last);
   if (full || target.variable) m.marks[last] = 1;
 
@@ -775,7 +817,10 @@ void ComputationGraph::backward_batched(VariableIndex last, bool full) {
     const BatchGroup& g = st.groups[gi];
     bool any = false;
     for (unsigned j = 0; j < g.k; ++j) any |= m.marks[g.members[j]] != 0;
-    if (!any) continue;
+    if (!any) {  // every node up to `top` is in one group: this clears the rest
+      for (unsigned j = 0; j < g.k; ++j) m.node(g.members[j]).grad = Tensor();
+      continue;
+    }
     need[gi] = 1;
     const Node& n0 = m.node(g.members[0]);
     const OpInfo& info = op_info(n0.op);

@@ -62,6 +62,7 @@ struct BatchState {
   std::vector<uint32_t> runs;            // lengths of a group's contiguous runs
   std::vector<std::pair<VariableIndex*, unsigned>> pieces;  // how a group runs: members, count
   std::vector<uint64_t> node_hash;       // signature hash of each node of the segment
+  std::vector<uint32_t> arg_start, arg_list;  // each node's arguments inside the segment (offsets), CSR
   std::vector<unsigned char> batchable;  // whether it can batch at all
   struct Bucket {
     uint32_t head, tail, count;
@@ -74,7 +75,9 @@ struct BatchState {
   std::vector<uint32_t> active;
   std::vector<uint32_t> solo;
   std::vector<uint32_t> order;
-  std::vector<uint64_t> place, first_use;  // (group << 32 | position) of a node, of its first reader
+  std::vector<uint64_t> place;      // (group << 32 | position) of each node in the schedule
+  std::vector<uint64_t> keys;                               // sort keys of a group's members
+  std::vector<std::pair<uint64_t, uint32_t>> keyed;         // (key, member) of a group being ordered
   std::vector<const Node*> member_nodes;
   std::vector<uint32_t> group_buf;
   std::vector<uint32_t> group_sizes_buf;

@@ -33,6 +33,12 @@ class ExecContext {
   /// it must add the term itself.
   WeightGradSink* weight_grads() const { return weight_grads_; }
   void set_weight_grads(WeightGradSink* sink) { weight_grads_ = sink; }
+  /// Backward runs once per argument of a node.  What those calls share (the
+  /// gradient of a fused op's pre-activation, say) a kernel may compute at the
+  /// first call, in persistent memory, and leave here: the executor clears it
+  /// (begin_node) before the first argument of each node.
+  float*& node_memo() { return memo_; }
+  void begin_node() { memo_ = nullptr; }
 
  private:
   Arena* graph_memory_;
@@ -41,6 +47,7 @@ class ExecContext {
   Device* device_;
   Arena* host_memory_;
   WeightGradSink* weight_grads_ = nullptr;
+  float* memo_ = nullptr;
 };
 
 }  // namespace dynet_lite

@@ -173,6 +173,7 @@ void ComputationGraph::backward(VariableIndex last, bool full) {
     BackwardFn b = info.backward[static_cast<unsigned>(dev->type)];
     if (!b) throw_missing_kernel(info, dev, "backward");
     const Tensor* const* xs = gather_args(m, n, small);
+    ctx.begin_node();
     for (unsigned k = 0; k < n.num_args; ++k) {
       VariableIndex a = n.args[k];
       Node& an = m.node(a);

@@ -208,7 +208,10 @@ void gates_backward(const Tensor* const* xs, unsigned n, const Node& node, const
   const GateWeights w = gate_weights(xs, node);
   // A weight's term left for later needs its operands until the flush.
   WeightGradSink* later = (i == kWx || i == kWh) ? WeightGradSink::for_columns(ctx.weight_grads(), N) : nullptr;
-  const float* dpre = gates_dpre(y, dy, ctx, later != nullptr);
+  // dpre is the same for every argument: computed at the node's first call and
+  // kept (persistent: a weight's term left for later reads it at the flush).
+  float*& dpre = ctx.node_memo();
+  if (!dpre) dpre = gates_dpre(y, dy, ctx, true);
   switch (i) {
     case kX:  // dx += mask_x ⊙ Wx^T dpre
       operand_backward(w.wx, dpre, rows, in, N, mask_x, dx, ctx);
