@@ -4,7 +4,6 @@
 #include <memory>
 #include <mutex>
 #include <string>
-#include <unordered_set>
 #include <vector>
 
 #include "dynet_lite/param-init.h"
@@ -42,6 +41,33 @@ struct ParameterStorage {
   std::mutex mutex;
 };
 
+/// A set of row indices (the rows of a lookup table touched since the last
+/// update): insert and count in O(1) without hashing or allocating once warm,
+/// iteration in the order the rows were first inserted.  It reads like the
+/// std::unordered_set<unsigned> DyNet uses for non_zero_grads.
+class RowSet {
+ public:
+  void insert(unsigned r) {
+    if (r >= in_.size()) in_.resize(static_cast<size_t>(r) + 1, 0);
+    if (in_[r]) return;
+    in_[r] = 1;
+    rows_.push_back(r);
+  }
+  size_t count(unsigned r) const { return r < in_.size() && in_[r] ? 1 : 0; }
+  size_t size() const { return rows_.size(); }
+  bool empty() const { return rows_.empty(); }
+  void clear() {
+    for (unsigned r : rows_) in_[r] = 0;
+    rows_.clear();
+  }
+  std::vector<unsigned>::const_iterator begin() const { return rows_.begin(); }
+  std::vector<unsigned>::const_iterator end() const { return rows_.end(); }
+
+ private:
+  std::vector<unsigned> rows_;
+  std::vector<unsigned char> in_;  // in_[r]: r is in rows_
+};
+
 /// A table of rows (embeddings).  Only the rows that received gradient are updated.
 struct LookupParameterStorage {
   LookupParameterStorage(unsigned n, const Dim& d, const ParameterInit& init, const std::string& name,
@@ -64,7 +90,7 @@ struct LookupParameterStorage {
   Dim dim;                       ///< one row
   Tensor all_values, all_grads;  ///< rows one after the other
   std::vector<Tensor> values, grads;
-  std::unordered_set<unsigned> non_zero_grads;  ///< rows touched since the last update
+  RowSet non_zero_grads;        ///< rows touched since the last update
   bool all_updated = false;                     ///< dense gradient (no sparse tracking)
   std::string name;
   Device* device;

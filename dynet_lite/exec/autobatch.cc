@@ -859,8 +859,9 @@ void ComputationGraph::backward_batched(VariableIndex last, bool full) {
     if (info.accumulate) {
       for (unsigned j = 0; j < g.k; ++j) {
         Node& node = m.node(g.members[j]);
-        // Every use has run: sum the weight gradients left for later (weight_grads.h).
-        if (node.value.device->type == DeviceType::CPU)
+        // Every use has run: sum the weight gradients left for later (weight_grads.h;
+        // only parameter nodes have them).
+        if (node.op == OpKind::Parameter && node.value.device->type == DeviceType::CPU)
           m.weight_grads.flush(node.grad.v, m.arenas(node.value.device).scratch);
         if (node.variable) info.accumulate(node, node.grad);
       }

@@ -159,7 +159,8 @@ void ComputationGraph::backward(VariableIndex last, bool full) {
     if (info.accumulate) {
       // Every use of this parameter has run: the weight gradients they left for
       // later are summed now, as one product.
-      if (n.value.device->type == DeviceType::CPU) m.weight_grads.flush(n.grad.v, m.arenas(n.value.device).scratch);
+      if (n.op == OpKind::Parameter && n.value.device->type == DeviceType::CPU)
+        m.weight_grads.flush(n.grad.v, m.arenas(n.value.device).scratch);
       if (n.variable) info.accumulate(n, n.grad);
       continue;
     }
