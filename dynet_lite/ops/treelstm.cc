@@ -174,16 +174,23 @@ void h_forward(const Tensor* const* xs, unsigned, Node& node, ExecContext&) {
 
 // dc += dh ⊙ o ⊙ (1 - tanh(c)^2);  do += dh ⊙ tanh(c)
 void h_backward(const Tensor* const* xs, unsigned, const Node& node, const Tensor& dy, unsigned i, Tensor& dx,
-                ExecContext&) {
+                ExecContext& ctx) {
   const Tensor &c = *xs[0], &g = *xs[1];
   const size_t hid = node.value.d.rows();
-  for (unsigned b = 0; b < node.value.d.bd; ++b) {
+  const unsigned bd = node.value.d.bd;
+  // tanh(c), for both arguments: computed at the node's first call.
+  float*& tc = ctx.node_memo();
+  if (!tc) {
+    tc = ctx.persistent_floats(hid * bd);
+    for (unsigned b = 0; b < bd; ++b) Arr(tc + b * hid, hid) = ConstArr(c.batch_ptr(b), hid).tanh();
+  }
+  for (unsigned b = 0; b < bd; ++b) {
     ConstArr d(dy.v + b * hid, hid);
-    ConstArr cb(c.batch_ptr(b), hid);
+    ConstArr t(tc + b * hid, hid);
     if (i == 0)
-      Arr(dx.batch_ptr(b), hid) += d * ConstArr(g.batch_ptr(b) + hid, hid) * (1.f - cb.tanh().square());
+      Arr(dx.batch_ptr(b), hid) += d * ConstArr(g.batch_ptr(b) + hid, hid) * (1.f - t.square());
     else
-      Arr(dx.batch_ptr(b) + hid, hid) += d * cb.tanh();
+      Arr(dx.batch_ptr(b) + hid, hid) += d * t;
   }
 }
 
