@@ -113,7 +113,11 @@ class TreeClassifier {
     h_.assign(t.size(), {});
     c_.assign(t.size(), {});
     for (size_t k = 0; k < t.size(); ++k) {
-      torch::Tensor pre = t.leaf[k] >= 0 ? torch::addmm(bias_, x.narrow(0, t.leaf[k], 1), w_.t()) : bias_.view({1, -1});
+      // A leaf has no forget gate: only the i, o, u rows of W and b (as the
+      // NaryTreeLSTMBuilder does).
+      torch::Tensor pre = t.leaf[k] >= 0 ? torch::addmm(bias_.narrow(0, 0, 3 * HIDDEN_DIM), x.narrow(0, t.leaf[k], 1),
+                                                        w_.narrow(0, 0, 3 * HIDDEN_DIM).t())
+                                         : bias_.view({1, -1});
       int nchild = 0;
       for (int l = 0; l < 2; ++l)
         if (t.children[l][k] >= 0) {
@@ -139,7 +143,7 @@ class TreeClassifier {
   static double forward_macs(const Tree& t) {
     double macs = 0;
     for (size_t k = 0; k < t.size(); ++k)
-      macs += t.leaf[k] >= 0 ? double(GATE_ROWS) * EMB_DIM
+      macs += t.leaf[k] >= 0 ? 3.0 * HIDDEN_DIM * EMB_DIM  // i, o, u rows only
                              : ((t.children[0][k] >= 0) + (t.children[1][k] >= 0)) * double(GATE_ROWS) * HIDDEN_DIM;
     return macs + double(NUM_CLASSES) * HIDDEN_DIM;
   }

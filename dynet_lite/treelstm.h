@@ -86,6 +86,10 @@ class NaryTreeLSTMBuilder : public TreeLSTMBuilder {
  private:
   ParameterCollection local_model;
   std::vector<std::vector<Expression>> param_vars;
+  /// Per layer, the i, o, u rows of W and b ({3 hid, in} and {3 hid}): a leaf
+  /// (no children, no initial state) has no forget gate, so it multiplies by
+  /// these alone.  Made at the graph's first leaf; empty until then.
+  std::vector<Expression> leaf_W, leaf_b;
   std::vector<Expression> node_c;  ///< [id * layers + layer]
   std::vector<Expression> h0, c0;
   std::vector<Expression> args_, terms_;  ///< reused per node (no allocation once grown)

@@ -189,13 +189,13 @@ class TreeClassifier {
   }
 
   /// Multiply-adds of the matrix products of one forward pass: W x at the
-  /// leaves, U_l h_l per child at the inner nodes, and the output layer at the
-  /// root (or at every node).
+  /// leaves (the i, o, u rows: a leaf has no forget gate), U_l h_l per child at
+  /// the inner nodes, and the output layer at the root (or at every node).
   static double forward_macs(const Tree& t, bool all_nodes) {
     const double gates = (3 + 2) * HIDDEN_DIM;
     double macs = 0;
     for (size_t k = 0; k < t.size(); ++k)
-      macs += t.word[k] >= 0 ? gates * EMB_DIM : t.children[k].size() * gates * HIDDEN_DIM;
+      macs += t.word[k] >= 0 ? 3.0 * HIDDEN_DIM * EMB_DIM : t.children[k].size() * gates * HIDDEN_DIM;
     macs += (all_nodes ? t.size() : 1) * double(NUM_CLASSES) * HIDDEN_DIM;
     return macs;
   }

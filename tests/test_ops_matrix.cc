@@ -664,3 +664,32 @@ BOOST_AUTO_TEST_CASE(weight_used_many_times_gets_every_term) {
     BOOST_CHECK_GT(n, 0u);
   }
 }
+
+// The same with weights that are computed nodes, not parameters: a row range of a
+// parameter, and two tanh(.) nodes that batching runs as one group.  Their terms
+// left for later must be summed before their own backward reads their gradient.
+BOOST_AUTO_TEST_CASE(computed_weight_used_many_times_gets_every_term) {
+  for (int strategy : {0, 1, 2}) {
+    ParameterCollection m;
+    Parameter pw = m.add_parameters({5, 3}), pu = m.add_parameters({3, 3}), pv = m.add_parameters({3, 3});
+    pw.set_value(test::test_values(15, 0.1f));
+    pu.set_value(test::test_values(9, -0.3f));
+    pv.set_value(test::test_values(9, 0.25f));
+    size_t n = test::check_gradients(
+        m, {{Dim({3}), test::test_values(3, -0.2f)}, {Dim({3}, 40), test::test_values(120, 0.05f)}},
+        [&](ComputationGraph& cg, const Xs& xs) {
+          cg.set_autobatch(strategy);
+          Expression W = pick_range(parameter(cg, pw), 1, 4);  // rows 1..3 of a 5 x 3 parameter
+          Expression U = tanh(parameter(cg, pu)), V = tanh(parameter(cg, pv));
+          Expression h = xs[0], g = xs[0];
+          for (int t = 0; t < 4; ++t) {
+            h = tanh(W * h + U * g);
+            g = tanh(V * g);
+          }
+          Expression wide = sum_batches(tanh(W * xs[1]));  // 40 columns: added at once
+          // W's gradient is read once more by a use that is not a product.
+          return sum_elems(h) + sum_elems(g) + sum_elems(wide) + sum_elems(square(W));
+        });
+    BOOST_CHECK_GT(n, 0u);
+  }
+}

@@ -842,6 +842,11 @@ void ComputationGraph::backward_batched(VariableIndex last, bool full) {
   if (!m.marks[last]) return;
   target.value.device->fill(target.grad.v, 1.f, target.value.d.size());
 
+  // A CPU kernel may leave the product term of an unstacked argument (a weight)
+  // for later; the node is then marked 2 and flushed when its group is reached.
+  auto offer_sink = [&m](const Node& a, const Device* dev) -> WeightGradSink* {
+    return dev->type == DeviceType::CPU && a.value.device->type == DeviceType::CPU ? &m.weight_grads : nullptr;
+  };
   for (size_t gi = st.groups.size(); gi-- > 0;) {
     if (!need[gi]) continue;
     const BatchGroup& g = st.groups[gi];
@@ -856,13 +861,16 @@ void ComputationGraph::backward_batched(VariableIndex last, bool full) {
                                                                      << ") contains NaN or inf");
       }
     }
+    // Every use of the members has run: the weight gradients left for later
+    // (marks 2, weight_grads.h) are summed now, before anything reads them.
+    if (!m.weight_grads.empty()) {
+      for (unsigned j = 0; j < g.k; ++j)
+        if (m.marks[g.members[j]] == 2)
+          m.weight_grads.flush(m.node(g.members[j]).grad.v, m.arenas(n0.value.device).scratch);
+    }
     if (info.accumulate) {
       for (unsigned j = 0; j < g.k; ++j) {
         Node& node = m.node(g.members[j]);
-        // Every use has run: sum the weight gradients left for later (weight_grads.h;
-        // only parameter nodes have them).
-        if (node.op == OpKind::Parameter && node.value.device->type == DeviceType::CPU)
-          m.weight_grads.flush(node.grad.v, m.arenas(node.value.device).scratch);
         if (node.variable) info.accumulate(node, node.grad);
       }
       continue;
@@ -880,8 +888,10 @@ void ComputationGraph::backward_batched(VariableIndex last, bool full) {
         Node& a = m.node(n0.args[p]);
         if (!m.marks[n0.args[p]]) continue;
         Arena::Mark mark = da.scratch.mark();
-        ctx.set_weight_grads(is_shared_leaf(a) && dev->type == DeviceType::CPU ? &m.weight_grads : nullptr);
+        const size_t pending = m.weight_grads.size();
+        ctx.set_weight_grads(offer_sink(a, dev));
         b(m.xs.data(), n0.num_args, n0, n0.grad, p, a.grad, ctx);
+        if (m.weight_grads.size() != pending) m.marks[n0.args[p]] = 2;
         da.scratch.rewind(mark);
       }
       continue;
@@ -894,9 +904,11 @@ void ComputationGraph::backward_batched(VariableIndex last, bool full) {
       if (!g.stacked[p]) {
         if (m.marks[n0.args[p]]) {
           Tensor dx = m.node(n0.args[p]).grad;
-          ctx.set_weight_grads(is_shared_leaf(a0) && dev->type == DeviceType::CPU ? &m.weight_grads : nullptr);
+          const size_t pending = m.weight_grads.size();
+          ctx.set_weight_grads(offer_sink(a0, dev));
           b(g.xs, n0.num_args, v, dy, p, dx, ctx);
           ctx.set_weight_grads(nullptr);
+          if (m.weight_grads.size() != pending) m.marks[n0.args[p]] = 2;
         }
       } else {
         size_t sz = a0.value.d.size();

@@ -156,11 +156,10 @@ void ComputationGraph::backward(VariableIndex last, bool full) {
     Node& n = m.node(j);
     const OpInfo& info = ops[static_cast<unsigned>(n.op)];
     if (check_validity_) check_finite(n.grad, "gradient", info, j);
+    // Every use of this node has run: the weight gradients they left for later
+    // (marks 2) are summed now, as one product, before anything reads them.
+    if (m.marks[j] == 2) m.weight_grads.flush(n.grad.v, m.arenas(n.value.device).scratch);
     if (info.accumulate) {
-      // Every use of this parameter has run: the weight gradients they left for
-      // later are summed now, as one product.
-      if (n.op == OpKind::Parameter && n.value.device->type == DeviceType::CPU)
-        m.weight_grads.flush(n.grad.v, m.arenas(n.value.device).scratch);
       if (n.variable) info.accumulate(n, n.grad);
       continue;
     }
@@ -184,12 +183,15 @@ void ComputationGraph::backward(VariableIndex last, bool full) {
         give_gradient(an);
       }
       Arena::Mark scratch_mark = da->scratch.mark();
-      ctx.set_weight_grads(an.op == OpKind::Parameter && dev->type == DeviceType::CPU ? &m.weight_grads : nullptr);
+      const size_t pending = m.weight_grads.size();
+      ctx.set_weight_grads(dev->type == DeviceType::CPU && an.value.device->type == DeviceType::CPU ? &m.weight_grads
+                                                                                                   : nullptr);
       b(xs, n.num_args, n, n.grad, k, an.grad, ctx);
+      if (m.weight_grads.size() != pending) m.marks[a] = 2;
       da->scratch.rewind(scratch_mark);
     }
   }
-  // Parameter nodes are flushed as they are reached; this is only a safety net.
+  // Nodes are flushed as they are reached; this is only a safety net.
   if (!m.weight_grads.empty()) m.weight_grads.flush_all(m.arenas(target.value.device).scratch);
   m.batch_state().stats.backward_seconds +=
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

@@ -10,9 +10,11 @@
 // the term here instead; when backward reaches the parameter node, all its terms
 // are summed as one product dW += [dY_1 ... dY_n] [X_1 ... X_n]^T.
 //
-// Only CPU kernels of thin products (fewer than kMaxColumns columns) with a
-// parameter node as the weight defer; the executors offer the sink for exactly
-// those calls (ExecContext::weight_grads).
+// Only CPU kernels of thin products (fewer than kMaxColumns columns) defer.  The
+// weight need not be a parameter node: the executors offer the sink for every
+// argument of a CPU kernel whose value is not stacked by batching, note (by the
+// sink's size) whether the kernel left a term, and flush a node's terms before
+// its own backward reads its gradient (ExecContext::weight_grads).
 #include <cstddef>
 #include <cstdint>
 #include <vector>
@@ -40,6 +42,7 @@ class WeightGradSink {
   /// Adds every pending term to its target.
   void flush_all(Arena& scratch);
   bool empty() const { return terms_.empty(); }
+  size_t size() const { return terms_.size(); }
 
  private:
   struct Term {

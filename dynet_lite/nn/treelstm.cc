@@ -102,6 +102,8 @@ void NaryTreeLSTMBuilder::new_graph_impl(ComputationGraph& cg, bool update) {
     for (auto& p : params[i]) param_vars[i].push_back(update ? parameter(cg, p) : const_parameter(cg, p));
     param_vars[i][1] = param_vars[i][1] + fbe;
   }
+  leaf_W.assign(layers, Expression());
+  leaf_b.assign(layers, Expression());
 }
 
 void NaryTreeLSTMBuilder::start_new_sequence_impl(const std::vector<Expression>& h_0) {
@@ -140,10 +142,19 @@ Expression NaryTreeLSTMBuilder::add_input(int id, std::vector<int> children, con
     auto child_c = [&](unsigned l) -> const Expression& {
       return use_init ? c0[i] : node_c[static_cast<size_t>(children[l]) * layers + i];
     };
+    // A leaf has no forget gate to compute: its pre-activations are the 3 hid
+    // rows i, o, u alone (40% fewer multiply-adds for N = 2), laid out as the
+    // gates of a node of arity 0.
+    const bool leaf = nchild == 0 && (i > 0 || has_input);
+    const unsigned arity = leaf ? 0 : N;
+    if (leaf && leaf_W[i].pg == nullptr) {
+      leaf_W[i] = pick_range(v[0], 0, 3 * hid);
+      leaf_b[i] = pick_range(v[1], 0, 3 * hid);  // the forget gates' +1 is not in these rows
+    }
     args_.clear();
-    args_.push_back(v[1]);
+    args_.push_back(leaf ? leaf_b[i] : v[1]);
     if (i > 0 || has_input) {
-      args_.push_back(v[0]);
+      args_.push_back(leaf ? leaf_W[i] : v[0]);
       args_.push_back(in);
     }
     for (unsigned l = 0; l < nchild; ++l) {
@@ -156,10 +167,10 @@ Expression NaryTreeLSTMBuilder::add_input(int id, std::vector<int> children, con
       // instead of about sixteen (pick_range / logistic / tanh / cmult / sum per
       // gate and child), which matters more than the arithmetic for trees.  The
       // ops have CPU kernels only; elsewhere the basic ops below run.
-      Expression gates = treelstm_gates(pre, N);
+      Expression gates = treelstm_gates(pre, arity);
       terms_.clear();
       for (unsigned k = 0; k < nchild; ++k) terms_.push_back(child_c(k));
-      Expression ct = node_c[base + i] = treelstm_c(gates, terms_, N);
+      Expression ct = node_c[base + i] = treelstm_c(gates, terms_, arity);
       in = node_h[base + i] = treelstm_h(ct, gates);
       continue;
     }
