@@ -96,15 +96,36 @@ BOOST_AUTO_TEST_CASE(grows_past_the_first_chunk) {
   big[4 * 1024 * 1024 - 1] = 1.f;
   BOOST_CHECK_GE(a.capacity_bytes(), 16u * 1024u * 1024u);
 
-  // After reset the chunks are merged: the same sequence fits in one chunk.
-  size_t cap = a.capacity_bytes();
+  // After reset the chunks are kept (their pages are already touched): the same
+  // sequence fits again with no new chunk and no new memory.
+  size_t cap = a.capacity_bytes(), chunks = a.num_chunks();
   a.reset();
-  BOOST_CHECK_EQUAL(a.num_chunks(), 1u);
+  BOOST_CHECK_EQUAL(a.num_chunks(), chunks);
   BOOST_CHECK_EQUAL(a.capacity_bytes(), cap);
   for (int k = 0; k < 10; ++k) a.allocate_floats(10 * 1024);
   a.allocate_floats(4 * 1024 * 1024);
-  BOOST_CHECK_EQUAL(a.num_chunks(), 1u);
+  BOOST_CHECK_EQUAL(a.num_chunks(), chunks);
   BOOST_CHECK_EQUAL(a.capacity_bytes(), cap);
+}
+
+// Graphs that keep growing add chunks; past Arena::kMaxChunks they are merged
+// into one at reset, so the count stays bounded and the next graph of the same
+// size fits without growth.
+BOOST_AUTO_TEST_CASE(chunk_count_stays_bounded) {
+  Arena a(dl::cpu_device(), 64 * 1024);
+  for (int r = 0; r < 14; ++r) {
+    a.reset();
+    BOOST_CHECK_LE(a.num_chunks(), Arena::kMaxChunks);
+    const size_t pieces = size_t(1) << (r / 2);
+    for (size_t k = 0; k < pieces; ++k) {
+      float* f = a.allocate_floats(16 * 1024 + 16 * r);
+      f[0] = f[16 * 1024 - 1] = 1.f;
+    }
+    const size_t cap = a.capacity_bytes();
+    a.reset();  // the same graph again: no new memory
+    for (size_t k = 0; k < pieces; ++k) a.allocate_floats(16 * 1024 + 16 * r);
+    BOOST_CHECK_EQUAL(a.capacity_bytes(), cap);
+  }
 }
 
 BOOST_AUTO_TEST_CASE(rewind_within_a_chunk) {

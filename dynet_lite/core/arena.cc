@@ -40,7 +40,7 @@ void* Arena::allocate_slow(size_t rounded) {
 }
 
 void Arena::reset() {
-  if (chunks_.size() > 1) {
+  if (chunks_.size() > kMaxChunks) {
     size_t total = capacity_bytes();
     for (Chunk& c : chunks_) device_->release(c.base);
     chunks_.clear();

@@ -31,9 +31,13 @@ class Arena {
   }
   float* allocate_floats(size_t n) { return static_cast<float*>(allocate(n * sizeof(float))); }
 
-  /// Forgets every allocation.  When the last graph spilled into several chunks,
-  /// they are merged into one so the next graph of that size needs no new chunk.
+  /// Forgets every allocation.  The chunks are kept as they are (their pages are
+  /// already mapped and touched; a merged chunk would be fresh memory again, whose
+  /// first touch costs a page fault and a kernel zeroing per page), so the next
+  /// graph of the same size needs no new chunk.  Only when more than kMaxChunks
+  /// have accumulated are they merged into one.
   void reset();
+  static constexpr size_t kMaxChunks = 6;
 
   struct Mark {
     size_t chunk = 0;
