@@ -579,6 +579,7 @@ static bool run_group(GraphMemory& m, BatchState& st, const VariableIndex* membe
   Tensor* args = nargs ? static_cast<Tensor*>(m.meta.allocate(nargs * sizeof(Tensor))) : nullptr;
   const Tensor** xs = nargs ? static_cast<const Tensor**>(m.meta.allocate(nargs * sizeof(Tensor*))) : nullptr;
   unsigned char* stacked = nargs ? static_cast<unsigned char*>(m.meta.allocate(nargs)) : nullptr;
+  uint32_t* arg_ids = nargs ? static_cast<uint32_t*>(m.meta.allocate(size_t(nargs) * k * sizeof(uint32_t))) : nullptr;
   uint64_t gathered = 0;
   Clock::time_point copy_start;
   if (st.profiling) copy_start = Clock::now();
@@ -586,8 +587,12 @@ static bool run_group(GraphMemory& m, BatchState& st, const VariableIndex* membe
     const Node& a0 = m.node(n0.args[p]);
     bool same = true, contiguous = true;
     size_t sz = a0.value.d.size();
+    uint32_t* ids = arg_ids + size_t(p) * k;
+    ids[0] = n0.args[p] | (a0.variable ? BatchGroup::kVariableBit : 0u);
     for (unsigned j = 1; j < k; ++j) {
-      const Node& aj = m.node(m.node(members[j]).args[p]);
+      const VariableIndex ij = m.node(members[j]).args[p];
+      const Node& aj = m.node(ij);
+      ids[j] = ij | (aj.variable ? BatchGroup::kVariableBit : 0u);
       same &= aj.value.v == a0.value.v;
       contiguous &= aj.value.v == a0.value.v + j * sz;
     }
@@ -630,7 +635,7 @@ static bool run_group(GraphMemory& m, BatchState& st, const VariableIndex* membe
   da.scratch.rewind(mark);
   for (unsigned j = 0; j < k; ++j) m.node(members[j]).value.v = v->value.v + j * out;
   st.stats.bytes_gathered += gathered;
-  st.groups.push_back({v, members, k, xs, stacked});
+  st.groups.push_back({v, members, k, xs, stacked, arg_ids});
   return true;
 }
 
@@ -643,7 +648,7 @@ void ComputationGraph::run_forward_batched(VariableIndex last) {
     for (VariableIndex i = 0; i < evaluated_; ++i) {
       VariableIndex* mem = static_cast<VariableIndex*>(m.meta.allocate(sizeof(VariableIndex)));
       *mem = i;
-      st.groups.push_back({&m.node(i), mem, 1, nullptr, nullptr});
+      st.groups.push_back({&m.node(i), mem, 1, nullptr, nullptr, nullptr});
     }
   }
   VariableIndex first = evaluated_;
@@ -773,7 +778,7 @@ void ComputationGraph::run_forward_batched(VariableIndex last) {
           st.stats.kernels += len - 1;
           for (unsigned j = 0; j < len; ++j) {
             run_single(m, m.node(run[j]), rng_);
-            st.groups.push_back({&m.node(run[j]), run + j, 1, nullptr, nullptr});
+            st.groups.push_back({&m.node(run[j]), run + j, 1, nullptr, nullptr, nullptr});
           }
         }
       }
@@ -805,6 +810,8 @@ void ComputationGraph::backward_batched(VariableIndex last, bool full) {
   for (const BatchGroup& g : st.groups)
     for (unsigned j = 0; j < g.k; ++j) top = std::max(top, g.members[j]);
   m.marks.assign(top + 1, 0);
+  std::vector<float*>& grad_of = st.grad_of;
+  grad_of.assign(top + 1, nullptr);
   for (auto& a : m.device_arenas) a->grads.reset();
   m.weight_grads.reset();
   Node& target = m.node(last);
@@ -832,20 +839,28 @@ void ComputationGraph::backward_batched(VariableIndex last, bool full) {
     for (unsigned j = 0; j < g.k; ++j) {
       Node& nj = m.node(g.members[j]);
       m.marks[g.members[j]] = 1;
+      grad_of[g.members[j]] = block + j * sz;
       nj.grad = Tensor(nj.value.d, block + j * sz, nj.value.device, DeviceMempool::DEDFS);
-      if (info.blocks_gradient) continue;
+      if (info.blocks_gradient || g.arg_ids) continue;
       for (unsigned p = 0; p < nj.num_args; ++p)
         if (full || m.node(nj.args[p]).variable) m.marks[nj.args[p]] = 1;
+    }
+    if (g.arg_ids && !info.blocks_gradient) {  // the same from the group's argument list
+      const uint32_t* ids = g.arg_ids;
+      for (size_t e = 0, n = size_t(n0.num_args) * g.k; e < n; ++e)
+        if (full || (ids[e] & BatchGroup::kVariableBit)) m.marks[ids[e] & ~BatchGroup::kVariableBit] = 1;
     }
   }
   backward_done_ = true;
   if (!m.marks[last]) return;
   target.value.device->fill(target.grad.v, 1.f, target.value.d.size());
 
-  // A CPU kernel may leave the product term of an unstacked argument (a weight)
-  // for later; the node is then marked 2 and flushed when its group is reached.
+  // A CPU kernel may leave the product term of a parameter's gradient for later;
+  // the node is then marked 2 and flushed when its group is reached.  (Only
+  // parameters here: finding a computed weight among the members of every group
+  // would cost more than it saves, since batched products are rarely thin.)
   auto offer_sink = [&m](const Node& a, const Device* dev) -> WeightGradSink* {
-    return dev->type == DeviceType::CPU && a.value.device->type == DeviceType::CPU ? &m.weight_grads : nullptr;
+    return is_shared_leaf(a) && dev->type == DeviceType::CPU ? &m.weight_grads : nullptr;
   };
   for (size_t gi = st.groups.size(); gi-- > 0;) {
     if (!need[gi]) continue;
@@ -861,16 +876,12 @@ void ComputationGraph::backward_batched(VariableIndex last, bool full) {
                                                                      << ") contains NaN or inf");
       }
     }
-    // Every use of the members has run: the weight gradients left for later
-    // (marks 2, weight_grads.h) are summed now, before anything reads them.
-    if (!m.weight_grads.empty()) {
-      for (unsigned j = 0; j < g.k; ++j)
-        if (m.marks[g.members[j]] == 2)
-          m.weight_grads.flush(m.node(g.members[j]).grad.v, m.arenas(n0.value.device).scratch);
-    }
     if (info.accumulate) {
       for (unsigned j = 0; j < g.k; ++j) {
         Node& node = m.node(g.members[j]);
+        // Every use has run: the weight gradients left for later (marks 2,
+        // weight_grads.h) are summed now, before they are read.
+        if (m.marks[g.members[j]] == 2) m.weight_grads.flush(node.grad.v, m.arenas(node.value.device).scratch);
         if (node.variable) info.accumulate(node, node.grad);
       }
       continue;
@@ -913,10 +924,12 @@ void ComputationGraph::backward_batched(VariableIndex last, bool full) {
       } else {
         size_t sz = a0.value.d.size();
         bool contiguous = true, any = false;
+        const uint32_t* ids = g.arg_ids + size_t(p) * g.k;
+        const float* base = grad_of[n0.args[p]];
         for (unsigned j = 0; j < g.k; ++j) {
-          VariableIndex aj = m.node(g.members[j]).args[p];
+          const VariableIndex aj = ids[j] & ~BatchGroup::kVariableBit;
           any |= m.marks[aj] != 0;
-          contiguous &= m.marks[aj] && m.node(aj).grad.v == a0.grad.v + j * sz;
+          contiguous &= m.marks[aj] && grad_of[aj] == base + j * sz;
         }
         if (any) {
           Tensor dx = g.xs[p][0];
@@ -928,12 +941,12 @@ void ComputationGraph::backward_batched(VariableIndex last, bool full) {
             dev->fill(dx.v, 0.f, sz * g.k);
             b(g.xs, n0.num_args, v, dy, p, dx, ctx);
             for (unsigned j = 0; j < g.k; ++j) {
-              VariableIndex aj = m.node(g.members[j]).args[p];
+              const VariableIndex aj = ids[j] & ~BatchGroup::kVariableBit;
               if (!m.marks[aj]) continue;
-              Tensor target_grad = m.node(aj).grad;
               if (dev->type == DeviceType::CPU) {
-                Eigen::Map<Eigen::ArrayXf>(target_grad.v, sz) += Eigen::Map<const Eigen::ArrayXf>(dx.v + j * sz, sz);
+                Eigen::Map<Eigen::ArrayXf>(grad_of[aj], sz) += Eigen::Map<const Eigen::ArrayXf>(dx.v + j * sz, sz);
               } else {
+                Tensor& target_grad = m.node(aj).grad;
                 Tensor part(target_grad.d, dx.v + j * sz, dev, DeviceMempool::DEDFS);
                 TensorTools::accumulate(target_grad, part);
               }

@@ -42,6 +42,11 @@ struct BatchGroup {
   unsigned k;
   const Tensor* const* xs;  // k > 1: arguments as the kernel saw them
   const unsigned char* stacked;  // k > 1: per argument, 1 when stacked, 0 when shared
+  /// k > 1: the members' arguments, argument after argument (p * k + j), each
+  /// with kVariableBit set when it needs a gradient: backward reads these
+  /// instead of every member's and argument's node.
+  const uint32_t* arg_ids;
+  static constexpr uint32_t kVariableBit = 0x80000000u;
 };
 
 /// A schedule for a graph segment, keyed by its structure: the groups as lists of
@@ -75,6 +80,7 @@ struct BatchState {
   std::vector<uint32_t> active;
   std::vector<uint32_t> solo;
   std::vector<uint32_t> order;
+  std::vector<float*> grad_of;      // backward: each node's gradient (null when it gets none)
   std::vector<uint64_t> place;      // (group << 32 | position) of each node in the schedule
   std::vector<uint64_t> keys;                               // sort keys of a group's members
   std::vector<std::pair<uint64_t, uint32_t>> keyed;         // (key, member) of a group being ordered

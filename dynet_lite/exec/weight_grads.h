@@ -11,10 +11,11 @@
 // are summed as one product dW += [dY_1 ... dY_n] [X_1 ... X_n]^T.
 //
 // Only CPU kernels of thin products (fewer than kMaxColumns columns) defer.  The
-// weight need not be a parameter node: the executors offer the sink for every
-// argument of a CPU kernel whose value is not stacked by batching, note (by the
-// sink's size) whether the kernel left a term, and flush a node's terms before
-// its own backward reads its gradient (ExecContext::weight_grads).
+// executors offer the sink (ExecContext::weight_grads), note by the sink's size
+// whether the kernel left a term, mark the node, and flush its terms before its
+// own backward reads its gradient.  Plain execution offers it for every CPU
+// argument (a weight may be a computed node, such as rows of a parameter);
+// batched execution for parameter nodes only.
 #include <cstddef>
 #include <cstdint>
 #include <vector>
