@@ -83,6 +83,9 @@ struct LookupParameterStorage {
   void scale_parameters(float a);
   void scale_gradient(float a);
   void accumulate_grad(unsigned index, const float* d);
+  /// Adds row k of `d` (n rows, side by side) to the gradient of row index[k], for
+  /// k < n, under one lock (a batched group of lookups).
+  void accumulate_grads(const unsigned* index, size_t n, const float* d);
   void initialize(unsigned index, const std::vector<float>& val);
   float gradient_squared_l2_norm() const;
 

@@ -120,6 +120,33 @@ BOOST_AUTO_TEST_CASE(random_graphs_elementwise_and_lookup) {
   BOOST_CHECK_LT(kernels, nodes);
 }
 
+// Lookups batch as one group whose gradient rows are added under one lock: a
+// mix of trainable and constant lookups, repeated rows, and lookups of a batch of
+// indices must give the table the same gradient as unbatched execution.
+BOOST_AUTO_TEST_CASE(lookup_groups_mixing_constant_and_batched_lookups) {
+  TestModel m(4);
+  auto run = [&](int strategy) {
+    ComputationGraph cg;
+    cg.set_autobatch(strategy);
+    m.pc.reset_gradient();
+    std::vector<Expression> outs, losses;
+    for (unsigned inst = 0; inst < 12; ++inst) {
+      Expression x = inst % 3 == 1 ? const_lookup(cg, m.emb, (inst * 7) % 5) : lookup(cg, m.emb, (inst * 7) % 5);
+      Expression y = lookup(cg, m.emb, std::vector<unsigned>{inst % 4, (inst + 9) % 20});  // a batch of 2
+      Expression h = tanh(x * (0.5f + 0.1f * inst)) + sum_batches(cmult(y, y));
+      outs.push_back(h);
+      losses.push_back(sum_elems(h));
+    }
+    return run_and_collect(cg, outs, losses, m.pc, m.emb);
+  };
+  Result plain = run(0);
+  for (int strategy : {1, 2}) {
+    Result batched = run(strategy);
+    check_same(plain, batched, 0, strategy);
+    BOOST_CHECK_LT(batched.stats.kernels, plain.stats.nodes);
+  }
+}
+
 BOOST_AUTO_TEST_CASE(random_graphs_with_shared_matrix_products) {
   TestModel m(3);
   uint64_t batched = 0, gathered = 0;

@@ -118,6 +118,16 @@ void LookupParameterStorage::accumulate_grad(unsigned index, const float* d) {
   non_zero_grads.insert(index);
 }
 
+void LookupParameterStorage::accumulate_grads(const unsigned* index, size_t n, const float* d) {
+  std::lock_guard<std::mutex> lock(mutex);
+  const size_t row = dim.size();
+  for (size_t k = 0; k < n; ++k, d += row) {
+    float* dst = grads[index[k]].v;
+    for (size_t i = 0; i < row; ++i) dst[i] += d[i];
+    non_zero_grads.insert(index[k]);
+  }
+}
+
 void LookupParameterStorage::initialize(unsigned index, const std::vector<float>& val) {
   DYNET_LITE_INDEX_CHECK(index < num_rows(), "LookupParameter::initialize: row " << index << " out of range for '"
                                                                                  << name << "' with " << num_rows()

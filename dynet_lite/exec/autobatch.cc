@@ -877,6 +877,13 @@ void ComputationGraph::backward_batched(VariableIndex last, bool full) {
       }
     }
     if (info.accumulate) {
+      if (info.accumulate_group && g.k > 1) {
+        // Not offered the weight-gradient sink (not parameters): nothing to flush.
+        st.member_nodes.resize(g.k);
+        for (unsigned j = 0; j < g.k; ++j) st.member_nodes[j] = &m.node(g.members[j]);
+        info.accumulate_group(st.member_nodes.data(), g.k, grad_of[g.members[0]]);
+        continue;
+      }
       for (unsigned j = 0; j < g.k; ++j) {
         Node& node = m.node(g.members[j]);
         // Every use has run: the weight gradients left for later (marks 2,

@@ -2,6 +2,7 @@
 #include <cmath>
 #include <cstring>
 #include <random>
+#include <vector>
 
 #include "dynet_lite/core/node.h"
 #include "dynet_lite/exec/exec_context.h"
@@ -177,6 +178,35 @@ void lookup_accumulate(const Node& n, const Tensor& dy) {
   for (unsigned b = 0; b < bd; ++b) p.lp->accumulate_grad(idx[b], dy.v + b * row);
 }
 
+// A batched group of lookups: their gradient rows lie side by side, in the order
+// of the members' indices; rows of one table are added under one lock.
+void lookup_accumulate_group(const Node* const* members, unsigned k, const float* dy) {
+  thread_local std::vector<unsigned> rows;
+  LookupParameterStorage* table = nullptr;
+  const float* from = dy;  // first gradient row of the pending run
+  auto flush = [&] {
+    if (!rows.empty()) table->accumulate_grads(rows.data(), rows.size(), from);
+    rows.clear();
+  };
+  const size_t row = members[0]->p<LookupParams>().lp->dim.size();
+  for (unsigned j = 0; j < k; ++j) {
+    const Node& n = *members[j];
+    const LookupParams& p = n.p<LookupParams>();
+    const unsigned bd = n.value.d.bd;
+    const float* d = dy;
+    dy += size_t(bd) * row;
+    if (!n.variable || p.lp != table) {
+      flush();
+      table = p.lp;
+      from = n.variable ? d : dy;
+      if (!n.variable) continue;
+    }
+    const unsigned* idx = lookup_indices(p, bd);
+    rows.insert(rows.end(), idx, idx + bd);
+  }
+  flush();
+}
+
 // Batching: the members' indices, one after the other, in graph memory.
 bool lookup_combine(const Node* const* members, unsigned k, Node& batched, ExecContext& ctx) {
   const LookupParams& p0 = members[0]->p<LookupParams>();
@@ -248,6 +278,7 @@ void register_input_ops(OpTable& t) {
   l.shape = leaf_shape;
   l.forward[0] = lookup_forward;
   l.accumulate = lookup_accumulate;
+  l.accumulate_group = lookup_accumulate_group;
   l.sets_own_value = true;
   l.trainable_leaf = true;
   l.leaf = true;

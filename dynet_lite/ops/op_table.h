@@ -180,6 +180,9 @@ using BackwardFn = void (*)(const Tensor* const* xs, unsigned n, const Node& nod
                             unsigned i, Tensor& dx, ExecContext& ctx);
 /// For leaves that own trainable memory (parameter, lookup): adds dy into it.
 using AccumulateFn = void (*)(const Node& node, const Tensor& dy);
+/// The same for a batched group of k such nodes (identical op and shape) whose
+/// gradients lie side by side from `dy`: one call instead of k.
+using AccumulateGroupFn = void (*)(const Node* const* members, unsigned k, const float* dy);
 
 /// How a node of this op can run together with identical nodes of other instances
 /// (exec/autobatch.cc reads this).  Batching stacks the members' arguments along
@@ -208,6 +211,7 @@ struct OpInfo {
   ForwardFn forward[kNumDeviceTypes] = {};
   BackwardFn backward[kNumDeviceTypes] = {};
   AccumulateFn accumulate = nullptr;
+  AccumulateGroupFn accumulate_group = nullptr;  ///< optional; else `accumulate` per member
   /// Forward points node.value.v at memory it does not allocate (a parameter, an
   /// input's own buffer, a reshape of its argument).
   bool sets_own_value = false;
