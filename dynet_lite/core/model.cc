@@ -110,13 +110,7 @@ void LookupParameterStorage::clear_gradient() {
 void LookupParameterStorage::scale_parameters(float a) { scale_host(all_values, size(), a); }
 void LookupParameterStorage::scale_gradient(float a) { scale_host(all_grads, size(), a); }
 
-void LookupParameterStorage::accumulate_grad(unsigned index, const float* d) {
-  std::lock_guard<std::mutex> lock(mutex);
-  float* dst = grads[index].v;
-  size_t n = dim.size();
-  for (size_t i = 0; i < n; ++i) dst[i] += d[i];
-  non_zero_grads.insert(index);
-}
+void LookupParameterStorage::accumulate_grad(unsigned index, const float* d) { accumulate_grads(&index, 1, d); }
 
 void LookupParameterStorage::accumulate_grads(const unsigned* index, size_t n, const float* d) {
   std::lock_guard<std::mutex> lock(mutex);
