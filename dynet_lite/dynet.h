@@ -106,6 +106,7 @@ class ComputationGraph {
   const OpInfo* ops_;  // the op table's rows
   std::unique_ptr<GraphMemory> mem_;
   VariableIndex grads_upto_ = 0;  // nodes [0, grads_upto_] have gradients after backward
+  bool grads_full_ = false;       // the last backward() was full: constant nodes have gradients too
   VariableIndex num_nodes_ = 0;
   VariableIndex evaluated_ = 0;  // nodes [0, evaluated_) have values
   bool backward_done_ = false;

@@ -2,8 +2,8 @@
 // Batched and unbatched execution must give the same values and gradients.  A
 // property-based test generates random dynamic graphs with a fixed seed: several
 // instances of different lengths, shared and per-instance parameters, lookups,
-// mid-build reads (incremental_forward), and compares every node value and every
-// parameter gradient across --dynet-autobatch 0, 1 and 2.
+// mid-build reads (incremental_forward), and compares every node value, every
+// node gradient and every parameter gradient across --dynet-autobatch 0, 1 and 2.
 #include <random>
 
 #include "dynet_lite/exec/autobatch.h"
@@ -33,18 +33,23 @@ struct Result {
   AutobatchStats stats;
 };
 
-// Runs forward and backward on the sum of `losses`; returns the values of `outs`
-// and of the loss, every parameter's gradient and the batching counters.
+// Runs forward and backward (`full`: constant nodes' gradients too) on the sum of
+// `losses`; returns the values of `outs` and of the loss, every parameter's
+// gradient, every node's gradient and the batching counters.
 Result run_and_collect(ComputationGraph& cg, const std::vector<Expression>& outs,
-                       const std::vector<Expression>& losses, ParameterCollection& pc, LookupParameter& emb) {
+                       const std::vector<Expression>& losses, ParameterCollection& pc, LookupParameter& emb,
+                       bool full = false) {
   Expression loss = sum(losses);
   cg.forward(loss);
-  cg.backward(loss);
+  cg.backward(loss, full);
   Result r;
   for (auto& e : outs) r.values.push_back(as_vector(e.value()));
   r.values.push_back(as_vector(loss.value()));
   for (auto& p : pc.parameters_list()) r.grads.push_back(as_vector(p->g));
   r.grads.push_back(as_vector(emb.get_storage().all_grads));
+  // Every node's own gradient too (batched backward keeps them in a dense array
+  // and writes a node's tensor only when asked), the nodes that get none included.
+  for (VariableIndex i = 0; i <= loss.i; ++i) r.grads.push_back(as_vector(cg.get_gradient(i)));
   r.stats = cg.autobatch_stats();
   return r;
 }
@@ -83,7 +88,8 @@ Result run_program(TestModel& m, unsigned seed, int strategy, bool use_matrix_op
     }
     losses.push_back(sum_elems(square(h)));
   }
-  return run_and_collect(cg, all, losses, m.pc, m.emb);
+  // One graph in four asks for every node's gradient (constant nodes too).
+  return run_and_collect(cg, all, losses, m.pc, m.emb, seed % 4 == 0);
 }
 
 void check_same(const Result& a, const Result& b, unsigned seed, int strategy) {

@@ -257,8 +257,17 @@ const Tensor& ComputationGraph::get_gradient(VariableIndex i) {
   DYNET_LITE_CHECK(backward_done_, std::runtime_error,
                    "get_gradient: call backward() first (node " << i << ")");
   Node& n = node(i);
-  const bool has_gradient = mem_->has_batch_groups() ? n.grad.v != nullptr
-                                                     : (i <= grads_upto_ && mem_->marks.size() > i && mem_->marks[i]);
+  bool has_gradient;
+  if (mem_->has_batch_groups()) {
+    // Batched backward keeps gradients in a dense array and leaves members' Nodes
+    // alone.  A constant node batched with nodes that need gradients has a slot
+    // too; without `full` it reports zero, as in plain execution.
+    std::vector<float*>& grad_of = mem_->batch_state().grad_of;
+    has_gradient = i < grad_of.size() && grad_of[i] && (grads_full_ || n.variable);
+    if (has_gradient) n.grad = Tensor(n.value.d, grad_of[i], n.value.device, DeviceMempool::DEDFS);
+  } else {
+    has_gradient = i <= grads_upto_ && mem_->marks.size() > i && mem_->marks[i];
+  }
   if (!has_gradient) {
     // No gradient flowed here: the loss does not depend on this node.
     DeviceArenas& da = mem_->arenas(n.value.device);

@@ -824,10 +824,7 @@ void ComputationGraph::backward_batched(VariableIndex last, bool full) {
     const BatchGroup& g = st.groups[gi];
     bool any = false;
     for (unsigned j = 0; j < g.k; ++j) any |= m.marks[g.members[j]] != 0;
-    if (!any) {  // every node up to `top` is in one group: this clears the rest
-      for (unsigned j = 0; j < g.k; ++j) m.node(g.members[j]).grad = Tensor();
-      continue;
-    }
+    if (!any) continue;  // its members keep grad_of null: no gradient
     need[gi] = 1;
     const Node& n0 = m.node(g.members[0]);
     const OpInfo& info = op_info(n0.op);
@@ -836,14 +833,19 @@ void ComputationGraph::backward_batched(VariableIndex last, bool full) {
     size_t sz = n0.value.d.size();
     float* block = da.grads.allocate_floats(sz * g.k);
     n0.value.device->fill(block, 0.f, sz * g.k);
+    // Only grad_of is set here: a member's Node (its grad tensor) is written when
+    // a kernel or the user needs it (gradient_tensor, get_gradient), not for each
+    // of the thousands of members, whose Nodes are rarely in cache.
     for (unsigned j = 0; j < g.k; ++j) {
-      Node& nj = m.node(g.members[j]);
       m.marks[g.members[j]] = 1;
       grad_of[g.members[j]] = block + j * sz;
-      nj.grad = Tensor(nj.value.d, block + j * sz, nj.value.device, DeviceMempool::DEDFS);
-      if (info.blocks_gradient || g.arg_ids) continue;
-      for (unsigned p = 0; p < nj.num_args; ++p)
-        if (full || m.node(nj.args[p]).variable) m.marks[nj.args[p]] = 1;
+    }
+    if (!info.blocks_gradient && !g.arg_ids) {
+      for (unsigned j = 0; j < g.k; ++j) {
+        const Node& nj = m.node(g.members[j]);
+        for (unsigned p = 0; p < nj.num_args; ++p)
+          if (full || m.node(nj.args[p]).variable) m.marks[nj.args[p]] = 1;
+      }
     }
     if (g.arg_ids && !info.blocks_gradient) {  // the same from the group's argument list
       const uint32_t* ids = g.arg_ids;
@@ -853,7 +855,14 @@ void ComputationGraph::backward_batched(VariableIndex last, bool full) {
   }
   backward_done_ = true;
   if (!m.marks[last]) return;
-  target.value.device->fill(target.grad.v, 1.f, target.value.d.size());
+  target.value.device->fill(grad_of[last], 1.f, target.value.d.size());
+  // The gradient tensor of node i, written into its Node (kernels of one node take
+  // a Tensor reference).
+  auto gradient_tensor = [&m, &grad_of](VariableIndex i) -> Tensor& {
+    Node& n = m.node(i);
+    n.grad = Tensor(n.value.d, grad_of[i], n.value.device, DeviceMempool::DEDFS);
+    return n.grad;
+  };
 
   // A CPU kernel may leave the product term of a parameter's gradient for later;
   // the node is then marked 2 and flushed when its group is reached.  (Only
@@ -870,7 +879,7 @@ void ComputationGraph::backward_batched(VariableIndex last, bool full) {
     if (check_validity_) {
       for (unsigned j = 0; j < g.k; ++j) {
         const Node& node = m.node(g.members[j]);
-        DYNET_LITE_CHECK(node.grad.is_valid(), numeric_error,
+        DYNET_LITE_CHECK(gradient_tensor(g.members[j]).is_valid(), numeric_error,
                          "set_check_validity: the gradient of node " << g.members[j] << " (" << op_name(node.op)
                                                                      << ", shape " << node.value.d
                                                                      << ") contains NaN or inf");
@@ -888,8 +897,9 @@ void ComputationGraph::backward_batched(VariableIndex last, bool full) {
         Node& node = m.node(g.members[j]);
         // Every use has run: the weight gradients left for later (marks 2,
         // weight_grads.h) are summed now, before they are read.
-        if (m.marks[g.members[j]] == 2) m.weight_grads.flush(node.grad.v, m.arenas(node.value.device).scratch);
-        if (node.variable) info.accumulate(node, node.grad);
+        if (m.marks[g.members[j]] == 2)
+          m.weight_grads.flush(grad_of[g.members[j]], m.arenas(node.value.device).scratch);
+        if (node.variable) info.accumulate(node, gradient_tensor(g.members[j]));
       }
       continue;
     }
@@ -902,26 +912,27 @@ void ComputationGraph::backward_batched(VariableIndex last, bool full) {
     if (g.k == 1) {
       m.xs.resize(n0.num_args);
       for (unsigned p = 0; p < n0.num_args; ++p) m.xs[p] = &m.node(n0.args[p]).value;
+      const Tensor& dy = gradient_tensor(g.members[0]);
       for (unsigned p = 0; p < n0.num_args; ++p) {
         Node& a = m.node(n0.args[p]);
         if (!m.marks[n0.args[p]]) continue;
         Arena::Mark mark = da.scratch.mark();
         const size_t pending = m.weight_grads.size();
         ctx.set_weight_grads(offer_sink(a, dev));
-        b(m.xs.data(), n0.num_args, n0, n0.grad, p, a.grad, ctx);
+        b(m.xs.data(), n0.num_args, n0, dy, p, gradient_tensor(n0.args[p]), ctx);
         if (m.weight_grads.size() != pending) m.marks[n0.args[p]] = 2;
         da.scratch.rewind(mark);
       }
       continue;
     }
     Node& v = *g.exec;
-    Tensor dy(v.value.d, n0.grad.v, dev, DeviceMempool::DEDFS);
+    Tensor dy(v.value.d, grad_of[g.members[0]], dev, DeviceMempool::DEDFS);
     for (unsigned p = 0; p < n0.num_args; ++p) {
       const Node& a0 = m.node(n0.args[p]);
       Arena::Mark mark = da.scratch.mark();
       if (!g.stacked[p]) {
         if (m.marks[n0.args[p]]) {
-          Tensor dx = m.node(n0.args[p]).grad;
+          Tensor& dx = gradient_tensor(n0.args[p]);
           const size_t pending = m.weight_grads.size();
           ctx.set_weight_grads(offer_sink(a0, dev));
           b(g.xs, n0.num_args, v, dy, p, dx, ctx);
@@ -941,7 +952,7 @@ void ComputationGraph::backward_batched(VariableIndex last, bool full) {
         if (any) {
           Tensor dx = g.xs[p][0];
           if (contiguous) {
-            dx.v = a0.grad.v;
+            dx.v = grad_of[n0.args[p]];
             b(g.xs, n0.num_args, v, dy, p, dx, ctx);
           } else {
             dx.v = ctx.scratch_floats(sz * g.k);
@@ -953,7 +964,7 @@ void ComputationGraph::backward_batched(VariableIndex last, bool full) {
               if (dev->type == DeviceType::CPU) {
                 Eigen::Map<Eigen::ArrayXf>(grad_of[aj], sz) += Eigen::Map<const Eigen::ArrayXf>(dx.v + j * sz, sz);
               } else {
-                Tensor& target_grad = m.node(aj).grad;
+                Tensor& target_grad = gradient_tensor(aj);
                 Tensor part(target_grad.d, dx.v + j * sz, dev, DeviceMempool::DEDFS);
                 TensorTools::accumulate(target_grad, part);
               }

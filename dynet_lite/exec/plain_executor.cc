@@ -102,6 +102,7 @@ void ComputationGraph::backward(VariableIndex last, bool full) {
                        "backward: the loss must be a scalar (one element per batch element), but node "
                            << last << " (" << op_name(target.op) << ") has shape " << target.value.d);
   grads_upto_ = last;
+  grads_full_ = full;
   if (m.has_batch_groups()) {
     backward_batched(last, full);
     return;
