@@ -435,12 +435,25 @@ static void schedule_segment(GraphMemory& m, BatchState& st, VariableIndex first
 
 // ------------------------------------------------------------ execution
 
+/// The members' arguments and the values of nodes, read from BatchState's dense
+/// arrays (filled while hashing and as groups run) instead of from the Nodes: a
+/// group's members are scattered over the node arena, and reading a Node for each
+/// member and each argument missed the cache.
+struct DenseView {
+  const BatchState& st;
+  VariableIndex first;  // the segment's first node
+  /// Argument p of segment node i, kVariableBit set when it needs a gradient.
+  uint32_t arg_id(VariableIndex i, unsigned p) const { return st.seg_args[st.seg_arg_start[i - first] + p]; }
+  VariableIndex arg(VariableIndex i, unsigned p) const { return arg_id(i, p) & ~BatchGroup::kVariableBit; }
+  const float* value(VariableIndex a) const { return st.value_of[a]; }
+  const float* arg_value(VariableIndex i, unsigned p) const { return value(arg(i, p)); }
+};
 
 /// How far a group is from reading its stacked arguments in place, in this member
 /// order: for each stacked argument, its size times the number of members whose
 /// value does not follow the previous member's.  0: no copy at all; a few breaks:
 /// a few runs that each read in place.
-static size_t layout_breaks(GraphMemory& m, const VariableIndex* members, unsigned k) {
+static size_t layout_breaks(GraphMemory& m, const DenseView& dv, const VariableIndex* members, unsigned k) {
   const Node& n0 = m.node(members[0]);
   size_t cost = 0;
   for (unsigned p = 0; p < n0.num_args; ++p) {
@@ -451,7 +464,7 @@ static size_t layout_breaks(GraphMemory& m, const VariableIndex* members, unsign
     bool same = true;
     size_t breaks = 0;
     for (unsigned j = 1; j < k; ++j) {
-      const float* v = m.node(m.node(members[j]).args[p]).value.v;
+      const float* v = dv.arg_value(members[j], p);
       same &= v == a0.value.v;
       breaks += v != prev + sz;
       prev = v;
@@ -467,8 +480,8 @@ static size_t layout_breaks(GraphMemory& m, const VariableIndex* members, unsign
 /// address (arguments produced side by side by earlier groups, which allocate
 /// their outputs in member order, are then read in place) is taken when it breaks
 /// the layout less.
-static void order_members_by_layout(GraphMemory& m, VariableIndex* members, unsigned k) {
-  const size_t planned = layout_breaks(m, members, k);
+static void order_members_by_layout(GraphMemory& m, const DenseView& dv, VariableIndex* members, unsigned k) {
+  const size_t planned = layout_breaks(m, dv, members, k);
   if (planned == 0) return;
   const Node& n0 = m.node(members[0]);
   unsigned p = n0.num_args;
@@ -488,14 +501,14 @@ static void order_members_by_layout(GraphMemory& m, VariableIndex* members, unsi
   keyed.resize(k);
   bool sorted = true;
   for (unsigned j = 0; j < k; ++j) {
-    keyed[j] = {m.node(m.node(members[j]).args[p]).value.v, members[j]};
+    keyed[j] = {dv.arg_value(members[j], p), members[j]};
     sorted &= j == 0 || keyed[j - 1] < keyed[j];
   }
   if (sorted) return;
   std::sort(keyed.begin(), keyed.end());
   sorted_members.resize(k);
   for (unsigned j = 0; j < k; ++j) sorted_members[j] = keyed[j].second;
-  if (layout_breaks(m, sorted_members.data(), k) < planned)
+  if (layout_breaks(m, dv, sorted_members.data(), k) < planned)
     std::copy(sorted_members.begin(), sorted_members.end(), members);
 }
 
@@ -509,18 +522,19 @@ constexpr unsigned kMinRunLength = 8;
 /// lengths to `runs` and returns how many there are.  A group that mixes the
 /// outputs of two earlier groups (the forward and backward LSTMs' cells, say)
 /// splits into two runs that each read in place.
-static unsigned contiguous_runs(GraphMemory& m, const VariableIndex* members, unsigned k, uint32_t* runs) {
+static unsigned contiguous_runs(GraphMemory& m, const DenseView& dv, const VariableIndex* members, unsigned k,
+                                uint32_t* runs) {
   const Node& n0 = m.node(members[0]);
   unsigned count = 0, start = 0;
   for (unsigned j = 1; j < k; ++j) {
-    const Node& prev = m.node(members[j - 1]);
-    const Node& cur = m.node(members[j]);
     bool follows = true;
     for (unsigned p = 0; p < n0.num_args && follows; ++p) {
-      const Tensor& a = m.node(prev.args[p]).value;
-      const Tensor& b = m.node(cur.args[p]).value;
-      if (a.v == b.v && a.d.bd == 1) continue;  // shared by both (broadcast if shared by all)
-      follows = b.v == a.v + a.d.size();
+      const float* a = dv.arg_value(members[j - 1], p);
+      const float* b = dv.arg_value(members[j], p);
+      // Members' arguments p have one shape (the signature says so): n0's.
+      const Dim& d = m.node(n0.args[p]).value.d;
+      if (a == b && d.bd == 1) continue;  // shared by both (broadcast if shared by all)
+      follows = b == a + d.size();
     }
     if (!follows) {
       runs[count++] = j - start;
@@ -549,7 +563,8 @@ static void run_single(GraphMemory& m, Node& n, std::mt19937& rng) {
 
 /// Tries to run `k` members as one kernel call; false if they cannot (the caller
 /// then runs them one by one).
-static bool run_group(GraphMemory& m, BatchState& st, const VariableIndex* members, unsigned k, std::mt19937& rng) {
+static bool run_group(GraphMemory& m, BatchState& st, const DenseView& dv, const VariableIndex* members, unsigned k,
+                      std::mt19937& rng) {
   Node& n0 = m.node(members[0]);
   const OpInfo& info = op_info(n0.op);
   Device* dev = n0.value.device;
@@ -588,13 +603,12 @@ static bool run_group(GraphMemory& m, BatchState& st, const VariableIndex* membe
     bool same = true, contiguous = true;
     size_t sz = a0.value.d.size();
     uint32_t* ids = arg_ids + size_t(p) * k;
-    ids[0] = n0.args[p] | (a0.variable ? BatchGroup::kVariableBit : 0u);
+    ids[0] = dv.arg_id(members[0], p);
     for (unsigned j = 1; j < k; ++j) {
-      const VariableIndex ij = m.node(members[j]).args[p];
-      const Node& aj = m.node(ij);
-      ids[j] = ij | (aj.variable ? BatchGroup::kVariableBit : 0u);
-      same &= aj.value.v == a0.value.v;
-      contiguous &= aj.value.v == a0.value.v + j * sz;
+      ids[j] = dv.arg_id(members[j], p);
+      const float* vj = dv.value(ids[j] & ~BatchGroup::kVariableBit);
+      same &= vj == a0.value.v;
+      contiguous &= vj == a0.value.v + j * sz;
     }
     if (same && a0.value.d.bd == 1) {
       // One argument for all members: passed once, broadcast by the kernel.
@@ -606,7 +620,7 @@ static bool run_group(GraphMemory& m, BatchState& st, const VariableIndex* membe
       stacked[p] = 1;
       if (!contiguous) {
         float* buf = da.values.allocate_floats(sz * k);
-        for (unsigned j = 0; j < k; ++j) dev->copy(buf + j * sz, m.node(m.node(members[j]).args[p]).value.v, sz);
+        for (unsigned j = 0; j < k; ++j) dev->copy(buf + j * sz, dv.value(ids[j] & ~BatchGroup::kVariableBit), sz);
         args[p].v = buf;
         gathered += sz * k * sizeof(float);
       }
@@ -633,7 +647,10 @@ static bool run_group(GraphMemory& m, BatchState& st, const VariableIndex* membe
   Arena::Mark mark = da.scratch.mark();
   f(xs, nargs, *v, ctx);
   da.scratch.rewind(mark);
-  for (unsigned j = 0; j < k; ++j) m.node(members[j]).value.v = v->value.v + j * out;
+  for (unsigned j = 0; j < k; ++j) {
+    m.node(members[j]).value.v = v->value.v + j * out;
+    st.value_of[members[j]] = v->value.v + j * out;
+  }
   st.stats.bytes_gathered += gathered;
   st.groups.push_back({v, members, k, xs, stacked, arg_ids});
   return true;
@@ -664,6 +681,8 @@ void ComputationGraph::run_forward_batched(VariableIndex last) {
   };
   st.arg_start.resize(n + 1);
   st.arg_list.clear();
+  st.seg_arg_start.resize(n + 1);
+  st.seg_args.clear();
   for (uint32_t o = 0; o < n; ++o) {
     const Node& node = m.node(first + o);
     const OpInfo& info = op_info(node.op);
@@ -674,13 +693,21 @@ void ComputationGraph::run_forward_batched(VariableIndex last) {
     st.batchable[o] = batchable;
     key = mix(key, h);
     st.arg_start[o] = static_cast<uint32_t>(st.arg_list.size());
+    st.seg_arg_start[o] = static_cast<uint32_t>(st.seg_args.size());
     for (unsigned p = 0; p < node.num_args; ++p) {
       const VariableIndex a = node.args[p];
       key = mix(key, wiring(a));
       if (a >= first) st.arg_list.push_back(a - first);
+      st.seg_args.push_back(a | (m.node(a).variable ? BatchGroup::kVariableBit : 0u));
     }
   }
   st.arg_start[n] = static_cast<uint32_t>(st.arg_list.size());
+  st.seg_arg_start[n] = static_cast<uint32_t>(st.seg_args.size());
+  // Values of the nodes before the segment, for DenseView (those of earlier
+  // batched segments are there already).
+  st.value_of.resize(static_cast<size_t>(last) + 1);
+  for (VariableIndex i = std::min(st.value_of_valid, first); i < first; ++i) st.value_of[i] = m.node(i).value.v;
+  const DenseView dv{st, first};
   // The full description, compared against a cached plan (the key alone could
   // collide) and stored with a new one: written out only when one of them happens.
   bool described = false;
@@ -733,7 +760,7 @@ void ComputationGraph::run_forward_batched(VariableIndex last) {
       VariableIndex* members = static_cast<VariableIndex*>(m.meta.allocate(k * sizeof(VariableIndex)));
       for (unsigned j = 0; j < k; ++j) members[j] = first + offsets[pos + j];
       pos += k;
-      if (k > 1) order_members_by_layout(m, members, k);
+      if (k > 1) order_members_by_layout(m, dv, members, k);
       st.stats.nodes += k;
       // A group whose arguments come in a few long runs runs run by run, each in
       // place, rather than gathering every argument into one block: the runs'
@@ -749,7 +776,7 @@ void ComputationGraph::run_forward_batched(VariableIndex last) {
       bool shares_weight = false;
       for (unsigned p = 0; p < m.node(members[0]).num_args; ++p)
         shares_weight |= is_shared_leaf(m.node(m.node(members[0]).args[p]));
-      if (k > 1 && !shares_weight) nruns = contiguous_runs(m, members, k, st.runs.data());
+      if (k > 1 && !shares_weight) nruns = contiguous_runs(m, dv, members, k, st.runs.data());
       if (nruns == 1 || k < kMinRunLength * nruns) {
         st.pieces.push_back({members, k});
       } else {
@@ -772,12 +799,13 @@ void ComputationGraph::run_forward_batched(VariableIndex last) {
         VariableIndex* run = piece.first;
         const unsigned len = piece.second;
         ++st.stats.kernels;
-        if (len > 1 && run_group(m, st, run, len, rng_)) {
+        if (len > 1 && run_group(m, st, dv, run, len, rng_)) {
           ++st.stats.batched_groups;
         } else {
           st.stats.kernels += len - 1;
           for (unsigned j = 0; j < len; ++j) {
             run_single(m, m.node(run[j]), rng_);
+            st.value_of[run[j]] = m.node(run[j]).value.v;
             st.groups.push_back({&m.node(run[j]), run + j, 1, nullptr, nullptr, nullptr});
           }
         }
@@ -797,6 +825,7 @@ void ComputationGraph::run_forward_batched(VariableIndex last) {
     throw;
   }
   evaluated_ = last + 1;
+  st.value_of_valid = last + 1;
   st.stats.forward_seconds += seconds_since(t1);
 }
 

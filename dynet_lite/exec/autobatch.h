@@ -69,6 +69,9 @@ struct BatchState {
   std::vector<uint64_t> node_hash;       // signature hash of each node of the segment
   std::vector<uint32_t> arg_start, arg_list;  // each node's arguments inside the segment (offsets), CSR
   std::vector<unsigned char> batchable;  // whether it can batch at all
+  std::vector<uint32_t> seg_arg_start, seg_args;  // each node's arguments (ids | kVariableBit), CSR
+  std::vector<float*> value_of;     // forward: each node's value, valid below value_of_valid
+  VariableIndex value_of_valid = 0;
   struct Bucket {
     uint32_t head, tail, count;
     uint64_t height_sum;  // of the ready nodes
@@ -89,7 +92,10 @@ struct BatchState {
   std::vector<uint32_t> group_sizes_buf;
   bool profiling = false;  // time copies separately (--dynet-profiling)
 
-  void clear_groups() { groups.clear(); }
+  void clear_groups() {
+    groups.clear();
+    value_of_valid = 0;
+  }
 };
 
 /// Process-wide totals (all graphs, all threads), for the profile report.
