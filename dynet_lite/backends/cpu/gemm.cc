@@ -1,6 +1,10 @@
 #include "dynet_lite/backends/cpu/gemm.h"
 
+#include <algorithm>
 #include <cstring>
+#if defined(__AVX512F__)
+#include <immintrin.h>
+#endif
 
 #include <Eigen/Core>
 
@@ -19,6 +23,10 @@ constexpr size_t kPanelRows = 128, kPanelDepth = 128, kPanelCols = 256;
 // allocation of its buffers costs nothing next to the arithmetic.  Panels would
 // pack the right operand once per row panel (a 10,000-word softmax: 80 times).
 constexpr size_t kWholeProduct = size_t(1) << 23;
+// An operand streamed by the no-pack product from beyond the caches (a 10,000-word
+// softmax weight: 10 MB) loses to Eigen's blocking; from this many floats on, a
+// product of kWholeProduct multiply-adds or more goes to Eigen.
+constexpr size_t kLargeOperand = size_t(1) << 20;
 
 using StridedConstMat = Eigen::Map<const Eigen::MatrixXf, 0, Eigen::OuterStride<>>;
 using StridedMat = Eigen::Map<Eigen::MatrixXf, 0, Eigen::OuterStride<>>;
@@ -51,6 +59,125 @@ void rank1_update(const float* dy, const float* x, float* dw, size_t m, size_t k
     for (size_t p = 0; p < k; ++p) dw[p * m + i] += dy[i] * x[p];
 }
 
+// ---------------------------------------------------------------- no-pack product
+// y (+)= a * B for a column-major (lda = m) and B given element by element, with
+// no packing: the products here are small enough (a weight of a few hundred KB)
+// that a tile of rows of `a` streams from the L1/L2 caches as it lies, while Eigen
+// would copy (pack) all of `a` on every call.  A tile keeps kRows vectors x kCols
+// columns of y in registers and adds, for each step t of the depth, one column of
+// `a` times kCols scalars of B.  The width follows the instruction set the library
+// is compiled for (GCC vector extensions; AVX-512 masks the last rows).
+#if defined(__AVX512F__)
+constexpr size_t kLanes = 16;
+constexpr int kRows = 3, kCols = 8;  // 24 accumulators of the 32 registers
+#elif defined(__AVX__)
+constexpr size_t kLanes = 8;
+constexpr int kRows = 2, kCols = 6;  // 12 of 16
+#else
+constexpr size_t kLanes = 4;
+constexpr int kRows = 2, kCols = 4;  // 8 of 16
+#endif
+typedef float Lanes __attribute__((vector_size(kLanes * sizeof(float)), aligned(alignof(float))));
+typedef float Lanes4 __attribute__((vector_size(4 * sizeof(float)), aligned(alignof(float))));
+
+template <class V>
+inline V load(const float* p) {
+  V v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+template <class V>
+inline void store(float* p, const V& v) {
+  std::memcpy(p, &v, sizeof v);
+}
+
+// B's element (t, c) at s[t * step + c * col]: B = x (step 1, col k) for y = W x,
+// B = x^T (step k, col 1) for dW = dy x^T.
+struct Scalars {
+  const float* s;
+  size_t step, col;
+  float at(size_t t, size_t c) const { return s[t * step + c * col]; }
+};
+
+// Rows [0, R * lanes of V) of columns [0, C) of y (+)= a * B over depth T.
+template <class V, int R, int C, bool kAccumulate>
+inline void tile(const float* a, size_t lda, size_t T, Scalars b, float* y, size_t ldy) {
+  constexpr size_t L = sizeof(V) / sizeof(float);
+  V acc[R][C];
+  for (int c = 0; c < C; ++c)
+    for (int r = 0; r < R; ++r) acc[r][c] = kAccumulate ? load<V>(y + c * ldy + r * L) : V{};
+  for (size_t t = 0; t < T; ++t) {
+    V av[R];
+    for (int r = 0; r < R; ++r) av[r] = load<V>(a + t * lda + r * L);
+    for (int c = 0; c < C; ++c) {
+      const float bc = b.at(t, c);
+      for (int r = 0; r < R; ++r) acc[r][c] += av[r] * bc;
+    }
+  }
+  for (int c = 0; c < C; ++c)
+    for (int r = 0; r < R; ++r) store<V>(y + c * ldy + r * L, acc[r][c]);
+}
+
+#if defined(__AVX512F__)
+// The last rows (fewer than 16): masked loads and stores touch no memory past them.
+template <int C, bool kAccumulate>
+inline void tile_masked(const float* a, size_t lda, size_t T, Scalars b, float* y, size_t ldy, size_t rows) {
+  const __mmask16 mask = static_cast<__mmask16>((1u << rows) - 1);
+  __m512 acc[C];
+  for (int c = 0; c < C; ++c) acc[c] = kAccumulate ? _mm512_maskz_loadu_ps(mask, y + c * ldy) : _mm512_setzero_ps();
+  for (size_t t = 0; t < T; ++t) {
+    const __m512 av = _mm512_maskz_loadu_ps(mask, a + t * lda);
+    for (int c = 0; c < C; ++c) acc[c] = _mm512_fmadd_ps(av, _mm512_set1_ps(b.at(t, c)), acc[c]);
+  }
+  for (int c = 0; c < C; ++c) _mm512_mask_storeu_ps(y + c * ldy, mask, acc[c]);
+}
+#endif
+
+// Rows [0, m) of columns [0, C).
+template <int C, bool kAccumulate>
+void column_block(const float* a, size_t lda, size_t m, size_t T, Scalars b, float* y, size_t ldy) {
+  size_t i = 0;
+  for (; i + kRows * kLanes <= m; i += kRows * kLanes) tile<Lanes, kRows, C, kAccumulate>(a + i, lda, T, b, y + i, ldy);
+  for (; i + kLanes <= m; i += kLanes) tile<Lanes, 1, C, kAccumulate>(a + i, lda, T, b, y + i, ldy);
+#if defined(__AVX512F__)
+  if (i < m) tile_masked<C, kAccumulate>(a + i, lda, T, b, y + i, ldy, m - i);
+#else
+  if (kLanes > 4)
+    for (; i + 4 <= m; i += 4) tile<Lanes4, 1, C, kAccumulate>(a + i, lda, T, b, y + i, ldy);
+  for (; i < m; ++i)
+    for (int c = 0; c < C; ++c) {
+      float acc = kAccumulate ? y[c * ldy + i] : 0.f;
+      for (size_t t = 0; t < T; ++t) acc += a[t * lda + i] * b.at(t, c);
+      y[c * ldy + i] = acc;
+    }
+#endif
+}
+
+template <int C, bool kAccumulate>
+void column_block_upto(size_t cols, const float* a, size_t lda, size_t m, size_t T, Scalars b, float* y, size_t ldy) {
+  if constexpr (C > 1) {
+    if (cols < C) return column_block_upto<C - 1, kAccumulate>(cols, a, lda, m, T, b, y, ldy);
+  }
+  column_block<C, kAccumulate>(a, lda, m, T, b, y, ldy);
+}
+
+// y (m x n, ldy m) (+)= a (m x T, lda m) * B (T x n).  Row panels of about 256 KB of
+// `a` keep it in the L2 cache while every block of columns passes over it.
+template <bool kAccumulate>
+void nopack_product(const float* a, size_t m, size_t T, Scalars b, size_t n, float* y) {
+  constexpr size_t kTileRows = kRows * kLanes;
+  const size_t panel = std::max(kTileRows, (size_t(65536) / std::max<size_t>(T, 1)) / kTileRows * kTileRows);
+  for (size_t i0 = 0; i0 < m; i0 += panel) {
+    const size_t rows = std::min(panel, m - i0);
+    size_t j = 0;
+    for (; j + kCols <= n; j += kCols)
+      column_block<kCols, kAccumulate>(a + i0, m, rows, T, Scalars{b.s + j * b.col, b.step, b.col}, y + j * m + i0, m);
+    if (j < n)
+      column_block_upto<kCols - 1, kAccumulate>(n - j, a + i0, m, rows, T, Scalars{b.s + j * b.col, b.step, b.col},
+                                                y + j * m + i0, m);
+  }
+}
+
 }  // namespace
 
 namespace detail {
@@ -63,20 +190,17 @@ void gemm_large(const float* w, const float* x, float* y, size_t m, size_t k, si
       Vec(y, m).noalias() = block(w, m, 0, 0, m, k) * ConstVec(x, k);
     return;
   }
-  if (m * k * n >= kWholeProduct) {
+  if (m * k > kLargeOperand && m * k * n >= kWholeProduct) {
     if (accumulate)
       block(y, m, 0, 0, m, n).noalias() += block(w, m, 0, 0, m, k) * block(x, k, 0, 0, k, n);
     else
       block(y, m, 0, 0, m, n).noalias() = block(w, m, 0, 0, m, k) * block(x, k, 0, 0, k, n);
     return;
   }
-  if (!accumulate) std::memset(y, 0, m * n * sizeof(float));
-  for (size_t c0 = 0; c0 < n; c0 += kPanelCols)
-    for (size_t i0 = 0; i0 < m; i0 += kPanelRows)
-      for (size_t t0 = 0; t0 < k; t0 += kPanelDepth) {
-        const size_t nc = panel(c0, kPanelCols, n), mr = panel(i0, kPanelRows, m), kd = panel(t0, kPanelDepth, k);
-        block(y, m, i0, c0, mr, nc).noalias() += block(w, m, i0, t0, mr, kd) * block(x, k, t0, c0, kd, nc);
-      }
+  if (accumulate)
+    nopack_product<true>(w, m, k, Scalars{x, 1, k}, n, y);
+  else
+    nopack_product<false>(w, m, k, Scalars{x, 1, k}, n, y);
 }
 
 void gemm_tn_large(const float* w, const float* dy, float* dx, size_t m, size_t k, size_t n) {
@@ -102,16 +226,15 @@ void gemm_nt_large(const float* dy, const float* x, float* dw, size_t m, size_t 
     rank1_update(dy, x, dw, m, k);
     return;
   }
-  if (m * k * n >= kWholeProduct) {
+  // A shallow product (few columns of dy) spends its time loading and storing
+  // tiles of dW, which Eigen's kernel does better; a large dy streams from beyond
+  // the caches.
+  if (n < 12 || (m * n > kLargeOperand && m * k * n >= kWholeProduct)) {
     block(dw, m, 0, 0, m, k).noalias() += block(dy, m, 0, 0, m, n) * block(x, k, 0, 0, k, n).transpose();
     return;
   }
-  for (size_t t0 = 0; t0 < k; t0 += kPanelCols)
-    for (size_t i0 = 0; i0 < m; i0 += kPanelRows)
-      for (size_t c0 = 0; c0 < n; c0 += kPanelDepth) {
-        const size_t kc = panel(t0, kPanelCols, k), mr = panel(i0, kPanelRows, m), nd = panel(c0, kPanelDepth, n);
-        block(dw, m, i0, t0, mr, kc).noalias() += block(dy, m, i0, c0, mr, nd) * block(x, k, t0, c0, kc, nd).transpose();
-      }
+  // dW's column p gets the columns of dy times row p of x: B(t, p) = x[t * k + p].
+  nopack_product<true>(dy, m, n, Scalars{x, k, 1}, k, dw);
 }
 
 }  // namespace detail

@@ -1,0 +1,102 @@
+#define BOOST_TEST_MODULE cpu_gemm
+// The CPU backend's three products (backends/cpu/gemm.h) against a plain triple
+// loop in double precision, over shapes that reach every path: the inline small
+// loops, matrix-vector products, the no-pack tiles with every remainder of rows
+// (masked on AVX-512, narrower vectors or scalars elsewhere) and of columns,
+// Eigen for shallow or very large operands, accumulating or overwriting.
+#include <boost/test/unit_test.hpp>
+
+#include <cmath>
+#include <random>
+#include <vector>
+
+#include "dynet_lite/backends/cpu/gemm.h"
+
+using dynet_lite::cpu::gemm;
+using dynet_lite::cpu::gemm_nt;
+using dynet_lite::cpu::gemm_tn;
+
+namespace {
+
+std::vector<float> random_values(size_t n, std::mt19937& gen) {
+  std::uniform_real_distribution<float> u(-1.f, 1.f);
+  std::vector<float> v(n);
+  for (float& x : v) x = u(gen);
+  return v;
+}
+
+// a (r x c, column-major) element (i, j), transposed when `t`.
+float at(const std::vector<float>& a, size_t rows, size_t i, size_t j, bool t) {
+  return t ? a[i * rows + j] : a[j * rows + i];
+}
+
+// out (r x c) += op(a) * op(b), op(a) r x d, in double.
+std::vector<double> reference(const std::vector<float>& a, size_t a_rows, bool ta, const std::vector<float>& b,
+                              size_t b_rows, bool tb, size_t r, size_t d, size_t c, const std::vector<float>& start) {
+  std::vector<double> out(start.begin(), start.end());
+  for (size_t j = 0; j < c; ++j)
+    for (size_t i = 0; i < r; ++i) {
+      double s = 0;
+      for (size_t t = 0; t < d; ++t) s += double(at(a, a_rows, i, t, ta)) * at(b, b_rows, t, j, tb);
+      out[j * r + i] += s;
+    }
+  return out;
+}
+
+void check_close(const std::vector<float>& got, const std::vector<double>& want, size_t depth, const char* what,
+                 size_t m, size_t k, size_t n) {
+  BOOST_REQUIRE_EQUAL(got.size(), want.size());
+  const double tol = 1e-5 * (1 + double(depth));
+  for (size_t i = 0; i < got.size(); ++i)
+    BOOST_REQUIRE_MESSAGE(std::fabs(got[i] - want[i]) <= tol, what << " m=" << m << " k=" << k << " n=" << n
+                                                                   << " element " << i << ": " << got[i] << " vs "
+                                                                   << want[i]);
+}
+
+void check_shape(size_t m, size_t k, size_t n, std::mt19937& gen) {
+  const std::vector<float> w = random_values(m * k, gen), x = random_values(k * n, gen), dy = random_values(m * n, gen);
+  const std::vector<float> y0 = random_values(m * n, gen), dx0 = random_values(k * n, gen),
+                           dw0 = random_values(m * k, gen);
+  // y = W x and y += W x
+  std::vector<float> y = y0;
+  gemm(w.data(), x.data(), y.data(), m, k, n, true);
+  check_close(y, reference(w, m, false, x, k, false, m, k, n, y0), k, "gemm accumulate", m, k, n);
+  y = y0;
+  gemm(w.data(), x.data(), y.data(), m, k, n, false);
+  check_close(y, reference(w, m, false, x, k, false, m, k, n, std::vector<float>(m * n, 0.f)), k, "gemm", m, k, n);
+  // dx += W^T dy
+  std::vector<float> dx = dx0;
+  gemm_tn(w.data(), dy.data(), dx.data(), m, k, n);
+  check_close(dx, reference(w, m, true, dy, m, false, k, m, n, dx0), m, "gemm_tn", m, k, n);
+  // dW += dy x^T
+  std::vector<float> dw = dw0;
+  gemm_nt(dy.data(), x.data(), dw.data(), m, k, n);
+  check_close(dw, reference(dy, m, false, x, k, true, m, n, k, dw0), n, "gemm_nt", m, k, n);
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(every_row_and_column_remainder) {
+  std::mt19937 gen(7);
+  // Rows 1..70 cover every remainder of 4, 8, 16 and 48-row tiles; columns 1..19
+  // every remainder of 4-, 6- and 8-column blocks; depths below and above the
+  // shallow-product cut of gemm_nt (12).
+  for (size_t m = 1; m <= 70; ++m)
+    for (size_t n : {1, 2, 3, 5, 7, 8, 9, 13, 19})
+      for (size_t k : {1, 3, 16, 37}) check_shape(m, k, n, gen);
+}
+
+BOOST_AUTO_TEST_CASE(model_shapes) {
+  std::mt19937 gen(11);
+  // The benchmark models' products (LSTM gates, Tree-LSTM, tagger MLP), with the
+  // batch sizes autobatching produces.
+  const size_t shapes[][3] = {{200, 128, 64}, {200, 50, 61}, {256, 20, 33}, {256, 64, 3},  {640, 128, 100},
+                              {384, 128, 9},  {17, 32, 300}, {32, 100, 70}, {5, 128, 64}, {1024, 256, 12}};
+  for (const auto& s : shapes) check_shape(s[0], s[1], s[2], gen);
+}
+
+BOOST_AUTO_TEST_CASE(large_operands_take_eigens_path) {
+  std::mt19937 gen(13);
+  // A weight of more than 2^20 floats and 2^23 multiply-adds: Eigen's blocked product.
+  check_shape(4100, 260, 9, gen);
+}
