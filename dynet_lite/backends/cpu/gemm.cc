@@ -27,6 +27,9 @@ constexpr size_t kWholeProduct = size_t(1) << 23;
 // softmax weight: 10 MB) loses to Eigen's blocking; from this many floats on, a
 // product of kWholeProduct multiply-adds or more goes to Eigen.
 constexpr size_t kLargeOperand = size_t(1) << 20;
+// gemm_nt with fewer columns of dy than this (a shallow product) spends its time
+// loading and storing tiles of dW, which Eigen's kernel does better.
+constexpr size_t kShallowDepth = 12;
 
 using StridedConstMat = Eigen::Map<const Eigen::MatrixXf, 0, Eigen::OuterStride<>>;
 using StridedMat = Eigen::Map<Eigen::MatrixXf, 0, Eigen::OuterStride<>>;
@@ -133,9 +136,9 @@ inline void tile_masked(const float* a, size_t lda, size_t T, Scalars b, float* 
 }
 #endif
 
-// Rows [0, m) of columns [0, C).
+// Rows [0, m) of columns [0, C), tile after tile.
 template <int C, bool kAccumulate>
-void column_block(const float* a, size_t lda, size_t m, size_t T, Scalars b, float* y, size_t ldy) {
+void row_tiles(const float* a, size_t lda, size_t m, size_t T, Scalars b, float* y, size_t ldy) {
   size_t i = 0;
   for (; i + kRows * kLanes <= m; i += kRows * kLanes) tile<Lanes, kRows, C, kAccumulate>(a + i, lda, T, b, y + i, ldy);
   for (; i + kLanes <= m; i += kLanes) tile<Lanes, 1, C, kAccumulate>(a + i, lda, T, b, y + i, ldy);
@@ -154,11 +157,11 @@ void column_block(const float* a, size_t lda, size_t m, size_t T, Scalars b, flo
 }
 
 template <int C, bool kAccumulate>
-void column_block_upto(size_t cols, const float* a, size_t lda, size_t m, size_t T, Scalars b, float* y, size_t ldy) {
+void row_tiles_upto(size_t cols, const float* a, size_t lda, size_t m, size_t T, Scalars b, float* y, size_t ldy) {
   if constexpr (C > 1) {
-    if (cols < C) return column_block_upto<C - 1, kAccumulate>(cols, a, lda, m, T, b, y, ldy);
+    if (cols < C) return row_tiles_upto<C - 1, kAccumulate>(cols, a, lda, m, T, b, y, ldy);
   }
-  column_block<C, kAccumulate>(a, lda, m, T, b, y, ldy);
+  row_tiles<C, kAccumulate>(a, lda, m, T, b, y, ldy);
 }
 
 // y (m x n, ldy m) (+)= a (m x T, lda m) * B (T x n).  Row panels of about 256 KB of
@@ -171,9 +174,9 @@ void nopack_product(const float* a, size_t m, size_t T, Scalars b, size_t n, flo
     const size_t rows = std::min(panel, m - i0);
     size_t j = 0;
     for (; j + kCols <= n; j += kCols)
-      column_block<kCols, kAccumulate>(a + i0, m, rows, T, Scalars{b.s + j * b.col, b.step, b.col}, y + j * m + i0, m);
+      row_tiles<kCols, kAccumulate>(a + i0, m, rows, T, Scalars{b.s + j * b.col, b.step, b.col}, y + j * m + i0, m);
     if (j < n)
-      column_block_upto<kCols - 1, kAccumulate>(n - j, a + i0, m, rows, T, Scalars{b.s + j * b.col, b.step, b.col},
+      row_tiles_upto<kCols - 1, kAccumulate>(n - j, a + i0, m, rows, T, Scalars{b.s + j * b.col, b.step, b.col},
                                                 y + j * m + i0, m);
   }
 }
@@ -226,10 +229,8 @@ void gemm_nt_large(const float* dy, const float* x, float* dw, size_t m, size_t 
     rank1_update(dy, x, dw, m, k);
     return;
   }
-  // A shallow product (few columns of dy) spends its time loading and storing
-  // tiles of dW, which Eigen's kernel does better; a large dy streams from beyond
-  // the caches.
-  if (n < 12 || (m * n > kLargeOperand && m * k * n >= kWholeProduct)) {
+  // Shallow, or a dy too large for the caches: Eigen.
+  if (n < kShallowDepth || (m * n > kLargeOperand && m * k * n >= kWholeProduct)) {
     block(dw, m, 0, 0, m, k).noalias() += block(dy, m, 0, 0, m, n) * block(x, k, 0, 0, k, n).transpose();
     return;
   }
