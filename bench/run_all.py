@@ -3,7 +3,7 @@
 table of medians.
 
   bench/run_all.py [--build build-bench] [--runs 3] [--tasks tagger,tagger-char,treelstm,rnnlm,overhead]
-                   [--torch]
+                   [--torch] [--gpu] [--data-dir DIR]
 
 Builds the native Release tree first (cmake -DDYNET_LITE_NATIVE=ON) unless
 --no-build is given.  Runs are separate processes, interleaved mode by mode
@@ -14,6 +14,11 @@ figure and the spread (min-max) of the throughput.
 libtorch) to the tasks that have one: its runs join each round of the task's
 dynet_lite runs, and a second table gives the ratios dynet_lite / libtorch of the
 medians, as BENCHMARKS.md asks of comparisons (same sitting, interleaved).
+
+--gpu runs the dynet_lite programs with --dynet-gpus 1 (parameters and graphs on
+the first GPU; the build needs the CUDA backend, so use a tree configured without
+-DDYNET_LITE_NATIVE=ON if the GPU machine's CPU differs, and --no-build).
+--data-dir points the programs at another copy of ../shared/data.
 """
 import argparse
 import os
@@ -63,6 +68,8 @@ def main():
     ap.add_argument("--tasks", default="tagger,tagger-char,treelstm,rnnlm,overhead")
     ap.add_argument("--no-build", action="store_true")
     ap.add_argument("--torch", action="store_true", help="also run the libtorch reference where a task has one")
+    ap.add_argument("--gpu", action="store_true", help="run the dynet_lite programs on the first GPU")
+    ap.add_argument("--data-dir", default=None, help="folder with the corpora (default ../shared/data)")
     a = ap.parse_args()
     build = os.path.join(ROOT, a.build)
     if not a.no_build:
@@ -92,7 +99,9 @@ def main():
         if task == "overhead":
             continue
         prog, modes, unit = TASKS[task]
-        runs = [(task, mode, [os.path.join(build, prog[0])] + prog[1:] + ["--bench", mode]) for mode in modes]
+        extra = (["--dynet-gpus", "1"] if a.gpu else []) + (["--data-dir", a.data_dir] if a.data_dir else [])
+        runs = [(task, mode, [os.path.join(build, prog[0])] + prog[1:] + ["--bench", mode] + extra)
+                for mode in modes]
         if a.torch and task in TORCH_TASKS:
             tprog, tmodes = TORCH_TASKS[task]
             runs += [(task + "-libtorch", mode, [os.path.join(build, tprog[0])] + tprog[1:] + ["--bench", mode])
@@ -127,7 +136,8 @@ def main():
                                                                   ours / theirs))
     if "overhead" in tasks:
         print()
-        print(run([os.path.join(build, "bench/overhead"), "--runs", str(a.runs)], whole=True))
+        print(run([os.path.join(build, "bench/overhead"), "--runs", str(a.runs)] + (["--dynet-gpus", "1"] if a.gpu else []),
+                  whole=True))
 
 
 if __name__ == "__main__":

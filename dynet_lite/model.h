@@ -60,6 +60,8 @@ class RowSet {
     for (unsigned r : rows_) in_[r] = 0;
     rows_.clear();
   }
+  /// The rows in insertion order, contiguous (for a device kernel's index list).
+  const unsigned* data() const { return rows_.data(); }
   std::vector<unsigned>::const_iterator begin() const { return rows_.begin(); }
   std::vector<unsigned>::const_iterator end() const { return rows_.end(); }
 

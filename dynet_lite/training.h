@@ -107,6 +107,10 @@ class Trainer {
   /// The rule on one span: reads span.grads scaled by gscale, changes
   /// span.values and span.state.  The one place that dispatches on the device.
   virtual void update_rule(real gscale, const UpdateSpan& span) = 0;
+  /// The rule on rows rows[0, n) of a lookup table, `row` floats each (`table`
+  /// points at row 0; its size is ignored): update_rule on each row, unless a
+  /// trainer has one kernel for the whole list on the table's device.
+  virtual void update_rule_rows(real gscale, const UpdateSpan& table, const unsigned* rows, unsigned n, size_t row);
   /// Throws unsupported_error unless the span lives on the CPU.
   void require_cpu(const UpdateSpan& span) const;
 
@@ -130,6 +134,7 @@ class SimpleSGDTrainer : public Trainer {
   unsigned num_state_buffers() const override { return 0; }
   bool rule_clears_gradients() const override { return true; }
   void update_rule(real gscale, const UpdateSpan& span) override;
+  void update_rule_rows(real gscale, const UpdateSpan& table, const unsigned* rows, unsigned n, size_t row) override;
 };
 
 /// SGD whose rate follows a triangular cycle between learning_rate_min and

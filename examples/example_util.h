@@ -18,6 +18,7 @@
 #include <string>
 #include <sys/stat.h>
 
+#include "dynet_lite/devices.h"
 #include "dynet_lite/except.h"
 #include "dynet_lite/exec/autobatch.h"
 
@@ -182,7 +183,8 @@ inline void append_bench_tail(std::ostream& line, bool autobatch, const dynet_li
          << " plan_hits=" << stats.plan_hits << " plan_misses=" << stats.plan_misses << " schedule_s="
          << std::setprecision(3) << stats.schedule_seconds << " forward_s=" << stats.forward_seconds
          << " backward_s=" << stats.backward_seconds << "}";
-  line << " threads=1 cpu=\"" << cpu_model() << "\" flags=\"" << build_flags() << "\"";
+  line << " threads=1 device=" << dynet_lite::default_device()->name << " cpu=\"" << cpu_model() << "\" flags=\""
+       << build_flags() << "\"";
 }
 
 }  // namespace examples

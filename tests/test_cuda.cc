@@ -5,14 +5,17 @@
 
 #include <cmath>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "dynet_lite/backends/cuda/cuda_check.h"
 #include "dynet_lite/core/random.h"
 #include "dynet_lite/devices.h"
 #include "dynet_lite/init.h"
+#include "dynet_lite/lstm.h"
 #include "dynet_lite/ops/op_table.h"
 #include "dynet_lite/training.h"
+#include "dynet_lite/treelstm.h"
 
 // The CUDA backend.  Tests that need a GPU compare every GPU kernel (value and
 // gradient, batched inputs) with the CPU kernel on the same graph; without a
@@ -371,28 +374,65 @@ BOOST_AUTO_TEST_CASE(autobatch_on_gpu_matches_plain_execution) {
   }
 }
 
-BOOST_AUTO_TEST_CASE(simple_sgd_on_gpu) {
-  // Three updates of the same model on each device end at the same values.
-  auto train = [](dl::Device* dev) {
+BOOST_AUTO_TEST_CASE(autobatched_lookups_on_gpu) {
+  // Lookups of one table from many instances run as one group, repeated rows
+  // included; their gradients reach the table as in plain execution.
+  auto run = [](dl::Device* dev, int autobatch, std::vector<float>* table_grad, std::vector<float>* w_grad) {
     dl::ParameterCollection m;
-    dl::Parameter W = m.add_parameters(Dim({3, 4}), dl::ParameterInitFromVector(test::test_values(12)), "W", dev);
-    dl::LookupParameter emb = m.add_lookup_parameters(
-        6, Dim({4}), dl::ParameterInitFromVector(test::test_values(24, 0.1f)), "E", dev);
-    dl::SimpleSGDTrainer trainer(m, 0.2f);
-    for (unsigned step = 0; step < 3; ++step) {
-      dl::ComputationGraph cg;
-      E x = dl::lookup(cg, emb, std::vector<unsigned>{step, 5});
-      E loss = dl::sum_batches(dl::pickneglogsoftmax(dl::parameter(cg, W) * x, std::vector<unsigned>{1, 2}));
-      cg.forward(loss);
-      cg.backward(loss);
-      trainer.update();
+    dl::LookupParameter lp =
+        m.add_lookup_parameters(7, Dim({3}), dl::ParameterInitFromVector(test::test_values(21)), "E", dev);
+    dl::Parameter W = m.add_parameters(Dim({4, 3}), dl::ParameterInitFromVector(test::test_values(12, 0.2f)), "W", dev);
+    dl::ComputationGraph cg;
+    cg.set_autobatch(autobatch);
+    V losses;
+    const unsigned rows[] = {1, 4, 1, 6, 0, 4, 4, 2, 1};
+    for (unsigned k = 0; k < 9; ++k) {
+      E e = k == 8 ? dl::const_lookup(cg, lp, rows[k]) : dl::lookup(cg, lp, rows[k]);
+      losses.push_back(dl::pickneglogsoftmax(dl::tanh(dl::parameter(cg, W) * e), k % 4));
     }
-    std::vector<float> out = dl::as_vector(W.get_storage().values);
-    std::vector<float> e = dl::as_vector(emb.get_storage().all_values);
-    out.insert(out.end(), e.begin(), e.end());
-    return out;
+    E loss = dl::sum(losses);
+    cg.forward(loss);
+    cg.backward(loss);
+    *table_grad = dl::as_vector(lp.get_storage().all_grads);
+    *w_grad = dl::as_vector(W.get_storage().g);
+    BOOST_CHECK_EQUAL(lp.get_storage().non_zero_grads.size(), 5u);  // rows 0, 1, 2, 4, 6
   };
-  check_vectors(train(gpu().device), train(dl::cpu_device()), "parameters after SGD");
+  std::vector<float> ct, cw;
+  run(dl::cpu_device(), 0, &ct, &cw);
+  for (int strategy : {0, 1, 2}) {
+    std::vector<float> gt, gw;
+    run(gpu().device, strategy, &gt, &gw);
+    check_vectors(gt, ct, "table gradient, autobatch " + std::to_string(strategy));
+    check_vectors(gw, cw, "W gradient, autobatch " + std::to_string(strategy));
+  }
+}
+
+BOOST_AUTO_TEST_CASE(simple_sgd_on_gpu) {
+  // Three updates of the same model on each device end at the same values; with
+  // the loss scaled by 50 the global-norm clipping (threshold 5) takes over.
+  for (float scale : {1.f, 50.f}) {
+    auto train = [scale](dl::Device* dev) {
+      dl::ParameterCollection m;
+      dl::Parameter W = m.add_parameters(Dim({3, 4}), dl::ParameterInitFromVector(test::test_values(12)), "W", dev);
+      dl::LookupParameter emb =
+          m.add_lookup_parameters(6, Dim({4}), dl::ParameterInitFromVector(test::test_values(24, 0.1f)), "E", dev);
+      dl::SimpleSGDTrainer trainer(m, 0.2f);
+      for (unsigned step = 0; step < 3; ++step) {
+        dl::ComputationGraph cg;
+        E x = dl::lookup(cg, emb, std::vector<unsigned>{step, 5});
+        E loss = dl::sum_batches(dl::pickneglogsoftmax(dl::parameter(cg, W) * x, std::vector<unsigned>{1, 2})) * scale;
+        cg.forward(loss);
+        cg.backward(loss);
+        trainer.update();
+      }
+      if (scale > 1.f) BOOST_CHECK_EQUAL(trainer.clips, 3.f);
+      std::vector<float> out = dl::as_vector(W.get_storage().values);
+      std::vector<float> e = dl::as_vector(emb.get_storage().all_values);
+      out.insert(out.end(), e.begin(), e.end());
+      return out;
+    };
+    check_vectors(train(gpu().device), train(dl::cpu_device()), "parameters after SGD, loss x" + std::to_string(scale));
+  }
 }
 
 BOOST_AUTO_TEST_CASE(mixed_cpu_gpu_graph) {
@@ -420,6 +460,129 @@ BOOST_AUTO_TEST_CASE(mixed_cpu_gpu_graph) {
   check_vectors(mg, cgr, "mixed graph gradients");
 }
 
+BOOST_AUTO_TEST_CASE(fused_lstm_steps) {
+  // The fused LSTM ops, with every argument batched or broadcast (a batch of 1).
+  const unsigned h = 3, n = 4;
+  const std::vector<ParamSpec> w = {param(Dim({4 * h, n}), 0.1f), param(Dim({4 * h, h}), 0.3f), param(Dim({4 * h}))};
+  for (auto bd : {std::pair<unsigned, unsigned>{3, 1}, {1, 3}, {3, 3}, {1, 1}}) {
+    const std::string tag = " (x batch " + std::to_string(bd.first) + ", h batch " + std::to_string(bd.second) + ")";
+    compare("vanilla_lstm_gates" + tag, {in(Dim({n}, bd.first)), in(Dim({h}, bd.second), 0.2f)}, w,
+            [](dl::ComputationGraph&, const V& xs, const V& ps) {
+              return dl::vanilla_lstm_gates(xs[0], xs[1], ps[0], ps[1], ps[2]);
+            });
+    compare("vanilla_lstm_c" + tag, {in(Dim({h}, bd.first)), in(Dim({4 * h}, bd.second), 0.2f)}, {},
+            [](dl::ComputationGraph&, const V& xs, const V&) { return dl::vanilla_lstm_c(xs[0], xs[1]); });
+    compare("vanilla_lstm_h" + tag, {in(Dim({h}, bd.first)), in(Dim({4 * h}, bd.second), 0.2f)}, {},
+            [](dl::ComputationGraph&, const V& xs, const V&) { return dl::vanilla_lstm_h(xs[0], xs[1]); });
+  }
+  // Dropout masks: one shared, one per batch element; then a batch that only the masks have.
+  compare("vanilla_lstm_gates_dropout",
+          {in(Dim({n}, 3)), in(Dim({h}, 3), 0.2f), positive(Dim({n}, 1)), positive(Dim({h}, 3))}, w,
+          [](dl::ComputationGraph&, const V& xs, const V& ps) {
+            return dl::vanilla_lstm_gates_dropout(xs[0], xs[1], ps[0], ps[1], ps[2], xs[2], xs[3]);
+          });
+  compare("vanilla_lstm_gates_dropout, batch from the masks",
+          {in(Dim({n}, 1)), in(Dim({h}, 1), 0.2f), positive(Dim({n}, 2)), positive(Dim({h}, 2))}, w,
+          [](dl::ComputationGraph&, const V& xs, const V& ps) {
+            return dl::vanilla_lstm_gates_dropout(xs[0], xs[1], ps[0], ps[1], ps[2], xs[2], xs[3]);
+          });
+  // A whole step: gates -> c -> h, the state carried over twice.
+  compare("lstm step chain", {in(Dim({h}), 0.1f), in(Dim({h}), 0.2f), in(Dim({n}, 2)), in(Dim({n}, 2), 0.3f)}, w,
+          [](dl::ComputationGraph&, const V& xs, const V& ps) {
+            E hh = xs[0], c = xs[1];
+            for (size_t t = 2; t < xs.size(); ++t) {
+              E g = dl::vanilla_lstm_gates(xs[t], hh, ps[0], ps[1], ps[2]);
+              c = dl::vanilla_lstm_c(c, g);
+              hh = dl::vanilla_lstm_h(c, g);
+            }
+            return hh;
+          });
+  // Weight noise is drawn from the graph's engine in the same order on both devices.
+  GpuBuilder noisy = [](dl::ComputationGraph&, const V& xs, const V& ps) {
+    return dl::vanilla_lstm_gates(xs[0], xs[1], ps[0], ps[1], ps[2], 0.1f);
+  };
+  dl::reseed_global_rng(13);
+  RunResult c = run_on(dl::cpu_device(), {in(Dim({n}, 2)), in(Dim({h}, 2), 0.2f)}, w, noisy);
+  dl::reseed_global_rng(13);
+  RunResult g = run_on(gpu().device, {in(Dim({n}, 2)), in(Dim({h}, 2), 0.2f)}, w, noisy);
+  check_vectors(g.value, c.value, "weight noise value");
+  for (size_t k = 0; k < c.param_grads.size(); ++k)
+    check_vectors(g.param_grads[k], c.param_grads[k], "weight noise d param " + std::to_string(k));
+}
+
+BOOST_AUTO_TEST_CASE(fused_treelstm_steps) {
+  const unsigned h = 3;
+  compare("treelstm_gates", {in(Dim({5 * h}, 2))}, {},
+          [](dl::ComputationGraph&, const V& xs, const V&) { return dl::treelstm_gates(xs[0], 2); });
+  compare("treelstm_c, children batched and shared",
+          {in(Dim({5 * h}, 2)), in(Dim({h}, 1), 0.1f), in(Dim({h}, 2), 0.2f)}, {},
+          [](dl::ComputationGraph&, const V& xs, const V&) {
+            return dl::treelstm_c(xs[0], {xs[1], xs[2]}, 2);
+          });
+  compare("treelstm_c, shared gates", {in(Dim({5 * h}, 1)), in(Dim({h}, 3), 0.1f)}, {},
+          [](dl::ComputationGraph&, const V& xs, const V&) { return dl::treelstm_c(xs[0], {xs[1]}, 2); });
+  compare("treelstm_c, a leaf", {in(Dim({5 * h}, 2))}, {},
+          [](dl::ComputationGraph&, const V& xs, const V&) { return dl::treelstm_c(xs[0], {}, 2); });
+  // More children than one kernel launch takes (8): the sum goes on in order.
+  std::vector<test::TestInput> many = {in(Dim({13 * h}, 2))};
+  for (unsigned k = 0; k < 10; ++k) many.push_back(in(Dim({h}, k % 2 ? 2 : 1), 0.05f * static_cast<float>(k)));
+  compare("treelstm_c, ten children", many, {}, [](dl::ComputationGraph&, const V& xs, const V&) {
+    return dl::treelstm_c(xs[0], V(xs.begin() + 1, xs.end()), 10);
+  });
+  for (auto bd : {std::pair<unsigned, unsigned>{2, 1}, {1, 2}, {2, 2}}) {
+    compare("treelstm_h (c batch " + std::to_string(bd.first) + ", gates batch " + std::to_string(bd.second) + ")",
+            {in(Dim({h}, bd.first)), in(Dim({5 * h}, bd.second), 0.2f)}, {},
+            [](dl::ComputationGraph&, const V& xs, const V&) { return dl::treelstm_h(xs[0], xs[1]); });
+  }
+}
+
+BOOST_AUTO_TEST_CASE(lstm_and_treelstm_builders_on_gpu) {
+  // Builders with their parameters on the GPU, sequences and a tree of different
+  // sizes in one graph: the GPU matches the CPU, and autobatching on the GPU
+  // matches plain execution there.
+  auto run = [](dl::Device* dev, int autobatch) {
+    dl::Device* before = dl::default_device();
+    dl::set_default_device(dev);
+    dl::ParameterCollection m;
+    dl::VanillaLSTMBuilder lstm(1, 4, 5, m);
+    dl::NaryTreeLSTMBuilder tree(2, 1, 4, 5, m);
+    for (const auto& p : m.parameters_list())
+      dl::TensorTools::set_elements(p->values,
+                                    test::test_values(p->dim.size(), 0.01f * static_cast<float>(p->dim.size() % 7)));
+    dl::ComputationGraph cg;
+    cg.set_autobatch(autobatch);
+    lstm.new_graph(cg);
+    tree.new_graph(cg);
+    V outs;
+    float off = 0.f;
+    for (unsigned len : {3u, 5u, 2u}) {
+      lstm.start_new_sequence();
+      for (unsigned t = 0; t < len; ++t)
+        outs.push_back(lstm.add_input(dl::input(cg, Dim({4}), test::test_values(4, off += 0.1f), dev)));
+    }
+    tree.start_new_sequence();
+    tree.set_num_elements(5);
+    tree.add_input(0, {}, dl::input(cg, Dim({4}), test::test_values(4, 0.3f), dev));
+    tree.add_input(1, {}, dl::input(cg, Dim({4}), test::test_values(4, 0.5f), dev));
+    tree.add_input(2, {0, 1}, dl::input(cg, Dim({4}), test::test_values(4, 0.7f), dev));
+    tree.add_input(3, {}, dl::input(cg, Dim({4}), test::test_values(4, 0.9f), dev));
+    outs.push_back(tree.add_input(4, {2, 3}, dl::input(cg, Dim({4}), test::test_values(4, 1.1f), dev)));
+    E loss = dl::sum_elems(dl::square(dl::sum(outs)));
+    std::vector<float> r = {dl::as_scalar(cg.forward(loss))};
+    cg.backward(loss);
+    for (const auto& p : m.parameters_list()) {
+      std::vector<float> gr = dl::as_vector(p->g);
+      r.insert(r.end(), gr.begin(), gr.end());
+    }
+    dl::set_default_device(before);
+    return r;
+  };
+  std::vector<float> cpu = run(dl::cpu_device(), 0), plain = run(gpu().device, 0);
+  check_vectors(plain, cpu, "builders GPU vs CPU");
+  for (int strategy : {1, 2})
+    check_vectors(run(gpu().device, strategy), plain, "builders autobatch " + std::to_string(strategy));
+}
+
 BOOST_AUTO_TEST_CASE(missing_gpu_kernel_names_the_op) {
   // layer_norm has no GPU kernel yet: a clear error, not a wrong answer.
   test::check_throws_with<dl::unsupported_error>(
@@ -440,10 +603,12 @@ BOOST_AUTO_TEST_SUITE_END()
 BOOST_AUTO_TEST_CASE(library_is_built_with_the_cuda_backend) {
   BOOST_CHECK(dl::has_cuda_backend());
   // Every op the benchmarks need has a GPU forward kernel in the table.
-  for (dl::OpKind op : {dl::OpKind::Input, dl::OpKind::Parameter, dl::OpKind::Lookup, dl::OpKind::MatMul,
-                        dl::OpKind::AffineTransform, dl::OpKind::Tanh, dl::OpKind::LogSoftmax,
-                        dl::OpKind::PickNegLogSoftmax, dl::OpKind::Concatenate, dl::OpKind::PickRange,
-                        dl::OpKind::Dropout, dl::OpKind::SumBatches}) {
+  for (dl::OpKind op :
+       {dl::OpKind::Input, dl::OpKind::Parameter, dl::OpKind::Lookup, dl::OpKind::MatMul, dl::OpKind::AffineTransform,
+        dl::OpKind::Tanh, dl::OpKind::LogSoftmax, dl::OpKind::PickNegLogSoftmax, dl::OpKind::Concatenate,
+        dl::OpKind::PickRange, dl::OpKind::Dropout, dl::OpKind::SumBatches, dl::OpKind::VanillaLSTMGates,
+        dl::OpKind::VanillaLSTMGatesDropout, dl::OpKind::VanillaLSTMC, dl::OpKind::VanillaLSTMH,
+        dl::OpKind::TreeLSTMGates, dl::OpKind::TreeLSTMC, dl::OpKind::TreeLSTMH}) {
     const dl::OpInfo& r = dl::op_info(op);
     BOOST_CHECK_MESSAGE(r.forward[1] != nullptr, r.name << " has no GPU forward kernel");
     BOOST_CHECK_MESSAGE(r.backward[1] != nullptr || r.accumulate || r.blocks_gradient,

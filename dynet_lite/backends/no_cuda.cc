@@ -21,4 +21,30 @@ void device_sgd_step_and_clear(Device* d, float*, float*, size_t, float) {
                                                  << " needs the CUDA backend (this build has none)");
 }
 
+float device_rows_squared_norm(Device* d, const float*, const unsigned*, unsigned, size_t) {
+  DYNET_LITE_CHECK(false, unsupported_error,
+                   "gradient norm: lookup rows on " << d->name << " need the CUDA backend (this build has none)");
+}
+
+void device_sgd_rows_step_and_clear(Device* d, float*, float*, const unsigned*, unsigned, size_t, float) {
+  DYNET_LITE_CHECK(false, unsupported_error,
+                   "SimpleSGD: updating lookup rows on " << d->name << " needs the CUDA backend (this build has none)");
+}
+
+void device_fill_rows(Device* d, float*, const unsigned*, unsigned, size_t, float) {
+  DYNET_LITE_CHECK(false, unsupported_error,
+                   "clearing lookup rows on " << d->name << " needs the CUDA backend (this build has none)");
+}
+
+void device_gather(Device* d, float*, const float* const*, size_t, unsigned, Arena&) {
+  DYNET_LITE_CHECK(false, unsupported_error,
+                   "batched execution: gathering on " << d->name << " needs the CUDA backend (this build has none)");
+}
+
+void device_scatter_add(Device* d, float* const*, const float*, size_t, unsigned, Arena&) {
+  DYNET_LITE_CHECK(
+      false, unsupported_error,
+      "batched execution: scattering gradients on " << d->name << " needs the CUDA backend (this build has none)");
+}
+
 }  // namespace dynet_lite

@@ -26,6 +26,7 @@
 
 #include <Eigen/Core>
 
+#include "dynet_lite/backends/backend_hooks.h"
 #include "dynet_lite/core/graph_memory.h"
 #include "dynet_lite/exec/exec_context.h"
 #include "dynet_lite/expr.h"
@@ -620,7 +621,15 @@ static bool run_group(GraphMemory& m, BatchState& st, const DenseView& dv, const
       stacked[p] = 1;
       if (!contiguous) {
         float* buf = da.values.allocate_floats(sz * k);
-        for (unsigned j = 0; j < k; ++j) dev->copy(buf + j * sz, dv.value(ids[j] & ~BatchGroup::kVariableBit), sz);
+        if (dev->type == DeviceType::CPU) {
+          for (unsigned j = 0; j < k; ++j) dev->copy(buf + j * sz, dv.value(ids[j] & ~BatchGroup::kVariableBit), sz);
+        } else {  // one kernel, not a copy per member
+          st.copy_src.resize(k);
+          for (unsigned j = 0; j < k; ++j) st.copy_src[j] = dv.value(ids[j] & ~BatchGroup::kVariableBit);
+          Arena::Mark mark = da.scratch.mark();
+          device_gather(dev, buf, st.copy_src.data(), sz, k, da.scratch);
+          da.scratch.rewind(mark);
+        }
         args[p].v = buf;
         gathered += sz * k * sizeof(float);
       }
@@ -919,7 +928,10 @@ void ComputationGraph::backward_batched(VariableIndex last, bool full) {
         // Not offered the weight-gradient sink (not parameters): nothing to flush.
         st.member_nodes.resize(g.k);
         for (unsigned j = 0; j < g.k; ++j) st.member_nodes[j] = &m.node(g.members[j]);
-        info.accumulate_group(st.member_nodes.data(), g.k, grad_of[g.members[0]]);
+        Device* dev = n0.value.device;
+        DeviceArenas& da = m.arenas(dev);
+        ExecContext ctx(&da.values, &da.scratch, &rng_, dev, &m.meta);
+        info.accumulate_group(st.member_nodes.data(), g.k, grad_of[g.members[0]], ctx);
         continue;
       }
       for (unsigned j = 0; j < g.k; ++j) {
@@ -987,17 +999,21 @@ void ComputationGraph::backward_batched(VariableIndex last, bool full) {
             dx.v = ctx.scratch_floats(sz * g.k);
             dev->fill(dx.v, 0.f, sz * g.k);
             b(g.xs, n0.num_args, v, dy, p, dx, ctx);
-            for (unsigned j = 0; j < g.k; ++j) {
-              const VariableIndex aj = ids[j] & ~BatchGroup::kVariableBit;
-              if (!m.marks[aj]) continue;
-              if (dev->type == DeviceType::CPU) {
+            if (dev->type == DeviceType::CPU) {
+              for (unsigned j = 0; j < g.k; ++j) {
+                const VariableIndex aj = ids[j] & ~BatchGroup::kVariableBit;
+                if (!m.marks[aj]) continue;
                 Eigen::Map<Eigen::ArrayXf>(grad_of[aj], sz) += Eigen::Map<const Eigen::ArrayXf>(dx.v + j * sz, sz);
-              } else {
-                Tensor& target_grad = gradient_tensor(aj);
-                Tensor part(target_grad.d, dx.v + j * sz, dev, DeviceMempool::DEDFS);
-                TensorTools::accumulate(target_grad, part);
+                st.stats.bytes_scattered += sz * sizeof(float);
               }
-              st.stats.bytes_scattered += sz * sizeof(float);
+            } else {  // one kernel, not an addition per member
+              st.copy_dst.resize(g.k);
+              for (unsigned j = 0; j < g.k; ++j) {
+                const VariableIndex aj = ids[j] & ~BatchGroup::kVariableBit;
+                st.copy_dst[j] = m.marks[aj] ? grad_of[aj] : nullptr;
+                if (m.marks[aj]) st.stats.bytes_scattered += sz * sizeof(float);
+              }
+              device_scatter_add(dev, st.copy_dst.data(), dx.v, sz, g.k, da.scratch);
             }
           }
         }

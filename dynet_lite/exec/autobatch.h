@@ -88,6 +88,9 @@ struct BatchState {
   std::vector<uint64_t> keys;                               // sort keys of a group's members
   std::vector<std::pair<uint64_t, uint32_t>> keyed;         // (key, member) of a group being ordered
   std::vector<const Node*> member_nodes;
+  // Pointer lists of the gathers and scatters on a GPU (one kernel per group).
+  std::vector<const float*> copy_src;
+  std::vector<float*> copy_dst;
   std::vector<uint32_t> group_buf;
   std::vector<uint32_t> group_sizes_buf;
   bool profiling = false;  // time copies separately (--dynet-profiling)

@@ -180,7 +180,7 @@ void lookup_accumulate(const Node& n, const Tensor& dy) {
 
 // A batched group of lookups: their gradient rows lie side by side, in the order
 // of the members' indices; rows of one table are added under one lock.
-void lookup_accumulate_group(const Node* const* members, unsigned k, const float* dy) {
+void lookup_accumulate_group(const Node* const* members, unsigned k, const float* dy, ExecContext&) {
   thread_local std::vector<unsigned> rows;
   LookupParameterStorage* table = nullptr;
   const float* from = dy;  // first gradient row of the pending run

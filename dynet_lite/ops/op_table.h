@@ -181,8 +181,9 @@ using BackwardFn = void (*)(const Tensor* const* xs, unsigned n, const Node& nod
 /// For leaves that own trainable memory (parameter, lookup): adds dy into it.
 using AccumulateFn = void (*)(const Node& node, const Tensor& dy);
 /// The same for a batched group of k such nodes (identical op and shape) whose
-/// gradients lie side by side from `dy`: one call instead of k.
-using AccumulateGroupFn = void (*)(const Node* const* members, unsigned k, const float* dy);
+/// gradients lie side by side from `dy`: one call instead of k.  `ctx` is the
+/// members' device's (a GPU uploads the indices through it).
+using AccumulateGroupFn = void (*)(const Node* const* members, unsigned k, const float* dy, ExecContext& ctx);
 
 /// How a node of this op can run together with identical nodes of other instances
 /// (exec/autobatch.cc reads this).  Batching stacks the members' arguments along

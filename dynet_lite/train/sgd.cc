@@ -40,6 +40,16 @@ void SimpleSGDTrainer::update_rule(real gscale, const UpdateSpan& span) {
   sgd_step_and_clear_cpu(span, learning_rate * gscale);
 }
 
+// The rows of a lookup table on a GPU: one kernel for all of them.
+void SimpleSGDTrainer::update_rule_rows(real gscale, const UpdateSpan& table, const unsigned* rows, unsigned n,
+                                        size_t row) {
+  if (table.device->type == DeviceType::CPU) {
+    Trainer::update_rule_rows(gscale, table, rows, n, row);
+    return;
+  }
+  device_sgd_rows_step_and_clear(table.device, table.values, table.grads, rows, n, row, learning_rate * gscale);
+}
+
 // ------------------------------------------------------------ CyclicalSGD
 
 CyclicalSGDTrainer::CyclicalSGDTrainer(ParameterCollection& m, float lr_min, float lr_max, float step, float g,

@@ -159,6 +159,15 @@ void Trainer::update() {
       UpdateSpan span;
       span.device = lp.device;
       span.param_name = lp.name.c_str();
+      if (sparse_updates_enabled && !lp.all_updated) {
+        span.values = lp.all_values.v;
+        span.grads = lp.all_grads.v;
+        for (unsigned k = 0; k < nstate; ++k) span.state[k] = s.buf[k];
+        update_rule_rows(gscale, span, lp.non_zero_grads.data(), static_cast<unsigned>(lp.non_zero_grads.size()), row);
+        if (lambda > 0) decay_values(lp, lp.all_values.v, lp.size(), 1.f - lambda);
+        lp.clear_gradient();
+        continue;
+      }
       auto run_rows = [&](size_t first_row, size_t nrows) {
         size_t off = first_row * row;
         span.values = lp.all_values.v + off;
@@ -167,9 +176,7 @@ void Trainer::update() {
         span.size = nrows * row;
         update_rule(gscale, span);
       };
-      if (sparse_updates_enabled && !lp.all_updated) {
-        for (unsigned r : lp.non_zero_grads) run_rows(r, 1);
-      } else if (rowwise()) {
+      if (rowwise()) {
         for (unsigned r = 0; r < lp.num_rows(); ++r) run_rows(r, 1);
       } else {
         run_rows(0, lp.num_rows());
@@ -182,6 +189,18 @@ void Trainer::update() {
 
   ++updates;
   ++updates_since_status;
+}
+
+void Trainer::update_rule_rows(real gscale, const UpdateSpan& table, const unsigned* rows, unsigned n, size_t row) {
+  UpdateSpan span = table;
+  span.size = row;
+  for (unsigned k = 0; k < n; ++k) {
+    const size_t off = size_t(rows[k]) * row;
+    span.values = table.values + off;
+    span.grads = table.grads + off;
+    for (unsigned b = 0; b < 3; ++b) span.state[b] = table.state[b] ? table.state[b] + off : nullptr;
+    update_rule(gscale, span);
+  }
 }
 
 void Trainer::update_epoch(real r) {

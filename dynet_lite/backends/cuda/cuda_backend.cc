@@ -3,6 +3,7 @@
 // the op table, the trainer hook, and the error formatting of cuda_check.h.
 #include <cstdlib>
 #include <memory>
+#include <mutex>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -147,12 +148,72 @@ void device_sgd_step_and_clear(Device* d, float* values, float* grads, size_t n,
   cuda::launch_sgd_step_and_clear(values, grads, n, rate, dev.stream());
 }
 
+namespace {
+// The pointer list of a gather or scatter in device memory (from `scratch`).
+template <typename P>
+P* const* upload_pointers(CudaDevice& dev, P* const* host, unsigned k, Arena& scratch) {
+  P** mem = static_cast<P**>(scratch.allocate(size_t(k) * sizeof(P*)));
+  dev.upload(mem, host, size_t(k) * sizeof(P*));
+  return mem;
+}
+}  // namespace
+
+float device_rows_squared_norm(Device* d, const float* table, const unsigned* rows, unsigned n, size_t row) {
+  if (!n) return 0.f;
+  CudaDevice& dev = cuda::device_of(d);
+  std::vector<float> sums(n);
+  {
+    std::lock_guard<std::mutex> lock(dev.own_buffer_mutex());
+    char* buf = static_cast<char*>(dev.own_buffer(size_t(n) * (sizeof(unsigned) + sizeof(float)) + 256));
+    unsigned* drows = reinterpret_cast<unsigned*>(buf);
+    float* out = reinterpret_cast<float*>(buf + ((size_t(n) * sizeof(unsigned) + 255) & ~size_t(255)));
+    dev.upload(drows, rows, size_t(n) * sizeof(unsigned));
+    cuda::launch_rows_squared_norm(out, table, drows, n, row, dev.stream());
+    dev.copy_to_host(sums.data(), out, n);
+  }
+  double s = 0;
+  for (float v : sums) s += v;
+  return static_cast<float>(s);
+}
+
+void device_sgd_rows_step_and_clear(Device* d, float* values, float* grads, const unsigned* rows, unsigned n,
+                                    size_t row, float rate) {
+  if (!n) return;
+  CudaDevice& dev = cuda::device_of(d);
+  std::lock_guard<std::mutex> lock(dev.own_buffer_mutex());
+  unsigned* drows = static_cast<unsigned*>(dev.own_buffer(size_t(n) * sizeof(unsigned)));
+  dev.upload(drows, rows, size_t(n) * sizeof(unsigned));
+  cuda::launch_sgd_rows(values, grads, drows, n, row, rate, dev.stream());
+}
+
+void device_fill_rows(Device* d, float* table, const unsigned* rows, unsigned n, size_t row, float value) {
+  if (!n) return;
+  CudaDevice& dev = cuda::device_of(d);
+  std::lock_guard<std::mutex> lock(dev.own_buffer_mutex());
+  unsigned* drows = static_cast<unsigned*>(dev.own_buffer(size_t(n) * sizeof(unsigned)));
+  dev.upload(drows, rows, size_t(n) * sizeof(unsigned));
+  cuda::launch_fill_rows(table, drows, n, row, value, dev.stream());
+}
+
+void device_gather(Device* d, float* dst, const float* const* srcs, size_t n, unsigned k, Arena& scratch) {
+  CudaDevice& dev = cuda::device_of(d);
+  const float* const* dsrcs = upload_pointers(dev, srcs, k, scratch);
+  cuda::launch_gather(dst, dsrcs, n, k, dev.stream());
+}
+
+void device_scatter_add(Device* d, float* const* dsts, const float* src, size_t n, unsigned k, Arena& scratch) {
+  CudaDevice& dev = cuda::device_of(d);
+  float* const* ddsts = upload_pointers(dev, dsts, k, scratch);
+  cuda::launch_scatter_add(ddsts, src, n, k, dev.stream());
+}
+
 void register_cuda_kernels(OpTable& t) {
   cuda::register_leaf_kernels(t);
   cuda::register_elementwise_kernels(t);
   cuda::register_matrix_kernels(t);
   cuda::register_reduce_kernels(t);
   cuda::register_shape_kernels(t);
+  cuda::register_lstm_kernels(t);
 }
 
 }  // namespace dynet_lite

@@ -35,8 +35,24 @@ CudaDevice::~CudaDevice() {
   cudaSetDevice(device_id);
   cudaStreamSynchronize(stream_);
   if (staging_) cudaFreeHost(staging_);
+  if (own_) cudaFree(own_);
   if (cublas_) cublasDestroy(cublas_);
   if (stream_) cudaStreamDestroy(stream_);
+}
+
+void* CudaDevice::own_buffer(size_t bytes) {
+  if (bytes > own_size_) {
+    activate();
+    // Queued kernels may still read the old buffer.
+    DYNET_LITE_CUDA_CHECK(cudaStreamSynchronize(stream_));
+    if (own_) DYNET_LITE_CUDA_CHECK(cudaFree(own_));
+    own_ = nullptr;
+    size_t size = own_size_ ? own_size_ : 4096;
+    while (size < bytes) size *= 2;
+    DYNET_LITE_CUDA_CHECK(cudaMalloc(&own_, size));
+    own_size_ = size;
+  }
+  return own_;
 }
 
 void CudaDevice::activate() const {

@@ -39,6 +39,12 @@ class CudaDevice final : public Device {
   /// Waits until every queued kernel and copy of this device has finished.
   void synchronize() const;
 
+  /// A device buffer of at least `bytes` for the backend's own calls outside a
+  /// graph (the trainers' row lists), kept and grown; the caller holds
+  /// own_buffer_mutex() from filling it until its kernels are queued.
+  void* own_buffer(size_t bytes);
+  std::mutex& own_buffer_mutex() { return own_mutex_; }
+
   cudaStream_t stream() const { return stream_; }
   cublasHandle_t cublas() const { return cublas_; }
   int ordinal() const { return device_id; }
@@ -52,6 +58,9 @@ class CudaDevice final : public Device {
   mutable char* staging_ = nullptr;
   mutable size_t staging_size_ = 0;
   mutable size_t staging_used_ = 0;
+  std::mutex own_mutex_;
+  void* own_ = nullptr;
+  size_t own_size_ = 0;
 };
 
 namespace cuda {

@@ -21,8 +21,26 @@ inline unsigned blocks_for(size_t n) {
 
 /// dst[0..n) = value on `stream`.
 void launch_fill(float* dst, float value, size_t n, cudaStream_t stream);
+/// Over rows rows[0, n) of `row` floats (device index list): out[k] = the sum of
+/// squares of row k; values -= rate * grads with grads = 0; table = value.
+void launch_rows_squared_norm(float* out, const float* table, const unsigned* rows, unsigned n, size_t row,
+                              cudaStream_t stream);
+void launch_sgd_rows(float* values, float* grads, const unsigned* rows, unsigned n, size_t row, float rate,
+                     cudaStream_t stream);
+void launch_fill_rows(float* table, const unsigned* rows, unsigned n, size_t row, float value, cudaStream_t stream);
+/// dst[j n + i] = srcs[j][i] and dsts[j][i] += src[j n + i] (null dsts[j]
+/// skipped; atomics) for j < k, i < n: the pointer lists in device memory.
+void launch_gather(float* dst, const float* const* srcs, size_t n, unsigned k, cudaStream_t stream);
+void launch_scatter_add(float* const* dsts, const float* src, size_t n, unsigned k, cudaStream_t stream);
 /// values -= rate * grads; grads = 0 (SimpleSGD's step, fused with clearing).
 void launch_sgd_step_and_clear(float* values, float* grads, size_t n, float rate, cudaStream_t stream);
+
+/// C (m x n) = op(A) op(B) + beta C through cuBLAS, column-major, over `count`
+/// batch elements with the given strides (0 broadcasts); one plain GEMM when
+/// count is 1 (matrix.cu).
+void gemm(CudaDevice& dev, bool ta, bool tb, size_t m, size_t n, size_t k, const float* a, size_t lda,
+          long long stride_a, const float* b, size_t ldb, long long stride_b, float beta, float* c, size_t ldc,
+          long long stride_c, unsigned count);
 
 /// Indices for a kernel: copied from host memory into device memory (scratch:
 /// valid during this kernel call; persistent: until the graph is cleared).
@@ -33,6 +51,7 @@ void register_elementwise_kernels(OpTable& t);  // elementwise.cu: unary, scalar
 void register_matrix_kernels(OpTable& t);       // matrix.cu: matmul, affine_transform, transpose (cuBLAS)
 void register_reduce_kernels(OpTable& t);       // reduce.cu: sums, means, softmax family
 void register_shape_kernels(OpTable& t);        // shape.cu: reshape, pick*, select*, concatenate*, dropout, noise
+void register_lstm_kernels(OpTable& t);         // lstm.cu: fused LSTM and Tree-LSTM steps
 
 }  // namespace cuda
 }  // namespace dynet_lite

@@ -31,6 +31,7 @@ using cuda_params::ParamParams;
 // The CPU rows' accumulate functions: parameters on the CPU still go there.
 AccumulateFn cpu_param_accumulate = nullptr;
 AccumulateFn cpu_lookup_accumulate = nullptr;
+AccumulateGroupFn cpu_lookup_accumulate_group = nullptr;
 
 __global__ void add_kernel(float* y, const float* x, size_t n) {
   DYNET_LITE_GRID_LOOP(i, n) y[i] += x[i];
@@ -201,6 +202,42 @@ void lookup_accumulate(const Node& n, const Tensor& dy) {
   for (unsigned b = 0; b < bd; ++b) lp.non_zero_grads.insert(idx[b]);
 }
 
+// A batched group of lookups (exec/autobatch.cc): the members' gradient rows lie
+// side by side from dy.  Each run of members of one table is one upload of their
+// indices and one scatter-add, instead of a kernel per member.
+void lookup_accumulate_group(const Node* const* members, unsigned k, const float* dy, ExecContext& ctx) {
+  if (ctx.device()->type != DeviceType::GPU) {
+    cpu_lookup_accumulate_group(members, k, dy, ctx);
+    return;
+  }
+  CudaDevice& dev = device_of(ctx);
+  thread_local std::vector<unsigned> rows;
+  const size_t row = members[0]->p<LookupParams>().lp->dim.size();
+  unsigned j = 0;
+  while (j < k) {
+    if (!members[j]->variable) {
+      dy += size_t(members[j]->value.d.bd) * row;
+      ++j;
+      continue;
+    }
+    LookupParameterStorage& lp = *members[j]->p<LookupParams>().lp;
+    const float* from = dy;
+    rows.clear();
+    for (; j < k && members[j]->variable && members[j]->p<LookupParams>().lp == &lp; ++j) {
+      const unsigned bd = members[j]->value.d.bd;
+      const unsigned* idx = lookup_indices(members[j]->p<LookupParams>(), bd);
+      rows.insert(rows.end(), idx, idx + bd);
+      dy += size_t(bd) * row;
+    }
+    const unsigned n = static_cast<unsigned>(rows.size());
+    const unsigned* didx = upload_indices(ctx, rows.data(), n, false);
+    std::lock_guard<std::mutex> lock(lp.mutex);
+    scatter_add_kernel<<<blocks_for(row * n), kThreads, 0, dev.stream()>>>(lp.all_grads.v, from, didx, row, row * n);
+    DYNET_LITE_CUDA_LAUNCH_CHECK("scatter_add_kernel");
+    for (unsigned r : rows) lp.non_zero_grads.insert(r);
+  }
+}
+
 }  // namespace
 
 void register_leaf_kernels(OpTable& t) {
@@ -224,6 +261,10 @@ void register_leaf_kernels(OpTable& t) {
   if (l.accumulate != lookup_accumulate) {
     cpu_lookup_accumulate = l.accumulate;
     l.accumulate = lookup_accumulate;
+  }
+  if (l.accumulate_group && l.accumulate_group != lookup_accumulate_group) {
+    cpu_lookup_accumulate_group = l.accumulate_group;
+    l.accumulate_group = lookup_accumulate_group;
   }
 }
 

@@ -18,11 +18,9 @@ namespace cuda {
   for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < (n); i += size_t(blockDim.x) * gridDim.x)
 
 namespace {
-
 inline int as_int(size_t v) { return static_cast<int>(v); }
+}  // namespace
 
-// C (m x n) = alpha op(A) op(B) + beta C over `count` batch elements with the
-// given strides (0 broadcasts); one plain GEMM when count is 1.
 void gemm(CudaDevice& dev, bool ta, bool tb, size_t m, size_t n, size_t k, const float* a, size_t lda,
           long long stride_a, const float* b, size_t ldb, long long stride_b, float beta, float* c, size_t ldc,
           long long stride_c, unsigned count) {
@@ -37,6 +35,8 @@ void gemm(CudaDevice& dev, bool ta, bool tb, size_t m, size_t n, size_t k, const
                                                       as_int(ldc), stride_c, static_cast<int>(count)));
   }
 }
+
+namespace {
 
 // Y (beta=0: =, beta=1: +=) W X for every batch element of Y.
 void product(CudaDevice& dev, const Tensor& w, const Tensor& x, const Tensor& y, float beta) {

@@ -95,5 +95,15 @@ struct TransposeParams {
   unsigned char n;
 };
 
+// ops/lstm.cc
+struct GatesParams {
+  float weightnoise_std = 0.f;
+};
+
+// ops/treelstm.cc
+struct TreeParams {
+  unsigned n = 0;
+};
+
 }  // namespace cuda_params
 }  // namespace dynet_lite
