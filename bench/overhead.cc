@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "bench_info.h"
+#include "dynet_lite/devices.h"
 #include "dynet_lite/expr.h"
 #include "dynet_lite/init.h"
 #include "dynet_lite/training.h"
@@ -125,10 +126,10 @@ bool parse_unsigned(const char* text, unsigned& out, bool allow_zero = false) {
 }
 
 /// Runs this program again as a child and reads its RESULT line.
-bool run_child(const std::string& self, const Options& o, const std::string& seed_flag, Result& r) {
+bool run_child(const std::string& self, const Options& o, const std::string& child_flags, Result& r) {
   std::ostringstream cmd;
   cmd << "'" << self << "' --child --graphs " << o.graphs << " --warmup " << o.warmup << " --steps " << o.steps
-      << seed_flag;
+      << child_flags;
   FILE* pipe = popen(cmd.str().c_str(), "r");
   if (!pipe) return false;
   char line[1024];
@@ -147,10 +148,13 @@ bool run_child(const std::string& self, const Options& o, const std::string& see
 
 }  // namespace
 
-int main(int argc, char** argv) {
+static int overhead_main(int argc, char** argv) {
   DynetParams params = extract_dynet_params(argc, argv);
   if (params.random_seed == 0) params.random_seed = 1;  // same parameters every run
-  const std::string seed_flag = " --dynet-seed " + std::to_string(params.random_seed);
+  // The children run with the same seed and on the same devices.
+  std::string child_flags = " --dynet-seed " + std::to_string(params.random_seed);
+  if (params.ngpus_requested) child_flags += " --dynet-gpus " + std::to_string(params.requested_gpus);
+  if (!params.devices.empty()) child_flags += " --dynet-devices '" + params.devices + "'";
   initialize(params);
 
   Options o;
@@ -189,6 +193,7 @@ int main(int argc, char** argv) {
             << o.graphs << " graphs timed after " << o.warmup << " warm-up graphs, one thread, "
             << (o.runs > 1 ? std::to_string(o.runs) + " runs (separate processes)" : std::string("1 run")) << "\n";
   bench::print_environment(std::cout);
+  std::cout << "device:   " << default_device()->name << "\n";
 
   if (o.runs == 1) {
     Result r = run(o);
@@ -218,7 +223,7 @@ int main(int argc, char** argv) {
   unsigned nodes = 0;
   for (unsigned k = 0; k < o.runs; ++k) {
     Result r;
-    if (!run_child(self, o, seed_flag, r)) {
+    if (!run_child(self, o, child_flags, r)) {
       std::cerr << "overhead: run " << k + 1 << " (child process " << self << ") failed\n";
       return 1;
     }
@@ -232,4 +237,13 @@ int main(int argc, char** argv) {
   std::cout << "nodes per graph: " << nodes << "\nmedian of " << o.runs << " runs (each phase separately):\n";
   print_table(o, med, nodes);
   return 0;
+}
+
+int main(int argc, char** argv) {
+  try {
+    return overhead_main(argc, argv);
+  } catch (const std::exception& e) {
+    std::cerr << "overhead: error: " << e.what() << "\n";
+    return 1;
+  }
 }

@@ -179,10 +179,9 @@ inline void append_bench_tail(std::ostream& line, bool autobatch, const dynet_li
   if (autobatch)
     line << " autobatch{nodes=" << stats.nodes << " kernels=" << stats.kernels
          << " batched_groups=" << stats.batched_groups << " split_groups=" << stats.split_groups
-         << " bytes_gathered=" << stats.bytes_gathered
-         << " plan_hits=" << stats.plan_hits << " plan_misses=" << stats.plan_misses << " schedule_s="
-         << std::setprecision(3) << stats.schedule_seconds << " forward_s=" << stats.forward_seconds
-         << " backward_s=" << stats.backward_seconds << "}";
+         << " bytes_gathered=" << stats.bytes_gathered << " plan_hits=" << stats.plan_hits
+         << " plan_misses=" << stats.plan_misses << " schedule_s=" << std::setprecision(3) << stats.schedule_seconds
+         << " forward_s=" << stats.forward_seconds << " backward_s=" << stats.backward_seconds << "}";
   line << " threads=1 device=" << dynet_lite::default_device()->name << " cpu=\"" << cpu_model() << "\" flags=\""
        << build_flags() << "\"";
 }
