@@ -288,16 +288,18 @@ static void schedule_segment(GraphMemory& m, BatchState& st, VariableIndex first
     for (size_t slot = h & mask;; slot = (slot + 1) & mask) {
       uint32_t b = st.table[slot];
       if (b == 0) {
-        st.buckets.push_back({kSolo, kSolo, 0, 0, o, h});
+        st.buckets.push_back({kSolo, kSolo, 0, 0, o, h, st.node_check[o]});
         st.table[slot] = static_cast<uint32_t>(st.buckets.size());
         st.sig[o] = static_cast<uint32_t>(st.buckets.size() - 1);
         break;
       }
       BatchState::Bucket& bk = st.buckets[b - 1];
       if (bk.hash == h) {
-        const Node &node = m.node(first + o), &rep = m.node(first + bk.rep);
-        DYNET_LITE_CHECK(node.op == rep.op && node.num_args == rep.num_args && node.value.d == rep.value.d,
-                         internal_error, "autobatch: two signatures share one hash");
+        // From the dense arrays: reading the Nodes here streamed megabytes per graph.
+        DYNET_LITE_CHECK(st.node_check[o] == bk.check, internal_error,
+                         "autobatch: nodes " << first + o << " (" << op_name(m.node(first + o).op) << ") and "
+                                             << first + bk.rep << " (" << op_name(m.node(first + bk.rep).op)
+                                             << ") of different ops or shapes share one signature hash");
         st.sig[o] = b - 1;
         break;
       }
@@ -398,13 +400,15 @@ static void schedule_segment(GraphMemory& m, BatchState& st, VariableIndex first
     // The signature whose ready nodes lie farthest from the end on average: the
     // critical path runs first, and work off it (an output layer, a softmax)
     // waits until more of it is ready, so it runs in fewer, larger groups.
+    // Averages compared as fractions (sum_i count_best > sum_best count_i): no
+    // division per candidate.
     size_t best = 0;
-    double best_avg = -1;
-    for (size_t i = 0; i < st.active.size(); ++i) {
+    uint64_t best_sum = st.buckets[st.active[0]].height_sum, best_count = st.buckets[st.active[0]].count;
+    for (size_t i = 1; i < st.active.size(); ++i) {
       const BatchState::Bucket& b = st.buckets[st.active[i]];
-      double avg = static_cast<double>(b.height_sum) / b.count;
-      if (avg > best_avg) {
-        best_avg = avg;
+      if (b.height_sum * best_count > best_sum * b.count) {
+        best_sum = b.height_sum;
+        best_count = b.count;
         best = i;
       }
     }
@@ -683,6 +687,7 @@ void ComputationGraph::run_forward_batched(VariableIndex last) {
   // Structure of the segment, for the plan cache: each node's signature (or op and
   // shape for a node that never batches) and where its arguments come from.
   st.node_hash.resize(n);
+  st.node_check.resize(n);
   st.batchable.resize(n);
   uint64_t key = mix(n, autobatch_);
   auto wiring = [first](VariableIndex a) {
@@ -699,16 +704,24 @@ void ComputationGraph::run_forward_batched(VariableIndex last) {
     uint64_t h = batchable ? signature_hash(node, info, m)
                            : hash_dim(mix(0xabcdefULL, static_cast<uint64_t>(node.op)), node.value.d);
     st.node_hash[o] = h;
+    // Checked when two nodes' signature hashes are equal (schedule_segment), so
+    // that a collision of the 64-bit hashes cannot merge different ops or shapes.
+    st.node_check[o] = hash_dim(0x2545f4914f6cdd1dULL ^ (static_cast<uint64_t>(node.op) << 16 | node.num_args),
+                                node.value.d);
     st.batchable[o] = batchable;
-    key = mix(key, h);
     st.arg_start[o] = static_cast<uint32_t>(st.arg_list.size());
     st.seg_arg_start[o] = static_cast<uint32_t>(st.seg_args.size());
+    // The node's part of the key, mixed with its position and added: the chains
+    // of different nodes are independent (one chain through the whole segment
+    // made hashing latency-bound).
+    uint64_t local = h;
     for (unsigned p = 0; p < node.num_args; ++p) {
       const VariableIndex a = node.args[p];
-      key = mix(key, wiring(a));
+      local = mix(local, wiring(a));
       if (a >= first) st.arg_list.push_back(a - first);
       st.seg_args.push_back(a | (m.node(a).variable ? BatchGroup::kVariableBit : 0u));
     }
+    key += mix(local, o);
   }
   st.arg_start[n] = static_cast<uint32_t>(st.arg_list.size());
   st.seg_arg_start[n] = static_cast<uint32_t>(st.seg_args.size());

@@ -67,6 +67,7 @@ struct BatchState {
   std::vector<uint32_t> runs;            // lengths of a group's contiguous runs
   std::vector<std::pair<VariableIndex*, unsigned>> pieces;  // how a group runs: members, count
   std::vector<uint64_t> node_hash;       // signature hash of each node of the segment
+  std::vector<uint64_t> node_check;      // a second, independent hash of its op, arity and shape
   std::vector<uint32_t> arg_start, arg_list;  // each node's arguments inside the segment (offsets), CSR
   std::vector<unsigned char> batchable;  // whether it can batch at all
   std::vector<uint32_t> seg_arg_start, seg_args;  // each node's arguments (ids | kVariableBit), CSR
@@ -77,6 +78,7 @@ struct BatchState {
     uint64_t height_sum;  // of the ready nodes
     uint32_t rep;  // offset of a node with this signature
     uint64_t hash;
+    uint64_t check;  // the rep's node_check
   };
   std::vector<Bucket> buckets;
   std::vector<uint32_t> table;  // open addressing: bucket id + 1, 0 = empty
