@@ -4,6 +4,8 @@
 #include <cuda_runtime_api.h>
 
 #include <cmath>
+#include <functional>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -433,6 +435,56 @@ BOOST_AUTO_TEST_CASE(simple_sgd_on_gpu) {
     };
     check_vectors(train(gpu().device), train(dl::cpu_device()), "parameters after SGD, loss x" + std::to_string(scale));
   }
+}
+
+BOOST_AUTO_TEST_CASE(adaptive_trainers_on_gpu) {
+  // Every trainer with a GPU rule: three updates of a dense parameter and of
+  // the used rows of a lookup table end at the CPU's values.
+  using Make = std::function<std::unique_ptr<dl::Trainer>(dl::ParameterCollection&)>;
+  const std::vector<std::pair<std::string, Make>> trainers = {
+      {"CyclicalSGD", [](dl::ParameterCollection& m) { return std::make_unique<dl::CyclicalSGDTrainer>(m); }},
+      {"MomentumSGD", [](dl::ParameterCollection& m) { return std::make_unique<dl::MomentumSGDTrainer>(m, 0.1f); }},
+      {"Adagrad", [](dl::ParameterCollection& m) { return std::make_unique<dl::AdagradTrainer>(m); }},
+      {"Adadelta", [](dl::ParameterCollection& m) { return std::make_unique<dl::AdadeltaTrainer>(m); }},
+      {"RMSProp", [](dl::ParameterCollection& m) { return std::make_unique<dl::RMSPropTrainer>(m, 0.01f); }},
+      {"Adam", [](dl::ParameterCollection& m) { return std::make_unique<dl::AdamTrainer>(m, 0.01f); }},
+      {"Amsgrad", [](dl::ParameterCollection& m) { return std::make_unique<dl::AmsgradTrainer>(m, 0.01f); }}};
+  for (const auto& t : trainers) {
+    auto train = [&t](dl::Device* dev) {
+      dl::ParameterCollection m;
+      dl::Parameter W = m.add_parameters(Dim({3, 4}), dl::ParameterInitFromVector(test::test_values(12)), "W", dev);
+      dl::LookupParameter emb =
+          m.add_lookup_parameters(6, Dim({4}), dl::ParameterInitFromVector(test::test_values(24, 0.1f)), "E", dev);
+      std::unique_ptr<dl::Trainer> trainer = t.second(m);
+      for (unsigned step = 0; step < 3; ++step) {
+        dl::ComputationGraph cg;
+        E x = dl::lookup(cg, emb, std::vector<unsigned>{step, 5});
+        E loss = dl::sum_batches(dl::pickneglogsoftmax(dl::parameter(cg, W) * x, std::vector<unsigned>{1, 2}));
+        cg.forward(loss);
+        cg.backward(loss);
+        trainer->update();
+      }
+      std::vector<float> out = dl::as_vector(W.get_storage().values);
+      std::vector<float> e = dl::as_vector(emb.get_storage().all_values);
+      out.insert(out.end(), e.begin(), e.end());
+      return out;
+    };
+    check_vectors(train(gpu().device), train(dl::cpu_device()), t.first + ": parameters after 3 updates");
+  }
+  // EG has no GPU rule: a clear error naming the trainer, the parameter and the device.
+  test::check_throws_with<dl::unsupported_error>(
+      [] {
+        dl::ParameterCollection m;
+        dl::Parameter W = m.add_parameters(Dim({2, 2}), dl::ParameterInitFromVector(test::test_values(4)), "W",
+                                           gpu().device);
+        dl::EGTrainer trainer(m);
+        dl::ComputationGraph cg;
+        E loss = dl::sum_elems(dl::square(dl::parameter(cg, W)));
+        cg.forward(loss);
+        cg.backward(loss);
+        trainer.update();
+      },
+      {"EGTrainer", "'W'", "GPU:0"});
 }
 
 BOOST_AUTO_TEST_CASE(mixed_cpu_gpu_graph) {

@@ -2,6 +2,7 @@
 #include "test_utils.h"
 
 #include <atomic>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <new>
@@ -9,8 +10,10 @@
 #include <iostream>
 #include <memory>
 #include <sstream>
+#include <string>
 
 #include "dynet_lite/init.h"
+#include "dynet_lite/train/device_rules.h"
 #include "dynet_lite/training.h"
 
 using dl::ParameterCollection;
@@ -861,3 +864,106 @@ BOOST_AUTO_TEST_CASE(clears_dense_gradients) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+// ------------------------------------------------------------ the GPU rules, on the CPU
+// The per-element rules the GPU kernel runs (train/device_rules.h), checked here
+// against the CPU rules of the same trainers, so that a machine without a GPU
+// tests their formulas too: the same values and states after three steps.
+namespace {
+
+template <class T>
+struct Exposed : T {
+  using T::T;
+  using T::begin_update;
+  using T::update_rule;
+};
+template <class T>
+struct ExposedAdam : T {  // Adam and AMSGrad: their step rate too
+  using T::T;
+  using T::begin_update;
+  using T::step_rate_;
+  using T::update_rule;
+};
+
+template <class T, class Args>
+void check_device_rule(const std::string& name, T& trainer, dl::DeviceRule rule, Args args) {
+  const size_t n = 37;
+  std::vector<float> xc = test::test_values(n), xd = xc;
+  std::vector<std::vector<float>> sc(3, std::vector<float>(n, 0.f)), sd = sc;
+  for (unsigned step = 0; step < 3; ++step) {
+    const std::vector<float> g = test::test_values(n, 0.3f * static_cast<float>(step + 1));
+    const float gscale = 0.7f;
+    trainer.begin_update();
+    dl::UpdateSpan span;
+    span.device = dl::cpu_device();
+    span.values = xc.data();
+    span.grads = const_cast<float*>(g.data());
+    for (unsigned k = 0; k < 3; ++k) span.state[k] = sc[k].data();
+    span.size = n;
+    trainer.update_rule(gscale, span);
+    dl::DeviceRuleArgs a = args(trainer);
+    a.gscale = gscale;
+    for (size_t i = 0; i < n; ++i) dl::apply_update_rule(rule, a, i, xd.data(), g.data(), sd[0].data(), sd[1].data(), sd[2].data());
+  }
+  for (size_t i = 0; i < n; ++i) {
+    BOOST_CHECK_MESSAGE(std::fabs(xc[i] - xd[i]) <= 1e-6f + 1e-5f * std::fabs(xc[i]),
+                        name << " value " << i << ": CPU " << xc[i] << " vs device rule " << xd[i]);
+    for (unsigned k = 0; k < 3; ++k)
+      BOOST_CHECK_MESSAGE(std::fabs(sc[k][i] - sd[k][i]) <= 1e-6f + 1e-5f * std::fabs(sc[k][i]),
+                          name << " state " << k << "[" << i << "]: CPU " << sc[k][i] << " vs device rule " << sd[k][i]);
+  }
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(device_rules_match_cpu_rules) {
+  dl::ParameterCollection m;
+  Exposed<dl::MomentumSGDTrainer> momentum(m, 0.1f, 0.8f);
+  check_device_rule("MomentumSGD", momentum, dl::DeviceRule::Momentum, [](auto& t) {
+    dl::DeviceRuleArgs a;
+    a.rate = t.learning_rate;
+    a.a = t.momentum;
+    return a;
+  });
+  Exposed<dl::AdagradTrainer> adagrad(m, 0.1f, 1e-6f);
+  check_device_rule("Adagrad", adagrad, dl::DeviceRule::Adagrad, [](auto& t) {
+    dl::DeviceRuleArgs a;
+    a.rate = t.learning_rate;
+    a.eps = t.epsilon;
+    return a;
+  });
+  Exposed<dl::AdadeltaTrainer> adadelta(m, 1e-6f, 0.9f);
+  check_device_rule("Adadelta", adadelta, dl::DeviceRule::Adadelta, [](auto& t) {
+    dl::DeviceRuleArgs a;
+    a.rate = t.learning_rate;
+    a.a = t.rho;
+    a.eps = t.epsilon;
+    return a;
+  });
+  Exposed<dl::RMSPropTrainer> rmsprop(m, 0.05f, 1e-6f, 0.9f);
+  check_device_rule("RMSProp", rmsprop, dl::DeviceRule::RMSProp, [](auto& t) {
+    dl::DeviceRuleArgs a;
+    a.rate = t.learning_rate;
+    a.a = t.rho;
+    a.eps = t.epsilon;
+    return a;
+  });
+  ExposedAdam<dl::AdamTrainer> adam(m, 0.01f);
+  check_device_rule("Adam", adam, dl::DeviceRule::Adam, [](auto& t) {
+    dl::DeviceRuleArgs a;
+    a.rate = t.step_rate_;
+    a.a = t.beta_1;
+    a.b = t.beta_2;
+    a.eps = t.epsilon;
+    return a;
+  });
+  ExposedAdam<dl::AmsgradTrainer> amsgrad(m, 0.01f);
+  check_device_rule("Amsgrad", amsgrad, dl::DeviceRule::Amsgrad, [](auto& t) {
+    dl::DeviceRuleArgs a;
+    a.rate = t.step_rate_;
+    a.a = t.beta_1;
+    a.b = t.beta_2;
+    a.eps = t.epsilon;
+    return a;
+  });
+}

@@ -15,6 +15,16 @@ void register_device(Device* d);
 /// SimpleSGD's step on a parameter in a non-CPU device's memory:
 /// values -= rate * grads; grads = 0.  Throws unsupported_error without a kernel.
 void device_sgd_step_and_clear(Device* d, float* values, float* grads, size_t n, float rate);
+/// The element-wise rules of the adaptive trainers on a non-CPU device, one
+/// kernel over n floats, with the CPU rules' formulas (train/*.cc).  `rate` is
+/// the learning rate (Adam and AMSGrad: the bias-corrected step rate); `a` and `b`
+/// are momentum, rho or beta_1 / beta_2; state[0..2] the trainer's moment buffers.
+enum class DeviceRule { Momentum, Adagrad, Adadelta, RMSProp, Adam, Amsgrad };
+struct DeviceRuleArgs {
+  float rate = 0.f, gscale = 1.f, a = 0.f, b = 0.f, eps = 0.f;
+};
+void device_update_rule(Device* d, DeviceRule rule, const DeviceRuleArgs& args, float* values, const float* grads,
+                        float* const* state, size_t n);
 /// The rows `rows[0, n)` (each `row` floats) of a lookup table in a non-CPU
 /// device's memory, one kernel each (the trainers' sparse updates on a GPU):
 /// the sum of their squared elements; values -= rate * grads, grads = 0 on them;

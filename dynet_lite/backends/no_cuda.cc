@@ -21,6 +21,11 @@ void device_sgd_step_and_clear(Device* d, float*, float*, size_t, float) {
                                                  << " needs the CUDA backend (this build has none)");
 }
 
+void device_update_rule(Device* d, DeviceRule, const DeviceRuleArgs&, float*, const float*, float* const*, size_t) {
+  DYNET_LITE_CHECK(false, unsupported_error, "trainer: updating parameters on " << d->name
+                                                 << " needs the CUDA backend (this build has none)");
+}
+
 float device_rows_squared_norm(Device* d, const float*, const unsigned*, unsigned, size_t) {
   DYNET_LITE_CHECK(false, unsupported_error,
                    "gradient norm: lookup rows on " << d->name << " need the CUDA backend (this build has none)");

@@ -76,7 +76,10 @@ void CyclicalSGDTrainer::restart() {
 
 // x -= lr(it) * gscale * g
 void CyclicalSGDTrainer::update_rule(real gscale, const UpdateSpan& span) {
-  require_cpu(span);
+  if (span.device->type != DeviceType::CPU) {  // the backend's kernel, as SimpleSGD's
+    device_sgd_step_and_clear(span.device, span.values, span.grads, span.size, learning_rate * gscale);
+    return;
+  }
   sgd_step_and_clear_cpu(span, learning_rate * gscale);
 }
 
@@ -88,7 +91,14 @@ MomentumSGDTrainer::MomentumSGDTrainer(ParameterCollection& m, real lr, real mom
 
 // v = mom * v - lr * gscale * g;  x += v
 void MomentumSGDTrainer::update_rule(real gscale, const UpdateSpan& span) {
-  require_cpu(span);
+  if (span.device->type != DeviceType::CPU) {
+    DeviceRuleArgs args;
+    args.rate = learning_rate;
+    args.gscale = gscale;
+    args.a = momentum;
+    device_update_rule(span.device, DeviceRule::Momentum, args, span.values, span.grads, span.state, span.size);
+    return;
+  }
   auto v = arr(span.state[0], span.size);
   v = momentum * v - (learning_rate * gscale) * carr(span.grads, span.size);
   arr(span.values, span.size) += v;

@@ -158,6 +158,12 @@ P* const* upload_pointers(CudaDevice& dev, P* const* host, unsigned k, Arena& sc
 }
 }  // namespace
 
+void device_update_rule(Device* d, DeviceRule rule, const DeviceRuleArgs& args, float* values, const float* grads,
+                        float* const* state, size_t n) {
+  CudaDevice& dev = cuda::device_of(d);
+  cuda::launch_update_rule(rule, args, values, grads, state, n, dev.stream());
+}
+
 float device_rows_squared_norm(Device* d, const float* table, const unsigned* rows, unsigned n, size_t row) {
   if (!n) return 0.f;
   CudaDevice& dev = cuda::device_of(d);

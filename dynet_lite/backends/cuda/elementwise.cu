@@ -7,6 +7,7 @@
 #include "dynet_lite/backends/cuda/op_params.h"
 #include "dynet_lite/core/node.h"
 #include "dynet_lite/exec/exec_context.h"
+#include "dynet_lite/train/device_rules.h"
 
 namespace dynet_lite {
 namespace cuda {
@@ -401,7 +402,20 @@ __global__ void sgd_rows_kernel(float* values, float* grads, const unsigned* row
 __global__ void fill_rows_kernel(float* table, const unsigned* rows, size_t row, size_t total, float value) {
   DYNET_LITE_GRID_LOOP(e, total) table[size_t(rows[e / row]) * row + e % row] = value;
 }
+// The adaptive trainers' rules (train/device_rules.h), element by element.
+__global__ void update_rule_kernel(DeviceRule rule, DeviceRuleArgs p, float* x, const float* grads, float* s0,
+                                   float* s1, float* s2, size_t n) {
+  DYNET_LITE_GRID_LOOP(i, n) apply_update_rule(rule, p, i, x, grads, s0, s1, s2);
+}
 }  // namespace
+
+void launch_update_rule(DeviceRule rule, const DeviceRuleArgs& args, float* values, const float* grads,
+                        float* const* state, size_t n, cudaStream_t stream) {
+  if (!n) return;
+  update_rule_kernel<<<blocks_for(n), kThreads, 0, stream>>>(rule, args, values, grads, state[0], state[1], state[2],
+                                                              n);
+  DYNET_LITE_CUDA_LAUNCH_CHECK("update_rule_kernel");
+}
 
 void launch_rows_squared_norm(float* out, const float* table, const unsigned* rows, unsigned n, size_t row,
                               cudaStream_t stream) {

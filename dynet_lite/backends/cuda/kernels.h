@@ -6,6 +6,7 @@
 
 #include <cstddef>
 
+#include "dynet_lite/backends/backend_hooks.h"
 #include "dynet_lite/backends/cuda/cuda_device.h"
 #include "dynet_lite/ops/op_table.h"
 
@@ -21,6 +22,9 @@ inline unsigned blocks_for(size_t n) {
 
 /// dst[0..n) = value on `stream`.
 void launch_fill(float* dst, float value, size_t n, cudaStream_t stream);
+/// One of the adaptive trainers' rules over n floats (backend_hooks.h).
+void launch_update_rule(DeviceRule rule, const DeviceRuleArgs& args, float* values, const float* grads,
+                        float* const* state, size_t n, cudaStream_t stream);
 /// Over rows rows[0, n) of `row` floats (device index list): out[k] = the sum of
 /// squares of row k; values -= rate * grads with grads = 0; table = value.
 void launch_rows_squared_norm(float* out, const float* table, const unsigned* rows, unsigned n, size_t row,

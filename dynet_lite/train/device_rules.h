@@ -1,0 +1,54 @@
+#pragma once
+// The adaptive trainers' rules for one element, shared by the GPU kernel
+// (backends/cuda/elementwise.cu) and the tests that check it against the CPU
+// rules (train/adaptive.cc, train/sgd.cc) on machines without a GPU.
+#include <cmath>
+#include <cstddef>
+
+#include "dynet_lite/backends/backend_hooks.h"
+
+#if defined(__CUDACC__)
+#define DYNET_LITE_HOST_DEVICE __host__ __device__
+#else
+#define DYNET_LITE_HOST_DEVICE
+#endif
+
+namespace dynet_lite {
+
+/// Element i of `rule` (backend_hooks.h: DeviceRule, DeviceRuleArgs).
+DYNET_LITE_HOST_DEVICE inline void apply_update_rule(DeviceRule rule, const DeviceRuleArgs& p, size_t i, float* x,
+                                                     const float* grads, float* s0, float* s1, float* s2) {
+  const float g = grads[i] * p.gscale;
+  switch (rule) {
+    case DeviceRule::Momentum:  // v = mom v - (lr gscale) g;  x += v
+      s0[i] = p.a * s0[i] - (p.rate * p.gscale) * grads[i];
+      x[i] += s0[i];
+      break;
+    case DeviceRule::Adagrad:  // s += g^2;  x -= lr g / sqrt(s + eps)
+      s0[i] += g * g;
+      x[i] -= p.rate * g / sqrtf(s0[i] + p.eps);
+      break;
+    case DeviceRule::Adadelta: {  // hg = rho hg + (1-rho) g^2;  d = -g sqrt(hd+eps)/sqrt(hg+eps);  hd;  x += lr d
+      s0[i] = p.a * s0[i] + (1 - p.a) * g * g;
+      const float d = -g * sqrtf(s1[i] + p.eps) / sqrtf(s0[i] + p.eps);
+      s1[i] = p.a * s1[i] + (1 - p.a) * d * d;
+      x[i] += p.rate * d;
+      break;
+    }
+    case DeviceRule::RMSProp:  // s = rho s + (1 - rho) g^2;  x -= lr g / sqrt(s + eps)
+      s0[i] = p.a * s0[i] + (1 - p.a) * g * g;
+      x[i] -= p.rate * g / sqrtf(s0[i] + p.eps);
+      break;
+    case DeviceRule::Adam:       // m, v;  x -= rate m / (sqrt(v) + eps)
+    case DeviceRule::Amsgrad: {  // as Adam with vhat = max(vhat, v)
+      s0[i] = p.a * s0[i] + (1 - p.a) * g;
+      s1[i] = p.b * s1[i] + (1 - p.b) * g * g;
+      float v = s1[i];
+      if (rule == DeviceRule::Amsgrad) v = s2[i] = fmaxf(s2[i], v);
+      x[i] -= p.rate * s0[i] / (sqrtf(v) + p.eps);
+      break;
+    }
+  }
+}
+
+}  // namespace dynet_lite
