@@ -706,8 +706,8 @@ void ComputationGraph::run_forward_batched(VariableIndex last) {
     st.node_hash[o] = h;
     // Checked when two nodes' signature hashes are equal (schedule_segment), so
     // that a collision of the 64-bit hashes cannot merge different ops or shapes.
-    st.node_check[o] = hash_dim(0x2545f4914f6cdd1dULL ^ (static_cast<uint64_t>(node.op) << 16 | node.num_args),
-                                node.value.d);
+    st.node_check[o] =
+        hash_dim(0x2545f4914f6cdd1dULL ^ (static_cast<uint64_t>(node.op) << 16 | node.num_args), node.value.d);
     st.batchable[o] = batchable;
     st.arg_start[o] = static_cast<uint32_t>(st.arg_list.size());
     st.seg_arg_start[o] = static_cast<uint32_t>(st.seg_args.size());

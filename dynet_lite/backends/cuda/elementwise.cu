@@ -413,7 +413,7 @@ void launch_update_rule(DeviceRule rule, const DeviceRuleArgs& args, float* valu
                         float* const* state, size_t n, cudaStream_t stream) {
   if (!n) return;
   update_rule_kernel<<<blocks_for(n), kThreads, 0, stream>>>(rule, args, values, grads, state[0], state[1], state[2],
-                                                              n);
+                                                             n);
   DYNET_LITE_CUDA_LAUNCH_CHECK("update_rule_kernel");
 }
 
