@@ -932,38 +932,27 @@ BOOST_AUTO_TEST_CASE(device_rules_match_cpu_rules) {
     a.eps = t.epsilon;
     return a;
   });
+  auto rate_rho_eps = [](auto& t) {  // Adadelta, RMSProp
+    dl::DeviceRuleArgs a;
+    a.rate = t.learning_rate;
+    a.a = t.rho;
+    a.eps = t.epsilon;
+    return a;
+  };
   Exposed<dl::AdadeltaTrainer> adadelta(m, 1e-6f, 0.9f);
-  check_device_rule("Adadelta", adadelta, dl::DeviceRule::Adadelta, [](auto& t) {
-    dl::DeviceRuleArgs a;
-    a.rate = t.learning_rate;
-    a.a = t.rho;
-    a.eps = t.epsilon;
-    return a;
-  });
+  check_device_rule("Adadelta", adadelta, dl::DeviceRule::Adadelta, rate_rho_eps);
   Exposed<dl::RMSPropTrainer> rmsprop(m, 0.05f, 1e-6f, 0.9f);
-  check_device_rule("RMSProp", rmsprop, dl::DeviceRule::RMSProp, [](auto& t) {
+  check_device_rule("RMSProp", rmsprop, dl::DeviceRule::RMSProp, rate_rho_eps);
+  auto adam_args = [](auto& t) {  // Adam, AMSGrad
     dl::DeviceRuleArgs a;
-    a.rate = t.learning_rate;
-    a.a = t.rho;
+    a.rate = t.step_rate_;
+    a.a = t.beta_1;
+    a.b = t.beta_2;
     a.eps = t.epsilon;
     return a;
-  });
+  };
   ExposedAdam<dl::AdamTrainer> adam(m, 0.01f);
-  check_device_rule("Adam", adam, dl::DeviceRule::Adam, [](auto& t) {
-    dl::DeviceRuleArgs a;
-    a.rate = t.step_rate_;
-    a.a = t.beta_1;
-    a.b = t.beta_2;
-    a.eps = t.epsilon;
-    return a;
-  });
+  check_device_rule("Adam", adam, dl::DeviceRule::Adam, adam_args);
   ExposedAdam<dl::AmsgradTrainer> amsgrad(m, 0.01f);
-  check_device_rule("Amsgrad", amsgrad, dl::DeviceRule::Amsgrad, [](auto& t) {
-    dl::DeviceRuleArgs a;
-    a.rate = t.step_rate_;
-    a.a = t.beta_1;
-    a.b = t.beta_2;
-    a.eps = t.epsilon;
-    return a;
-  });
+  check_device_rule("Amsgrad", amsgrad, dl::DeviceRule::Amsgrad, adam_args);
 }

@@ -19,6 +19,7 @@
 #include "dynet_lite/core/node.h"
 #include "dynet_lite/exec/exec_context.h"
 #include "dynet_lite/exec/weight_grads.h"
+#include "dynet_lite/ops/lstm_gates.h"
 #include "dynet_lite/expr.h"
 
 namespace dynet_lite {
@@ -29,8 +30,7 @@ struct GatesParams {
   float weightnoise_std = 0.f;
 };
 
-// Argument positions of the gates ops.
-enum GateArg : unsigned { kX = 0, kH = 1, kWx = 2, kWh = 3, kB = 4, kMaskX = 5, kMaskH = 6 };
+using namespace lstm_gates;
 
 using ConstArr = Eigen::Map<const Eigen::ArrayXf>;
 using Arr = Eigen::Map<Eigen::ArrayXf>;
@@ -113,22 +113,6 @@ const float* effective_operand(const Tensor& v, const Tensor* mask, unsigned N, 
       dst = ConstArr(v.batch_ptr(c), r);
   }
   return out;
-}
-
-struct GateWeights {
-  const float* wx;
-  const float* wh;
-  const float* b;
-};
-
-// The weights used by forward: the parameters, or their noisy copies in node.aux.
-GateWeights gate_weights(const Tensor* const* xs, const Node& node) {
-  if (node.aux) {
-    const float* wx = static_cast<const float*>(node.aux);
-    const float* wh = wx + xs[kWx]->d.size();
-    return {wx, wh, wh + xs[kWh]->d.size()};
-  }
-  return {xs[kWx]->v, xs[kWh]->v, xs[kB]->v};
 }
 
 // gates = act(Wx x' + Wh h' + b)   (x' = x ⊙ mask_x, h' = h ⊙ mask_h with dropout)

@@ -1,9 +1,9 @@
 // Trainers with per-element adaptive rates: Adagrad, Adadelta, RMSProp, Adam, AMSGrad.
 #include <cmath>
 
-#include "dynet_lite/backends/backend_hooks.h"
 #include "dynet_lite/backends/cpu/eigen.h"
 #include "dynet_lite/except.h"
+#include "dynet_lite/train/device_rules.h"
 #include "dynet_lite/training.h"
 
 namespace dynet_lite {
@@ -21,19 +21,6 @@ void check_eps(const char* who, float eps) {
 }
 
 // lr * sqrt(1 - b2^t) / (1 - b1^t): Adam's bias-corrected rate for step t.
-// The rule on a span in a GPU's memory: the backend's kernel, same formulas.
-bool on_device(const UpdateSpan& span, DeviceRule rule, float rate, float gscale, float a, float b, float eps) {
-  if (span.device->type == DeviceType::CPU) return false;
-  DeviceRuleArgs args;
-  args.rate = rate;
-  args.gscale = gscale;
-  args.a = a;
-  args.b = b;
-  args.eps = eps;
-  device_update_rule(span.device, rule, args, span.values, span.grads, span.state, span.size);
-  return true;
-}
-
 float adam_rate(float lr, float b1, float b2, double t) {
   return static_cast<float>(lr * std::sqrt(1 - std::pow(static_cast<double>(b2), t)) /
                             (1 - std::pow(static_cast<double>(b1), t)));
@@ -48,7 +35,7 @@ AdagradTrainer::AdagradTrainer(ParameterCollection& m, real lr, real eps) : Trai
 
 // s += (gscale g)^2;  x -= lr * gscale g / sqrt(s + eps)
 void AdagradTrainer::update_rule(real gscale, const UpdateSpan& span) {
-  if (on_device(span, DeviceRule::Adagrad, learning_rate, gscale, 0.f, 0.f, epsilon)) return;
+  if (rule_on_device(span, DeviceRule::Adagrad, {learning_rate, gscale, 0.f, 0.f, epsilon})) return;
   auto g = carr(span.grads, span.size) * gscale;
   auto s = arr(span.state[0], span.size);
   s += g.square();
@@ -64,7 +51,7 @@ AdadeltaTrainer::AdadeltaTrainer(ParameterCollection& m, real eps, real r) : Tra
 
 // hg = rho hg + (1-rho) g^2;  d = -g sqrt(hd+eps)/sqrt(hg+eps);  hd = rho hd + (1-rho) d^2;  x += lr d
 void AdadeltaTrainer::update_rule(real gscale, const UpdateSpan& span) {
-  if (on_device(span, DeviceRule::Adadelta, learning_rate, gscale, rho, 0.f, epsilon)) return;
+  if (rule_on_device(span, DeviceRule::Adadelta, {learning_rate, gscale, rho, 0.f, epsilon})) return;
   const Eigen::Index n = static_cast<Eigen::Index>(span.size);
   const float* g = span.grads;
   float* hg = span.state[0];
@@ -90,7 +77,7 @@ RMSPropTrainer::RMSPropTrainer(ParameterCollection& m, real lr, real eps, real r
 
 // s = rho s + (1-rho) (gscale g)^2;  x -= lr * gscale g / sqrt(s + eps)
 void RMSPropTrainer::update_rule(real gscale, const UpdateSpan& span) {
-  if (on_device(span, DeviceRule::RMSProp, learning_rate, gscale, rho, 0.f, epsilon)) return;
+  if (rule_on_device(span, DeviceRule::RMSProp, {learning_rate, gscale, rho, 0.f, epsilon})) return;
   auto g = carr(span.grads, span.size) * gscale;
   auto s = arr(span.state[0], span.size);
   s = rho * s + (1 - rho) * g.square();
@@ -110,7 +97,7 @@ void AdamTrainer::begin_update() { step_rate_ = adam_rate(learning_rate, beta_1,
 
 // m = b1 m + (1-b1) g;  v = b2 v + (1-b2) g^2;  x -= rate_t * m / (sqrt(v) + eps)
 void AdamTrainer::update_rule(real gscale, const UpdateSpan& span) {
-  if (on_device(span, DeviceRule::Adam, step_rate_, gscale, beta_1, beta_2, epsilon)) return;
+  if (rule_on_device(span, DeviceRule::Adam, {step_rate_, gscale, beta_1, beta_2, epsilon})) return;
   auto g = carr(span.grads, span.size) * gscale;
   auto m = arr(span.state[0], span.size);
   auto v = arr(span.state[1], span.size);
@@ -132,7 +119,7 @@ void AmsgradTrainer::begin_update() { step_rate_ = adam_rate(learning_rate, beta
 
 // as Adam, with vhat = max(vhat, v) in place of v
 void AmsgradTrainer::update_rule(real gscale, const UpdateSpan& span) {
-  if (on_device(span, DeviceRule::Amsgrad, step_rate_, gscale, beta_1, beta_2, epsilon)) return;
+  if (rule_on_device(span, DeviceRule::Amsgrad, {step_rate_, gscale, beta_1, beta_2, epsilon})) return;
   auto g = carr(span.grads, span.size) * gscale;
   auto m = arr(span.state[0], span.size);
   auto v = arr(span.state[1], span.size);

@@ -51,4 +51,13 @@ DYNET_LITE_HOST_DEVICE inline void apply_update_rule(DeviceRule rule, const Devi
   }
 }
 
+/// A trainer's rule on a span (training.h: UpdateSpan) in a non-CPU device's
+/// memory: one kernel there.  False, and nothing done, for a span on the CPU.
+template <class Span>
+bool rule_on_device(const Span& span, DeviceRule rule, const DeviceRuleArgs& args) {
+  if (span.device->type == DeviceType::CPU) return false;
+  device_update_rule(span.device, rule, args, span.values, span.grads, span.state, span.size);
+  return true;
+}
+
 }  // namespace dynet_lite

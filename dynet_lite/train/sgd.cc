@@ -5,6 +5,7 @@
 #include "dynet_lite/backends/backend_hooks.h"
 #include "dynet_lite/backends/cpu/eigen.h"
 #include "dynet_lite/except.h"
+#include "dynet_lite/train/device_rules.h"
 #include "dynet_lite/train/schedule.h"
 #include "dynet_lite/training.h"
 
@@ -91,14 +92,7 @@ MomentumSGDTrainer::MomentumSGDTrainer(ParameterCollection& m, real lr, real mom
 
 // v = mom * v - lr * gscale * g;  x += v
 void MomentumSGDTrainer::update_rule(real gscale, const UpdateSpan& span) {
-  if (span.device->type != DeviceType::CPU) {
-    DeviceRuleArgs args;
-    args.rate = learning_rate;
-    args.gscale = gscale;
-    args.a = momentum;
-    device_update_rule(span.device, DeviceRule::Momentum, args, span.values, span.grads, span.state, span.size);
-    return;
-  }
+  if (rule_on_device(span, DeviceRule::Momentum, {learning_rate, gscale, momentum})) return;
   auto v = arr(span.state[0], span.size);
   v = momentum * v - (learning_rate * gscale) * carr(span.grads, span.size);
   arr(span.values, span.size) += v;

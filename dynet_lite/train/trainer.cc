@@ -159,30 +159,30 @@ void Trainer::update() {
       UpdateSpan span;
       span.device = lp.device;
       span.param_name = lp.name.c_str();
-      if (sparse_updates_enabled && !lp.all_updated) {
-        span.values = lp.all_values.v;
-        span.grads = lp.all_grads.v;
-        for (unsigned k = 0; k < nstate; ++k) span.state[k] = s.buf[k];
-        update_rule_rows(gscale, span, lp.non_zero_grads.data(), static_cast<unsigned>(lp.non_zero_grads.size()), row);
-        if (lambda > 0) decay_values(lp, lp.all_values.v, lp.size(), 1.f - lambda);
-        lp.clear_gradient();
-        continue;
-      }
-      auto run_rows = [&](size_t first_row, size_t nrows) {
+      // Rows [first_row, first_row + nrows) of the table.
+      auto rows_span = [&](size_t first_row, size_t nrows) -> const UpdateSpan& {
         size_t off = first_row * row;
         span.values = lp.all_values.v + off;
         span.grads = lp.all_grads.v + off;
         for (unsigned k = 0; k < nstate; ++k) span.state[k] = s.buf[k] + off;
         span.size = nrows * row;
-        update_rule(gscale, span);
+        return span;
       };
-      if (rowwise()) {
-        for (unsigned r = 0; r < lp.num_rows(); ++r) run_rows(r, 1);
+      if (sparse_updates_enabled && !lp.all_updated) {  // the rows used, in one call
+        update_rule_rows(gscale, rows_span(0, 0), lp.non_zero_grads.data(),
+                         static_cast<unsigned>(lp.non_zero_grads.size()), row);
+      } else if (rowwise()) {
+        for (unsigned r = 0; r < lp.num_rows(); ++r) update_rule(gscale, rows_span(r, 1));
       } else {
-        run_rows(0, lp.num_rows());
+        update_rule(gscale, rows_span(0, lp.num_rows()));
       }
       // Decay touches every row, used or not, like DyNet's global weight scale.
       if (lambda > 0) decay_values(lp, lp.all_values.v, lp.size(), 1.f - lambda);
+      if (rule_clears) {  // every row with a gradient is zero again: only the bookkeeping is left
+        lp.non_zero_grads.clear();
+        lp.all_updated = false;
+        continue;
+      }
     }
     lp.clear_gradient();
   }

@@ -164,16 +164,27 @@ void device_update_rule(Device* d, DeviceRule rule, const DeviceRuleArgs& args, 
   cuda::launch_update_rule(rule, args, values, grads, state, n, dev.stream());
 }
 
+namespace {
+// Bytes of a list of n rows in the device's own buffer, padded so that what
+// follows it is aligned.
+size_t row_list_bytes(unsigned n) { return (size_t(n) * sizeof(unsigned) + 255) & ~size_t(255); }
+// The row list in the device's own buffer, followed by `extra` bytes for the
+// caller; the caller holds own_buffer_mutex() until its kernels are queued.
+unsigned* upload_rows(CudaDevice& dev, const unsigned* rows, unsigned n, size_t extra = 0) {
+  unsigned* drows = static_cast<unsigned*>(dev.own_buffer(row_list_bytes(n) + extra));
+  dev.upload(drows, rows, size_t(n) * sizeof(unsigned));
+  return drows;
+}
+}  // namespace
+
 float device_rows_squared_norm(Device* d, const float* table, const unsigned* rows, unsigned n, size_t row) {
   if (!n) return 0.f;
   CudaDevice& dev = cuda::device_of(d);
   std::vector<float> sums(n);
   {
     std::lock_guard<std::mutex> lock(dev.own_buffer_mutex());
-    char* buf = static_cast<char*>(dev.own_buffer(size_t(n) * (sizeof(unsigned) + sizeof(float)) + 256));
-    unsigned* drows = reinterpret_cast<unsigned*>(buf);
-    float* out = reinterpret_cast<float*>(buf + ((size_t(n) * sizeof(unsigned) + 255) & ~size_t(255)));
-    dev.upload(drows, rows, size_t(n) * sizeof(unsigned));
+    unsigned* drows = upload_rows(dev, rows, n, size_t(n) * sizeof(float));
+    float* out = reinterpret_cast<float*>(reinterpret_cast<char*>(drows) + row_list_bytes(n));
     cuda::launch_rows_squared_norm(out, table, drows, n, row, dev.stream());
     dev.copy_to_host(sums.data(), out, n);
   }
@@ -187,18 +198,14 @@ void device_sgd_rows_step_and_clear(Device* d, float* values, float* grads, cons
   if (!n) return;
   CudaDevice& dev = cuda::device_of(d);
   std::lock_guard<std::mutex> lock(dev.own_buffer_mutex());
-  unsigned* drows = static_cast<unsigned*>(dev.own_buffer(size_t(n) * sizeof(unsigned)));
-  dev.upload(drows, rows, size_t(n) * sizeof(unsigned));
-  cuda::launch_sgd_rows(values, grads, drows, n, row, rate, dev.stream());
+  cuda::launch_sgd_rows(values, grads, upload_rows(dev, rows, n), n, row, rate, dev.stream());
 }
 
 void device_fill_rows(Device* d, float* table, const unsigned* rows, unsigned n, size_t row, float value) {
   if (!n) return;
   CudaDevice& dev = cuda::device_of(d);
   std::lock_guard<std::mutex> lock(dev.own_buffer_mutex());
-  unsigned* drows = static_cast<unsigned*>(dev.own_buffer(size_t(n) * sizeof(unsigned)));
-  dev.upload(drows, rows, size_t(n) * sizeof(unsigned));
-  cuda::launch_fill_rows(table, drows, n, row, value, dev.stream());
+  cuda::launch_fill_rows(table, upload_rows(dev, rows, n), n, row, value, dev.stream());
 }
 
 void device_gather(Device* d, float* dst, const float* const* srcs, size_t n, unsigned k, Arena& scratch) {

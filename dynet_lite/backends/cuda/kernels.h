@@ -50,6 +50,12 @@ void gemm(CudaDevice& dev, bool ta, bool tb, size_t m, size_t n, size_t k, const
 /// valid during this kernel call; persistent: until the graph is cleared).
 const unsigned* upload_indices(ExecContext& ctx, const unsigned* host, unsigned n, bool persistent);
 
+/// The GPU column (index 1) of op's row: its forward and backward kernels.
+inline void set_gpu_kernels(OpTable& t, OpKind op, ForwardFn f, BackwardFn b) {
+  t.row(op).forward[1] = f;
+  t.row(op).backward[1] = b;
+}
+
 void register_leaf_kernels(OpTable& t);         // leaves.cu: inputs, parameters, lookups, random leaves
 void register_elementwise_kernels(OpTable& t);  // elementwise.cu: unary, scalar, binary, sum, gradient controls
 void register_matrix_kernels(OpTable& t);       // matrix.cu: matmul, affine_transform, transpose (cuBLAS)

@@ -14,6 +14,7 @@
 #include "dynet_lite/backends/cuda/op_params.h"
 #include "dynet_lite/core/node.h"
 #include "dynet_lite/exec/exec_context.h"
+#include "dynet_lite/ops/lstm_gates.h"
 
 namespace dynet_lite {
 namespace cuda {
@@ -50,7 +51,7 @@ void launch(CudaDevice& dev, const char* name, size_t n, Kernel k, Args... args)
 
 // ================================================================ vanilla LSTM
 // Gates: four blocks of hid rows, i f o (sigmoid) and g (tanh).
-enum GateArg : unsigned { kX = 0, kH = 1, kWx = 2, kWh = 3, kB = 4, kMaskX = 5, kMaskH = 6 };
+using namespace lstm_gates;
 
 __global__ void add_into_kernel(float* y, const float* x, size_t n) { DYNET_LITE_GRID_LOOP(i, n) y[i] += x[i]; }
 
@@ -185,21 +186,6 @@ __global__ void out_backward_o_kernel(float* dx, const float* dy, Col c, size_t 
 }
 
 // ---------------------------------------------------------------- host side
-
-// The weights forward used: the parameters, or their noisy copies in node.aux.
-struct GateWeights {
-  const float* wx;
-  const float* wh;
-  const float* b;
-};
-GateWeights gate_weights(const Tensor* const* xs, const Node& node) {
-  if (node.aux) {
-    const float* wx = static_cast<const float*>(node.aux);
-    const float* wh = wx + xs[kWx]->d.size();
-    return {wx, wh, wh + xs[kWh]->d.size()};
-  }
-  return {xs[kWx]->v, xs[kWh]->v, xs[kB]->v};
-}
 
 // v ⊙ mask as a contiguous r x N matrix (v itself when no copy is needed).
 const float* effective_operand(CudaDevice& dev, const Tensor& v, const Tensor* mask, unsigned N, ExecContext& ctx) {
@@ -479,21 +465,16 @@ void tree_h_backward(const Tensor* const* xs, unsigned, const Node& node, const 
   out_backward(xs, node, dy, i, dx, ctx, node.value.d.rows());
 }
 
-void set(OpTable& t, OpKind op, ForwardFn f, BackwardFn b) {
-  t.row(op).forward[1] = f;
-  t.row(op).backward[1] = b;
-}
-
 }  // namespace
 
 void register_lstm_kernels(OpTable& t) {
-  set(t, OpKind::VanillaLSTMGates, lstm_gates_forward, lstm_gates_backward);
-  set(t, OpKind::VanillaLSTMGatesDropout, lstm_gates_forward, lstm_gates_backward);
-  set(t, OpKind::VanillaLSTMC, lstm_c_forward, lstm_c_backward);
-  set(t, OpKind::VanillaLSTMH, lstm_h_forward, lstm_h_backward);
-  set(t, OpKind::TreeLSTMGates, tree_gates_forward, tree_gates_backward);
-  set(t, OpKind::TreeLSTMC, tree_c_forward, tree_c_backward);
-  set(t, OpKind::TreeLSTMH, tree_h_forward, tree_h_backward);
+  set_gpu_kernels(t, OpKind::VanillaLSTMGates, lstm_gates_forward, lstm_gates_backward);
+  set_gpu_kernels(t, OpKind::VanillaLSTMGatesDropout, lstm_gates_forward, lstm_gates_backward);
+  set_gpu_kernels(t, OpKind::VanillaLSTMC, lstm_c_forward, lstm_c_backward);
+  set_gpu_kernels(t, OpKind::VanillaLSTMH, lstm_h_forward, lstm_h_backward);
+  set_gpu_kernels(t, OpKind::TreeLSTMGates, tree_gates_forward, tree_gates_backward);
+  set_gpu_kernels(t, OpKind::TreeLSTMC, tree_c_forward, tree_c_backward);
+  set_gpu_kernels(t, OpKind::TreeLSTMH, tree_h_forward, tree_h_backward);
 }
 
 }  // namespace cuda

@@ -506,26 +506,21 @@ void arg_reduce_backward(const Tensor* const* xs, unsigned, const Node& n, const
   DYNET_LITE_CUDA_LAUNCH_CHECK("arg_reduce_backward_kernel");
 }
 
-void set(OpTable& t, OpKind op, ForwardFn f, BackwardFn b) {
-  t.row(op).forward[1] = f;
-  t.row(op).backward[1] = b;
-}
-
 }  // namespace
 
 void register_reduce_kernels(OpTable& t) {
-  set(t, OpKind::SumElems, sum_elems_forward<false>, sum_elems_backward<false>);
-  set(t, OpKind::MeanElems, sum_elems_forward<true>, sum_elems_backward<true>);
-  set(t, OpKind::SumBatches, sum_batches_forward<false>, sum_batches_backward<false>);
-  set(t, OpKind::MeanBatches, sum_batches_forward<true>, sum_batches_backward<true>);
-  set(t, OpKind::SumDim, dim_reduce_forward<false>, dim_reduce_backward<false>);
-  set(t, OpKind::MeanDim, dim_reduce_forward<true>, dim_reduce_backward<true>);
-  set(t, OpKind::MaxDim, arg_reduce_forward<true>, arg_reduce_backward);
-  set(t, OpKind::MinDim, arg_reduce_forward<false>, arg_reduce_backward);
-  set(t, OpKind::Softmax, softmax_forward, softmax_backward);
-  set(t, OpKind::LogSoftmax, log_softmax_forward, log_softmax_backward);
-  set(t, OpKind::PickNegLogSoftmax, pnls_forward, pnls_backward);
-  set(t, OpKind::LogSumExp, logsumexp_forward, logsumexp_backward);
+  set_gpu_kernels(t, OpKind::SumElems, sum_elems_forward<false>, sum_elems_backward<false>);
+  set_gpu_kernels(t, OpKind::MeanElems, sum_elems_forward<true>, sum_elems_backward<true>);
+  set_gpu_kernels(t, OpKind::SumBatches, sum_batches_forward<false>, sum_batches_backward<false>);
+  set_gpu_kernels(t, OpKind::MeanBatches, sum_batches_forward<true>, sum_batches_backward<true>);
+  set_gpu_kernels(t, OpKind::SumDim, dim_reduce_forward<false>, dim_reduce_backward<false>);
+  set_gpu_kernels(t, OpKind::MeanDim, dim_reduce_forward<true>, dim_reduce_backward<true>);
+  set_gpu_kernels(t, OpKind::MaxDim, arg_reduce_forward<true>, arg_reduce_backward);
+  set_gpu_kernels(t, OpKind::MinDim, arg_reduce_forward<false>, arg_reduce_backward);
+  set_gpu_kernels(t, OpKind::Softmax, softmax_forward, softmax_backward);
+  set_gpu_kernels(t, OpKind::LogSoftmax, log_softmax_forward, log_softmax_backward);
+  set_gpu_kernels(t, OpKind::PickNegLogSoftmax, pnls_forward, pnls_backward);
+  set_gpu_kernels(t, OpKind::LogSumExp, logsumexp_forward, logsumexp_backward);
 }
 
 }  // namespace cuda

@@ -432,26 +432,21 @@ void to_device_backward(const Tensor* const*, unsigned, const Node&, const Tenso
   dx.device->copy_from_host(dx.v, host_dx.data(), n);
 }
 
-void set(OpTable& t, OpKind op, ForwardFn f, BackwardFn b) {
-  t.row(op).forward[1] = f;
-  t.row(op).backward[1] = b;
-}
-
 }  // namespace
 
 void register_shape_kernels(OpTable& t) {
-  set(t, OpKind::Reshape, reshape_forward, identity_backward);
-  set(t, OpKind::Pick, pick_forward, pick_backward);
-  set(t, OpKind::PickRange, pick_range_forward, pick_range_backward);
-  set(t, OpKind::PickBatchElems, pick_batch_forward, pick_batch_backward);
-  set(t, OpKind::SelectRows, select_rows_forward, select_rows_backward);
-  set(t, OpKind::SelectCols, select_cols_forward, select_cols_backward);
-  set(t, OpKind::Concatenate, concat_forward, concat_backward);
-  set(t, OpKind::ConcatenateToBatch, concat_batch_forward, concat_batch_backward);
+  set_gpu_kernels(t, OpKind::Reshape, reshape_forward, identity_backward);
+  set_gpu_kernels(t, OpKind::Pick, pick_forward, pick_backward);
+  set_gpu_kernels(t, OpKind::PickRange, pick_range_forward, pick_range_backward);
+  set_gpu_kernels(t, OpKind::PickBatchElems, pick_batch_forward, pick_batch_backward);
+  set_gpu_kernels(t, OpKind::SelectRows, select_rows_forward, select_rows_backward);
+  set_gpu_kernels(t, OpKind::SelectCols, select_cols_forward, select_cols_backward);
+  set_gpu_kernels(t, OpKind::Concatenate, concat_forward, concat_backward);
+  set_gpu_kernels(t, OpKind::ConcatenateToBatch, concat_batch_forward, concat_batch_backward);
   for (OpKind op : {OpKind::Dropout, OpKind::DropoutDim, OpKind::DropoutBatch, OpKind::BlockDropout})
-    set(t, op, dropout_forward, dropout_backward);
-  set(t, OpKind::Noise, noise_forward, identity_backward);
-  set(t, OpKind::ToDevice, to_device_forward, to_device_backward);
+    set_gpu_kernels(t, op, dropout_forward, dropout_backward);
+  set_gpu_kernels(t, OpKind::Noise, noise_forward, identity_backward);
+  set_gpu_kernels(t, OpKind::ToDevice, to_device_forward, to_device_backward);
 }
 
 }  // namespace cuda

@@ -1,0 +1,31 @@
+#pragma once
+// What the CPU kernels of the fused LSTM gates (ops/lstm.cc) and the GPU ones
+// (backends/cuda/lstm.cu) share: the argument positions, and where forward left
+// the weights it used (the parameters, or their noisy copies in node.aux).
+#include "dynet_lite/core/node.h"
+
+namespace dynet_lite {
+namespace lstm_gates {
+
+/// Argument positions of vanilla_lstm_gates (0-4) and vanilla_lstm_gates_dropout (0-6).
+enum GateArg : unsigned { kX = 0, kH = 1, kWx = 2, kWh = 3, kB = 4, kMaskX = 5, kMaskH = 6 };
+
+struct GateWeights {
+  const float* wx;
+  const float* wh;
+  const float* b;
+};
+
+/// The weights forward used: with weight noise, node.aux holds noisy copies of
+/// Wx, Wh and b, one after the other; else the parameters themselves.
+inline GateWeights gate_weights(const Tensor* const* xs, const Node& node) {
+  if (node.aux) {
+    const float* wx = static_cast<const float*>(node.aux);
+    const float* wh = wx + xs[kWx]->d.size();
+    return {wx, wh, wh + xs[kWh]->d.size()};
+  }
+  return {xs[kWx]->v, xs[kWh]->v, xs[kB]->v};
+}
+
+}  // namespace lstm_gates
+}  // namespace dynet_lite
