@@ -8,6 +8,7 @@
 #include "dynet_lite/core/arena.h"
 #include "dynet_lite/core/node.h"
 #include "dynet_lite/exec/autobatch.h"
+#include "dynet_lite/exec/transposed_weights.h"
 #include "dynet_lite/exec/weight_grads.h"
 
 namespace dynet_lite {
@@ -54,6 +55,7 @@ struct GraphMemory {
   std::vector<const Tensor*> xs;     // argument tensors of the node being run
   std::vector<unsigned char> marks;  // backward: which nodes get a gradient
   WeightGradSink weight_grads;       // backward: weight gradients left for later
+  TransposedWeights transposes;      // backward: W^T of the CPU's products, for the pass
 
   struct Checkpoint {
     VariableIndex num_nodes;

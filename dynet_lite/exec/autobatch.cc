@@ -865,6 +865,7 @@ void ComputationGraph::backward_batched(VariableIndex last, bool full) {
   grad_of.assign(top + 1, nullptr);
   for (auto& a : m.device_arenas) a->grads.reset();
   m.weight_grads.reset();
+  m.transposes.reset(&m.device_arenas.front()->grads);
   Node& target = m.node(last);
   if (full || target.variable) m.marks[last] = 1;
 
@@ -963,6 +964,7 @@ void ComputationGraph::backward_batched(VariableIndex last, bool full) {
     if (!b) throw_missing_kernel(info, dev, "backward");
     DeviceArenas& da = m.arenas(dev);
     ExecContext ctx(&da.values, &da.scratch, &rng_, dev, &m.meta);
+    ctx.set_transposes(dev->type == DeviceType::CPU ? &m.transposes : nullptr);
     if (g.k == 1) {
       m.xs.resize(n0.num_args);
       for (unsigned p = 0; p < n0.num_args; ++p) m.xs[p] = &m.node(n0.args[p]).value;

@@ -10,6 +10,7 @@ namespace dynet_lite {
 
 struct OpInfo;
 class WeightGradSink;
+class TransposedWeights;
 /// Throws "<op> is not implemented on <device> (<pass>)" for an op without a
 /// kernel on that device (shared by the plain and the batched executors).
 [[noreturn]] void throw_missing_kernel(const OpInfo& info, const Device* device, const char* pass);
@@ -33,6 +34,10 @@ class ExecContext {
   /// it must add the term itself.
   WeightGradSink* weight_grads() const { return weight_grads_; }
   void set_weight_grads(WeightGradSink* sink) { weight_grads_ = sink; }
+  /// Backward on the CPU: transposed copies of the matrices kept for the pass
+  /// (exec/transposed_weights.h); null elsewhere.
+  TransposedWeights* transposes() const { return transposes_; }
+  void set_transposes(TransposedWeights* t) { transposes_ = t; }
   /// Backward runs once per argument of a node.  What those calls share (the
   /// gradient of a fused op's pre-activation, say) a kernel may compute at the
   /// first call, in persistent memory, and leave here: the executor clears it
@@ -47,6 +52,7 @@ class ExecContext {
   Device* device_;
   Arena* host_memory_;
   WeightGradSink* weight_grads_ = nullptr;
+  TransposedWeights* transposes_ = nullptr;
   float* memo_ = nullptr;
 };
 

@@ -117,6 +117,7 @@ void ComputationGraph::backward(VariableIndex last, bool full) {
   m.marks.assign(last + 1, 0);
   for (auto& a : m.device_arenas) a->grads.reset();
   m.weight_grads.reset();
+  m.transposes.reset(&m.device_arenas.front()->grads);
   backward_done_ = true;
   if (!(full || target.variable)) return;  // the loss depends on no parameter
   const bool one_device = m.device_arenas.size() == 1;
@@ -170,6 +171,7 @@ void ComputationGraph::backward(VariableIndex last, bool full) {
       cur = dev;
       da = &m.arenas(dev);
       ctx = ExecContext(&da->values, &da->scratch, &rng_, dev, &m.meta);
+      ctx.set_transposes(dev->type == DeviceType::CPU ? &m.transposes : nullptr);
     }
     BackwardFn b = info.backward[static_cast<unsigned>(dev->type)];
     if (!b) throw_missing_kernel(info, dev, "backward");

@@ -18,6 +18,7 @@
 #include "dynet_lite/backends/cpu/gemm.h"
 #include "dynet_lite/core/node.h"
 #include "dynet_lite/exec/exec_context.h"
+#include "dynet_lite/exec/transposed_weights.h"
 #include "dynet_lite/exec/weight_grads.h"
 #include "dynet_lite/ops/lstm_gates.h"
 #include "dynet_lite/expr.h"
@@ -166,12 +167,12 @@ float* gates_dpre(const Tensor& y, const Tensor& dy, ExecContext& ctx, bool keep
 void operand_backward(const float* w, const float* dpre, size_t rows, size_t r, unsigned N, const Tensor* factor,
                       Tensor& dx, ExecContext& ctx) {
   if (!factor && dx.d.bd == N) {  // the usual case: straight into dx
-    cpu::gemm_tn(w, dpre, dx.v, rows, r, N);
+    gemm_tn(ctx, w, dpre, dx.v, rows, r, N);
     return;
   }
   float* t = ctx.scratch_floats(r * N);
   std::memset(t, 0, r * N * sizeof(float));
-  cpu::gemm_tn(w, dpre, t, rows, r, N);
+  gemm_tn(ctx, w, dpre, t, rows, r, N);
   for (unsigned c = 0; c < N; ++c) {
     Arr dst(dx.batch_ptr(c), r);
     if (factor)

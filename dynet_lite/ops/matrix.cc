@@ -11,6 +11,7 @@
 #include "dynet_lite/backends/cpu/gemm.h"
 #include "dynet_lite/core/node.h"
 #include "dynet_lite/exec/exec_context.h"
+#include "dynet_lite/exec/transposed_weights.h"
 #include "dynet_lite/exec/weight_grads.h"
 #include "dynet_lite/expr.h"
 
@@ -110,10 +111,10 @@ void product_backward_w(const Tensor& x, const Tensor& dy, Tensor& dw, ExecConte
 }
 
 // dX += W^T dY (summed over the batch elements that share X).
-void product_backward_x(const Tensor& w, const Tensor& dy, Tensor& dx) {
+void product_backward_x(const Tensor& w, const Tensor& dy, Tensor& dx, ExecContext& ctx) {
   const size_t m = w.d.rows(), k = w.d.cols();
   if (w.d.bd == 1 && dx.d.bd == dy.d.bd) {
-    cpu::gemm_tn(w.v, dy.v, dx.v, m, k, size_t(dy.d.cols()) * dy.d.bd);
+    gemm_tn(ctx, w.v, dy.v, dx.v, m, k, size_t(dy.d.cols()) * dy.d.bd);
     return;
   }
   for (unsigned b = 0; b < dy.d.bd; ++b) cpu::gemm_tn(w.batch_ptr(b), dy.batch_ptr(b), dx.batch_ptr(b), m, k, dx.d.cols());
@@ -128,7 +129,7 @@ void matmul_backward(const Tensor* const* xs, unsigned, const Node&, const Tenso
   if (i == 0)
     product_backward_w(*xs[1], dy, dx, ctx);
   else
-    product_backward_x(*xs[0], dy, dx);
+    product_backward_x(*xs[0], dy, dx, ctx);
 }
 
 // y = b + sum_k W_k x_k;  db += dy (summed over broadcast columns / batch),
@@ -168,7 +169,7 @@ void affine_backward(const Tensor* const* xs, unsigned, const Node&, const Tenso
   } else if (i % 2 == 1) {
     product_backward_w(*xs[i + 1], dy, dx, ctx);
   } else {
-    product_backward_x(*xs[i - 1], dy, dx);
+    product_backward_x(*xs[i - 1], dy, dx, ctx);
   }
 }
 

@@ -1,0 +1,50 @@
+#include "dynet_lite/exec/transposed_weights.h"
+
+#include <Eigen/Core>
+
+#include "dynet_lite/backends/cpu/gemm.h"
+#include "dynet_lite/core/arena.h"
+#include "dynet_lite/exec/exec_context.h"
+
+namespace dynet_lite {
+
+namespace {
+
+// Where the copy pays (bench/gemm_shapes, AVX2 and AVX-512 machines): a few
+// columns or more, and an output of at least 32 rows that the tiles cover (50
+// rows run slower from the copy than Eigen's W^T dy).  Operands too large for the
+// caches go to Eigen either way, so copying them would only cost.
+bool copy_pays(size_t m, size_t k, size_t n) {
+  return n >= 4 && k >= 32 && (k % 8 == 0 || k >= 96) && m * k <= (size_t(1) << 20);
+}
+
+}  // namespace
+
+const float* TransposedWeights::get(const float* w, size_t m, size_t k) {
+  auto ins = seen_.try_emplace(w, Entry{static_cast<uint32_t>(m), static_cast<uint32_t>(k), nullptr});
+  Entry& e = ins.first->second;
+  // At the first use a single product does not repay the copy; memory read as
+  // another shape than before gets none.
+  if (ins.second || e.m != m || e.k != k) return nullptr;
+  if (!e.wt) {
+    float* wt = memory_->allocate_floats(m * k);
+    Eigen::Map<Eigen::MatrixXf>(wt, static_cast<Eigen::Index>(k), static_cast<Eigen::Index>(m)) =
+        Eigen::Map<const Eigen::MatrixXf>(w, static_cast<Eigen::Index>(m), static_cast<Eigen::Index>(k)).transpose();
+    e.wt = wt;
+  }
+  return e.wt;
+}
+
+void gemm_tn(ExecContext& ctx, const float* w, const float* dy, float* dx, size_t m, size_t k, size_t n) {
+  if (TransposedWeights* cache = ctx.transposes()) {
+    if (copy_pays(m, k, n)) {
+      if (const float* wt = cache->get(w, m, k)) {
+        cpu::gemm(wt, dy, dx, k, m, n, true);
+        return;
+      }
+    }
+  }
+  cpu::gemm_tn(w, dy, dx, m, k, n);
+}
+
+}  // namespace dynet_lite
