@@ -11,11 +11,10 @@ namespace dynet_lite {
 namespace {
 
 // Where the copy pays (bench/gemm_shapes, AVX2 and AVX-512 machines): a few
-// columns or more, and an output of at least 32 rows that the tiles cover (50
-// rows run slower from the copy than Eigen's W^T dy).  Operands too large for the
+// columns or more and an output of 32 rows or more.  Operands too large for the
 // caches go to Eigen either way, so copying them would only cost.
 bool copy_pays(size_t m, size_t k, size_t n) {
-  return n >= 4 && k >= 32 && (k % 8 == 0 || k >= 96) && m * k <= (size_t(1) << 20);
+  return n >= 4 && k >= 32 && m * k <= (size_t(1) << 20);
 }
 
 }  // namespace

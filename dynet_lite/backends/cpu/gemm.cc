@@ -134,6 +134,25 @@ inline void tile_masked(const float* a, size_t lda, size_t T, Scalars b, float* 
   }
   for (int c = 0; c < C; ++c) _mm512_mask_storeu_ps(y + c * ldy, mask, acc[c]);
 }
+#elif defined(__AVX__)
+// The last rows (fewer than 8) as one masked vector: the scalar loop they took
+// before made a 50-row product a third slower than a 48-row one.
+template <int C, bool kAccumulate>
+inline void tile_masked(const float* a, size_t lda, size_t T, Scalars b, float* y, size_t ldy, size_t rows) {
+  static const int32_t kMaskSource[16] = {-1, -1, -1, -1, -1, -1, -1, -1, 0, 0, 0, 0, 0, 0, 0, 0};
+  const __m256i mask = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(kMaskSource + 8 - rows));
+  __m256 acc[C];
+  for (int c = 0; c < C; ++c) acc[c] = kAccumulate ? _mm256_maskload_ps(y + c * ldy, mask) : _mm256_setzero_ps();
+  for (size_t t = 0; t < T; ++t) {
+    const __m256 av = _mm256_maskload_ps(a + t * lda, mask);
+#if defined(__FMA__)
+    for (int c = 0; c < C; ++c) acc[c] = _mm256_fmadd_ps(av, _mm256_set1_ps(b.at(t, c)), acc[c]);
+#else
+    for (int c = 0; c < C; ++c) acc[c] = _mm256_add_ps(acc[c], _mm256_mul_ps(av, _mm256_set1_ps(b.at(t, c))));
+#endif
+  }
+  for (int c = 0; c < C; ++c) _mm256_maskstore_ps(y + c * ldy, mask, acc[c]);
+}
 #endif
 
 // Rows [0, m) of columns [0, C), tile after tile.
@@ -142,7 +161,7 @@ void row_tiles(const float* a, size_t lda, size_t m, size_t T, Scalars b, float*
   size_t i = 0;
   for (; i + kRows * kLanes <= m; i += kRows * kLanes) tile<Lanes, kRows, C, kAccumulate>(a + i, lda, T, b, y + i, ldy);
   for (; i + kLanes <= m; i += kLanes) tile<Lanes, 1, C, kAccumulate>(a + i, lda, T, b, y + i, ldy);
-#if defined(__AVX512F__)
+#if defined(__AVX512F__) || defined(__AVX__)
   if (i < m) tile_masked<C, kAccumulate>(a + i, lda, T, b, y + i, ldy, m - i);
 #else
   if (kLanes > 4)
