@@ -13,9 +13,7 @@ namespace {
 // Where the copy pays (bench/gemm_shapes, AVX2 and AVX-512 machines): a few
 // columns or more and an output of 32 rows or more.  Operands too large for the
 // caches go to Eigen either way, so copying them would only cost.
-bool copy_pays(size_t m, size_t k, size_t n) {
-  return n >= 4 && k >= 32 && m * k <= (size_t(1) << 20);
-}
+bool copy_pays(size_t m, size_t k, size_t n) { return n >= 4 && k >= 32 && m * k <= (size_t(1) << 20); }
 
 }  // namespace
 
