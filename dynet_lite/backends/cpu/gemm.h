@@ -11,8 +11,10 @@
 // of packing it on every call as Eigen does (gemm.cc: 105-115 GFLOP/s on the
 // benchmark models' shapes where Eigen reaches 60-85, and 2-3x Eigen at a few
 // columns); Eigen's blocked GEMM remains for gemm_tn, for shallow gemm_nt and for
-// operands too large for the caches (a 10,000-word softmax).  bench/gemm_shapes
-// measures all three on any shape.
+// operands too large for the caches (a 10,000-word softmax).  Backward avoids
+// gemm_tn where a weight is used more than once: it multiplies by a transposed
+// copy through gemm (exec/transposed_weights.h).  bench/gemm_shapes measures all
+// three on any shape.
 #pragma once
 
 #include <cstddef>
