@@ -56,10 +56,14 @@ Result run_and_collect(ComputationGraph& cg, const std::vector<Expression>& outs
 
 // Builds graph number `seed` with the given strategy.  The program is drawn from
 // `seed` alone, so every strategy builds the very same graph.
-Result run_program(TestModel& m, unsigned seed, int strategy, bool use_matrix_ops) {
+// With `reuse`, the program is built in that graph after clearing it (its arenas
+// then hold the previous graph's values and gradients).
+Result run_program(TestModel& m, unsigned seed, int strategy, bool use_matrix_ops, ComputationGraph* reuse = nullptr) {
   std::mt19937 gen(seed);
   auto pick = [&](unsigned n) { return static_cast<unsigned>(gen() % n); };
-  ComputationGraph cg;
+  ComputationGraph fresh;
+  ComputationGraph& cg = reuse ? *reuse : fresh;
+  if (reuse) cg.clear();
   cg.set_autobatch(strategy);
   m.pc.reset_gradient();
   std::vector<Expression> mats, vecs, all, losses;
@@ -124,6 +128,19 @@ BOOST_AUTO_TEST_CASE(random_graphs_elementwise_and_lookup) {
   BOOST_TEST_MESSAGE("nodes " << nodes << ", kernels " << kernels << ", batched groups " << batched);
   BOOST_CHECK_GT(batched, 0u);
   BOOST_CHECK_LT(kernels, nodes);
+}
+
+// The same programs in one graph per strategy, cleared and rebuilt each time:
+// gradient blocks that batched backward zeroes only when first written must not
+// show what the previous graph left in the arena.
+BOOST_AUTO_TEST_CASE(random_graphs_in_a_reused_graph) {
+  TestModel m(4);
+  ComputationGraph reused[2];
+  for (unsigned seed = 1; seed <= 300; ++seed) {
+    Result plain = run_program(m, seed, 0, seed % 2 == 0);
+    for (int strategy : {1, 2})
+      check_same(plain, run_program(m, seed, strategy, seed % 2 == 0, &reused[strategy - 1]), seed, strategy);
+  }
 }
 
 // Lookups batch as one group whose gradient rows are added under one lock: a

@@ -869,9 +869,15 @@ void ComputationGraph::backward_batched(VariableIndex last, bool full) {
   Node& target = m.node(last);
   if (full || target.variable) m.marks[last] = 1;
 
-  // Which groups need a gradient; mark their arguments.
+  // Which groups need a gradient; mark their arguments.  Each such group gets a
+  // block for its members' gradients, side by side, zeroed only when something
+  // first writes to it (ensure_zero): zeroed here, megabytes per graph left the
+  // caches before the kernels came to add to them.
   std::vector<uint32_t>& need = st.order;
   need.assign(st.groups.size(), 0);
+  st.group_of.resize(top + 1);
+  st.grad_block.assign(st.groups.size(), nullptr);
+  st.grad_floats.resize(st.groups.size());
   for (size_t gi = st.groups.size(); gi-- > 0;) {
     const BatchGroup& g = st.groups[gi];
     bool any = false;
@@ -884,13 +890,15 @@ void ComputationGraph::backward_batched(VariableIndex last, bool full) {
     DeviceArenas& da = m.arenas(n0.value.device);
     size_t sz = n0.value.d.size();
     float* block = da.grads.allocate_floats(sz * g.k);
-    n0.value.device->fill(block, 0.f, sz * g.k);
+    st.grad_block[gi] = block;
+    st.grad_floats[gi] = sz * g.k;
     // Only grad_of is set here: a member's Node (its grad tensor) is written when
     // a kernel or the user needs it (gradient_tensor, get_gradient), not for each
     // of the thousands of members, whose Nodes are rarely in cache.
     for (unsigned j = 0; j < g.k; ++j) {
       m.marks[g.members[j]] = 1;
       grad_of[g.members[j]] = block + j * sz;
+      st.group_of[g.members[j]] = static_cast<uint32_t>(gi);
     }
     if (!info.blocks_gradient && !g.arg_ids) {
       for (unsigned j = 0; j < g.k; ++j) {
@@ -905,8 +913,21 @@ void ComputationGraph::backward_batched(VariableIndex last, bool full) {
         if (full || (ids[e] & BatchGroup::kVariableBit)) m.marks[ids[e] & ~BatchGroup::kVariableBit] = 1;
     }
   }
+  // Zeroes the gradient block of node i's group unless done already (the block
+  // pointer is cleared once it is).
+  auto ensure_zero_group = [&m, &st](size_t gi) {
+    if (float* block = st.grad_block[gi]) {
+      m.node(st.groups[gi].members[0]).value.device->fill(block, 0.f, st.grad_floats[gi]);
+      st.grad_block[gi] = nullptr;
+    }
+  };
+  auto ensure_zero = [&st, &ensure_zero_group](VariableIndex i) { ensure_zero_group(st.group_of[i]); };
   backward_done_ = true;
-  if (!m.marks[last]) return;
+  if (!m.marks[last]) {  // no gradient reaches anything: every block reads as zeros
+    for (size_t gi = 0; gi < st.groups.size(); ++gi) ensure_zero_group(gi);
+    return;
+  }
+  ensure_zero(last);
   target.value.device->fill(grad_of[last], 1.f, target.value.d.size());
   // The gradient tensor of node i, written into its Node (kernels of one node take
   // a Tensor reference).
@@ -925,6 +946,9 @@ void ComputationGraph::backward_batched(VariableIndex last, bool full) {
   };
   for (size_t gi = st.groups.size(); gi-- > 0;) {
     if (!need[gi]) continue;
+    // Every marked node's block was zeroed before its first consumer wrote to it;
+    // this keeps a block that nothing wrote to reading as zeros all the same.
+    ensure_zero_group(gi);
     const BatchGroup& g = st.groups[gi];
     Node& n0 = m.node(g.members[0]);
     const OpInfo& info = op_info(n0.op);
@@ -972,6 +996,7 @@ void ComputationGraph::backward_batched(VariableIndex last, bool full) {
       for (unsigned p = 0; p < n0.num_args; ++p) {
         Node& a = m.node(n0.args[p]);
         if (!m.marks[n0.args[p]]) continue;
+        ensure_zero(n0.args[p]);
         Arena::Mark mark = da.scratch.mark();
         const size_t pending = m.weight_grads.size();
         ctx.set_weight_grads(offer_sink(a, dev));
@@ -988,6 +1013,7 @@ void ComputationGraph::backward_batched(VariableIndex last, bool full) {
       Arena::Mark mark = da.scratch.mark();
       if (!g.stacked[p]) {
         if (m.marks[n0.args[p]]) {
+          ensure_zero(n0.args[p]);
           Tensor& dx = gradient_tensor(n0.args[p]);
           const size_t pending = m.weight_grads.size();
           ctx.set_weight_grads(offer_sink(a0, dev));
@@ -1004,6 +1030,7 @@ void ComputationGraph::backward_batched(VariableIndex last, bool full) {
           const VariableIndex aj = ids[j] & ~BatchGroup::kVariableBit;
           any |= m.marks[aj] != 0;
           contiguous &= m.marks[aj] && grad_of[aj] == base + j * sz;
+          if (m.marks[aj]) ensure_zero(aj);
         }
         if (any) {
           Tensor dx = g.xs[p][0];

@@ -86,6 +86,9 @@ struct BatchState {
   std::vector<uint32_t> solo;
   std::vector<uint32_t> order;
   std::vector<float*> grad_of;      // backward: each node's gradient (null when it gets none)
+  std::vector<uint32_t> group_of;   // backward: the group whose gradient block holds a node's
+  std::vector<float*> grad_block;   // backward: each group's gradient block (null: none) ...
+  std::vector<size_t> grad_floats;  // ... its size, zeroed when first written (unzeroed)
   std::vector<uint64_t> place;      // (group << 32 | position) of each node in the schedule
   std::vector<uint64_t> keys;                               // sort keys of a group's members
   std::vector<std::pair<uint64_t, uint32_t>> keyed;         // (key, member) of a group being ordered
