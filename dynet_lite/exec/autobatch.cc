@@ -914,19 +914,17 @@ void ComputationGraph::backward_batched(VariableIndex last, bool full) {
     }
   }
   // Zeroes the gradient block of node i's group unless done already (the block
-  // pointer is cleared once it is).
-  auto ensure_zero_group = [&m, &st](size_t gi) {
+  // pointer is cleared once it is).  Called for the loss and before every kernel
+  // that writes to a marked argument: every marked node has a writer.
+  auto ensure_zero = [&m, &st](VariableIndex i) {
+    const uint32_t gi = st.group_of[i];
     if (float* block = st.grad_block[gi]) {
-      m.node(st.groups[gi].members[0]).value.device->fill(block, 0.f, st.grad_floats[gi]);
+      m.node(i).value.device->fill(block, 0.f, st.grad_floats[gi]);
       st.grad_block[gi] = nullptr;
     }
   };
-  auto ensure_zero = [&st, &ensure_zero_group](VariableIndex i) { ensure_zero_group(st.group_of[i]); };
   backward_done_ = true;
-  if (!m.marks[last]) {  // no gradient reaches anything: every block reads as zeros
-    for (size_t gi = 0; gi < st.groups.size(); ++gi) ensure_zero_group(gi);
-    return;
-  }
+  if (!m.marks[last]) return;  // nothing was marked: no gradient blocks
   ensure_zero(last);
   target.value.device->fill(grad_of[last], 1.f, target.value.d.size());
   // The gradient tensor of node i, written into its Node (kernels of one node take
@@ -946,9 +944,6 @@ void ComputationGraph::backward_batched(VariableIndex last, bool full) {
   };
   for (size_t gi = st.groups.size(); gi-- > 0;) {
     if (!need[gi]) continue;
-    // Every marked node's block was zeroed before its first consumer wrote to it;
-    // this keeps a block that nothing wrote to reading as zeros all the same.
-    ensure_zero_group(gi);
     const BatchGroup& g = st.groups[gi];
     Node& n0 = m.node(g.members[0]);
     const OpInfo& info = op_info(n0.op);
