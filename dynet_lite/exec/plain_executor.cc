@@ -76,7 +76,7 @@ void ComputationGraph::run_forward(VariableIndex last) {
     if (record) {
       VariableIndex* mem = static_cast<VariableIndex*>(m.meta.allocate(sizeof(VariableIndex)));
       *mem = i;
-      m.batch_state().groups.push_back({&n, mem, 1, nullptr, nullptr});
+      m.batch_state().groups.push_back({&n, mem, 1, nullptr, nullptr, nullptr});
     }
     if (check_validity_) check_finite(n.value, "value", info, i);
   }

@@ -185,12 +185,7 @@ void operand_backward(const float* w, const float* dpre, size_t rows, size_t r, 
 void gates_backward(const Tensor* const* xs, unsigned n, const Node& node, const Tensor& dy, unsigned i, Tensor& dx,
                     ExecContext& ctx) {
   const Tensor& y = node.value;
-  const size_t rows = y.d.rows(), hid = rows / 4, in = xs[kX]->d.rows();
-  const unsigned N = y.d.bd;
-  const bool dropout = n == 7;
-  const Tensor* mask_x = dropout ? xs[kMaskX] : nullptr;
-  const Tensor* mask_h = dropout ? xs[kMaskH] : nullptr;
-  const GateWeights w = gate_weights(xs, node);
+  const auto [rows, hid, in, N, mask_x, mask_h, w] = backward_args(xs, n, node);
   // A weight's term left for later needs its operands until the flush.
   WeightGradSink* later = (i == kWx || i == kWh) ? WeightGradSink::for_columns(ctx.weight_grads(), N) : nullptr;
   // dpre is the same for every argument: computed at the node's first call and

@@ -27,5 +27,29 @@ inline GateWeights gate_weights(const Tensor* const* xs, const Node& node) {
   return {xs[kWx]->v, xs[kWh]->v, xs[kB]->v};
 }
 
+/// What backward needs first, on either device: the sizes (gate rows = 4 * hid,
+/// input rows, batch N), the dropout masks (null without dropout) and the
+/// weights forward used.  Read with a structured binding.
+struct BackwardArgs {
+  size_t rows, hid, in;
+  unsigned N;
+  const Tensor* mask_x;
+  const Tensor* mask_h;
+  GateWeights w;
+};
+
+/// `n` arguments: 5, or 7 with dropout masks.
+inline BackwardArgs backward_args(const Tensor* const* xs, unsigned n, const Node& node) {
+  const Dim& d = node.value.d;
+  const bool dropout = n == 7;
+  return {d.rows(),
+          d.rows() / 4,
+          xs[kX]->d.rows(),
+          d.bd,
+          dropout ? xs[kMaskX] : nullptr,
+          dropout ? xs[kMaskH] : nullptr,
+          gate_weights(xs, node)};
+}
+
 }  // namespace lstm_gates
 }  // namespace dynet_lite

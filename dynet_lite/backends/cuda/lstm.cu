@@ -245,12 +245,7 @@ void lstm_gates_backward(const Tensor* const* xs, unsigned n, const Node& node, 
                          Tensor& dx, ExecContext& ctx) {
   CudaDevice& dev = device_of(ctx);
   const Tensor& y = node.value;
-  const size_t rows = y.d.rows(), hid = rows / 4, in = xs[kX]->d.rows();
-  const unsigned N = y.d.bd;
-  const bool dropout = n == 7;
-  const Tensor* mask_x = dropout ? xs[kMaskX] : nullptr;
-  const Tensor* mask_h = dropout ? xs[kMaskH] : nullptr;
-  const GateWeights w = gate_weights(xs, node);
+  const auto [rows, hid, in, N, mask_x, mask_h, w] = backward_args(xs, n, node);
   // dpre is the same for every argument: computed at the node's first call.
   float*& dpre = ctx.node_memo();
   if (!dpre) {
