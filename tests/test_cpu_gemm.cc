@@ -3,7 +3,8 @@
 // loop in double precision, over shapes that reach every path: the inline small
 // loops, matrix-vector products, the no-pack tiles with every remainder of rows
 // (masked on AVX-512, narrower vectors or scalars elsewhere) and of columns,
-// Eigen for shallow or very large operands, accumulating or overwriting.
+// the packed product with every edge of its blocks, Eigen for shallow or very
+// large operands, accumulating or overwriting.
 #include <boost/test/unit_test.hpp>
 
 #include <cmath>
@@ -99,4 +100,15 @@ BOOST_AUTO_TEST_CASE(large_operands_take_eigens_path) {
   std::mt19937 gen(13);
   // A weight of more than 2^20 floats and 2^23 multiply-adds: Eigen's blocked product.
   check_shape(4100, 260, 9, gen);
+}
+
+BOOST_AUTO_TEST_CASE(packed_products_every_block_edge) {
+  std::mt19937 gen(17);
+  // Weights of 48K floats and more with 32 columns and more are packed.  Rows not
+  // a multiple of the register tile, a depth over one packed block (256) and not
+  // a multiple of 8 (the transposing copy's blocks), columns not a multiple of the
+  // tile and, in the second shape, more than one block of columns (2048).
+  check_shape(250, 300, 40, gen);
+  check_shape(301, 250, 33, gen);
+  check_shape(100, 490, 2060, gen);
 }

@@ -2,7 +2,8 @@
 
 #include <algorithm>
 #include <cstring>
-#if defined(__AVX512F__)
+#include <vector>
+#if defined(__AVX__)
 #include <immintrin.h>
 #endif
 
@@ -200,6 +201,154 @@ void nopack_product(const float* a, size_t m, size_t T, Scalars b, size_t n, flo
   }
 }
 
+
+// ---------------------------------------------------------------- packed product
+// C (m x n, ldc) (+)= A (m x depth) * B (depth x n) for operands too large for the
+// caches as they lie (a softmax weight of a few MB, or its transpose).  Streaming
+// such an A as it lies costs a TLB look-up per column and defeats the prefetchers,
+// and its tiles of C miss the cache; here, as in GotoBLAS and BLIS, blocks of A
+// (kPackRows x kPackDepth, in L2) and of B (kPackDepth x all columns) are first
+// copied into micro-panels that the register tiles read contiguously.
+// A's element (i, t) is at a[i * a_row + t * a_col], B's (t, j) at b[t * b_row + j * b_col].
+constexpr size_t kMR = kRows * kLanes, kNR = kCols;
+constexpr size_t kPackDepth = 256, kPackRows = 128, kPackCols = 2048;
+
+struct Strided {
+  const float* p;
+  size_t row, col;
+  float at(size_t i, size_t j) const { return p[i * row + j * col]; }
+};
+
+#if defined(__AVX__)
+// dst[j * ld_dst + q] = src[q * ld_src + j] for q, j in [0, 8).
+inline void transpose8x8(const float* src, size_t ld_src, float* dst, size_t ld_dst) {
+  __m256 r[8], t[8];
+  for (int q = 0; q < 8; ++q) r[q] = _mm256_loadu_ps(src + q * ld_src);
+  for (int q = 0; q < 8; q += 2) {
+    t[q] = _mm256_unpacklo_ps(r[q], r[q + 1]);
+    t[q + 1] = _mm256_unpackhi_ps(r[q], r[q + 1]);
+  }
+  for (int q = 0; q < 8; q += 4) {
+    r[q] = _mm256_shuffle_ps(t[q], t[q + 2], _MM_SHUFFLE(1, 0, 1, 0));
+    r[q + 1] = _mm256_shuffle_ps(t[q], t[q + 2], _MM_SHUFFLE(3, 2, 3, 2));
+    r[q + 2] = _mm256_shuffle_ps(t[q + 1], t[q + 3], _MM_SHUFFLE(1, 0, 1, 0));
+    r[q + 3] = _mm256_shuffle_ps(t[q + 1], t[q + 3], _MM_SHUFFLE(3, 2, 3, 2));
+  }
+  for (int q = 0; q < 4; ++q) {
+    _mm256_storeu_ps(dst + q * ld_dst, _mm256_permute2f128_ps(r[q], r[q + 4], 0x20));
+    _mm256_storeu_ps(dst + (q + 4) * ld_dst, _mm256_permute2f128_ps(r[q], r[q + 4], 0x31));
+  }
+}
+#endif
+
+// Micro-panels of kMR rows: panel r holds rows [r * kMR, r * kMR + kMR) of the
+// block, depth-major (kMR floats per step), the rows past the block zero.
+void pack_rows(Strided a, size_t i0, size_t rows, size_t t0, size_t depth, float* out) {
+  for (size_t r0 = 0; r0 < rows; r0 += kMR, out += kMR * depth) {
+    const size_t nr = std::min(kMR, rows - r0);
+    if (a.row == 1) {  // a column of A is contiguous: copy kMR floats a step
+      const float* src = a.p + (i0 + r0) + t0 * a.col;
+      if (nr == kMR) {
+        for (size_t t = 0; t < depth; ++t) std::memcpy(out + t * kMR, src + t * a.col, kMR * sizeof(float));
+      } else {
+        for (size_t t = 0; t < depth; ++t) {
+          float* dst = out + t * kMR;
+          std::memcpy(dst, src + t * a.col, nr * sizeof(float));
+          std::memset(dst + nr, 0, (kMR - nr) * sizeof(float));
+        }
+      }
+    } else {  // a row of A is contiguous (A is a transpose): walk each row
+      size_t r = 0;
+#if defined(__AVX__)
+      if (a.col == 1)  // blocks of 8 rows x 8 steps, transposed in registers
+        for (; r + 8 <= nr; r += 8) {
+          const float* src = a.p + (i0 + r0 + r) * a.row + t0;
+          size_t t = 0;
+          for (; t + 8 <= depth; t += 8) transpose8x8(src + t, a.row, out + t * kMR + r, kMR);
+          for (; t < depth; ++t)
+            for (size_t q = 0; q < 8; ++q) out[t * kMR + r + q] = src[q * a.row + t];
+        }
+#endif
+      for (; r < kMR; ++r) {
+        float* dst = out + r;
+        if (r < nr) {
+          const float* src = a.p + (i0 + r0 + r) * a.row + t0 * a.col;
+          for (size_t t = 0; t < depth; ++t) dst[t * kMR] = src[t * a.col];
+        } else {
+          for (size_t t = 0; t < depth; ++t) dst[t * kMR] = 0.f;
+        }
+      }
+    }
+  }
+}
+
+// Micro-panels of kNR columns of B, depth-major, the columns past n zero.
+void pack_cols(Strided b, size_t t0, size_t depth, size_t n, float* out) {
+  for (size_t j0 = 0; j0 < n; j0 += kNR, out += kNR * depth) {
+    const size_t nc = std::min(kNR, n - j0);
+    for (size_t t = 0; t < depth; ++t) {
+      float* dst = out + t * kNR;
+      size_t c = 0;
+      for (; c < nc; ++c) dst[c] = b.at(t0 + t, j0 + c);
+      for (; c < kNR; ++c) dst[c] = 0.f;
+    }
+  }
+}
+
+// Buffers kept from call to call (per thread): no allocation once grown.
+float* pack_buffer(std::vector<float>& buf, size_t floats) {
+  if (buf.size() < floats) buf.resize(floats);
+  return buf.data();
+}
+
+void packed_block(Strided a, Strided b, float* c, size_t ldc, size_t m, size_t n, size_t depth, bool accumulate) {
+  thread_local std::vector<float> a_buf, b_buf;
+  const size_t n_panels = (n + kNR - 1) / kNR;
+  float* bp = pack_buffer(b_buf, n_panels * kNR * kPackDepth);
+  float* ap = pack_buffer(a_buf, (kPackRows + kMR) * kPackDepth);
+  alignas(64) float edge[kMR * kNR];
+  for (size_t t0 = 0; t0 < depth; t0 += kPackDepth) {
+    const size_t kc = std::min(kPackDepth, depth - t0);
+    const bool add = accumulate || t0 > 0;
+    pack_cols(b, t0, kc, n, bp);
+    for (size_t i0 = 0; i0 < m; i0 += kPackRows) {
+      const size_t mc = std::min(kPackRows, m - i0);
+      pack_rows(a, i0, mc, t0, kc, ap);
+      for (size_t jp = 0; jp < n_panels; ++jp) {
+        const size_t j0 = jp * kNR, nc = std::min(kNR, n - j0);
+        const Scalars bs{bp + jp * kNR * kc, kNR, 1};
+        for (size_t r0 = 0; r0 < mc; r0 += kMR) {
+          const float* apanel = ap + (r0 / kMR) * kMR * kc;
+          float* cp = c + (i0 + r0) + j0 * ldc;
+          const size_t nr = std::min(kMR, mc - r0);
+          if (nr == kMR && nc == kNR) {
+            if (add)
+              tile<Lanes, kRows, kCols, true>(apanel, kMR, kc, bs, cp, ldc);
+            else
+              tile<Lanes, kRows, kCols, false>(apanel, kMR, kc, bs, cp, ldc);
+          } else {  // an edge: the whole tile into `edge`, then its valid part
+            tile<Lanes, kRows, kCols, false>(apanel, kMR, kc, bs, edge, kMR);
+            for (size_t j = 0; j < nc; ++j)
+              for (size_t i = 0; i < nr; ++i) cp[j * ldc + i] = (add ? cp[j * ldc + i] : 0.f) + edge[j * kMR + i];
+          }
+        }
+      }
+    }
+  }
+}
+
+// Blocks of columns bound the packed copy of B (kPackCols x kPackDepth floats).
+void packed_product(Strided a, Strided b, float* c, size_t ldc, size_t m, size_t n, size_t depth, bool accumulate) {
+  for (size_t j0 = 0; j0 < n; j0 += kPackCols)
+    packed_block(a, Strided{b.p + j0 * b.col, b.row, b.col}, c + j0 * ldc, ldc, m, std::min(kPackCols, n - j0), depth,
+                 accumulate);
+}
+
+// The packed product pays for its copies from this size of A (floats; about half
+// of L2) and this many columns on: below, the no-pack tiles win.
+constexpr size_t kPackedOperand = size_t(48) << 10, kPackedMinCols = 32;
+inline bool packing_pays(size_t a_floats, size_t n) { return n >= kPackedMinCols && a_floats >= kPackedOperand; }
+
 }  // namespace
 
 namespace detail {
@@ -210,6 +359,10 @@ void gemm_large(const float* w, const float* x, float* y, size_t m, size_t k, si
       Vec(y, m).noalias() += block(w, m, 0, 0, m, k) * ConstVec(x, k);
     else
       Vec(y, m).noalias() = block(w, m, 0, 0, m, k) * ConstVec(x, k);
+    return;
+  }
+  if (packing_pays(m * k, n)) {
+    packed_product(Strided{w, 1, m}, Strided{x, 1, k}, y, m, m, n, k, accumulate);
     return;
   }
   if (m * k > kLargeOperand && m * k * n >= kWholeProduct) {
@@ -230,6 +383,10 @@ void gemm_tn_large(const float* w, const float* dy, float* dx, size_t m, size_t 
     Vec(dx, k).noalias() += block(w, m, 0, 0, m, k).transpose() * ConstVec(dy, m);
     return;
   }
+  if (packing_pays(m * k, n)) {  // A = W^T, read along W's columns
+    packed_product(Strided{w, m, 1}, Strided{dy, 1, m}, dx, k, k, n, m, true);
+    return;
+  }
   if (m * k * n >= kWholeProduct) {
     block(dx, k, 0, 0, k, n).noalias() += block(w, m, 0, 0, m, k).transpose() * block(dy, m, 0, 0, m, n);
     return;
@@ -246,6 +403,10 @@ void gemm_tn_large(const float* w, const float* dy, float* dx, size_t m, size_t 
 void gemm_nt_large(const float* dy, const float* x, float* dw, size_t m, size_t k, size_t n) {
   if (n == 1) {
     rank1_update(dy, x, dw, m, k);
+    return;
+  }
+  if (packing_pays(m * k, n)) {  // A = dy, B = x^T
+    packed_product(Strided{dy, 1, m}, Strided{x, k, 1}, dw, m, m, k, n, true);
     return;
   }
   // Shallow, or a dy too large for the caches: Eigen.

@@ -6,15 +6,17 @@
 //
 // Each picks its path from the shape: hand-written loops below a few thousand
 // multiply-adds (Eigen's dispatch on dynamic sizes costs more than the arithmetic
-// there), a matrix-vector product or a rank-1 update when n == 1, and otherwise,
-// for gemm and gemm_nt, register tiles that read W (or dy) where it lies instead
-// of packing it on every call as Eigen does (gemm.cc: 105-115 GFLOP/s on the
-// benchmark models' shapes where Eigen reaches 60-85, and 2-3x Eigen at a few
-// columns); Eigen's blocked GEMM remains for gemm_tn, for shallow gemm_nt and for
-// operands too large for the caches (a 10,000-word softmax).  Backward avoids
-// gemm_tn where a weight is used more than once: it multiplies by a transposed
-// copy through gemm (exec/transposed_weights.h).  bench/gemm_shapes measures all
-// three on any shape.
+// there), a matrix-vector product or a rank-1 update when n == 1; for a weight of
+// 48K floats or more (about half of L2) and 32 columns or more, all three run a
+// packed product (blocks of both operands copied into the order the register
+// tiles read, as GotoBLAS and BLIS do); below that, gemm and gemm_nt use register
+// tiles that read W (or dy) where it lies instead of packing it on every call as
+// Eigen does (gemm.cc: 105-115 GFLOP/s on the benchmark models' shapes where
+// Eigen reaches 60-85, and 2-3x Eigen at a few columns); Eigen's blocked GEMM
+// remains for small gemm_tn, for shallow gemm_nt and for very large operands with
+// few columns.  Backward avoids gemm_tn where a weight is used more than once: it
+// multiplies by a transposed copy through gemm (exec/transposed_weights.h).
+// bench/gemm_shapes measures all three on any shape.
 #pragma once
 
 #include <cstddef>
