@@ -344,8 +344,9 @@ void packed_product(Strided a, Strided b, float* c, size_t ldc, size_t m, size_t
                  accumulate);
 }
 
-// The packed product pays for its copies from this size of A (floats; about half
-// of L2) and this many columns on: below, the no-pack tiles win.
+// The packed product pays for its copies from a weight (W, or dW for gemm_nt) of
+// this many floats (about half of L2) and this many columns on: below, the no-pack
+// tiles win.
 constexpr size_t kPackedOperand = size_t(48) << 10, kPackedMinCols = 32;
 inline bool packing_pays(size_t a_floats, size_t n) { return n >= kPackedMinCols && a_floats >= kPackedOperand; }
 
