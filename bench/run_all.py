@@ -3,7 +3,7 @@
 table of medians.
 
   bench/run_all.py [--build build-bench] [--runs 3] [--tasks tagger,tagger-char,treelstm,rnnlm,overhead]
-                   [--torch] [--gpu] [--data-dir DIR]
+                   [--torch] [--dynet] [--gpu] [--data-dir DIR]
 
 Builds the native Release tree first (cmake -DDYNET_LITE_NATIVE=ON) unless
 --no-build is given.  Runs are separate processes, interleaved mode by mode
@@ -14,6 +14,11 @@ figure and the spread (min-max) of the throughput.
 libtorch) to the tasks that have one: its runs join each round of the task's
 dynet_lite runs, and a second table gives the ratios dynet_lite / libtorch of the
 medians, as BENCHMARKS.md asks of comparisons (same sitting, interleaved).
+
+--dynet does the same with DyNet 2.1 itself (bench/dynet_*, built when
+scripts/build_dynet.sh has installed DyNet), in every mode of every task, and
+gives the ratios dynet_lite / DyNet next to the issue's targets (b64-auto at
+least 2x, b1 at least 1.5x, rnnlm manual-64 at least 7200 / 5800 = 1.24x).
 
 --gpu runs the dynet_lite programs with --dynet-gpus 1 (parameters and graphs on
 the first GPU; the build needs the CUDA backend, so use a tree configured without
@@ -45,6 +50,16 @@ TORCH_TASKS = {
 }
 TORCH_PEER = {"b1": "b1", "b64": "b64", "b64-auto": "b64", "b64-depth": "b64"}
 
+# The DyNet programs (same modes as dynet_lite's) and issue 5's targets for the
+# ratio dynet_lite / DyNet.
+DYNET_TASKS = {
+    "tagger": (["bench/dynet_tagger"], ["b1", "b64", "b64-auto", "b64-depth"]),
+    "tagger-char": (["bench/dynet_tagger", "--char"], ["b1", "b64", "b64-auto", "b64-depth"]),
+    "treelstm": (["bench/dynet_treelstm"], ["b1", "b64", "b64-auto", "b64-depth"]),
+    "rnnlm": (["bench/dynet_rnnlm"], ["manual-1", "manual-4", "manual-16", "manual-64", "b64-auto"]),
+}
+DYNET_TARGET = {"b1": 1.5, "b64-auto": 2.0, "manual-64": 7200 / 5800}
+
 
 def field(line, name):
     m = re.search(r"(?:^|[\s{])" + re.escape(name) + r"=([0-9.eE+-]+)", line)
@@ -68,6 +83,7 @@ def main():
     ap.add_argument("--tasks", default="tagger,tagger-char,treelstm,rnnlm,overhead")
     ap.add_argument("--no-build", action="store_true")
     ap.add_argument("--torch", action="store_true", help="also run the libtorch reference where a task has one")
+    ap.add_argument("--dynet", action="store_true", help="also run DyNet 2.1 (bench/dynet_*) in every mode")
     ap.add_argument("--gpu", action="store_true", help="run the dynet_lite programs on the first GPU")
     ap.add_argument("--data-dir", default=None, help="folder with the corpora (default ../shared/data)")
     a = ap.parse_args()
@@ -85,6 +101,11 @@ def main():
             if task in TORCH_TASKS and not os.path.exists(os.path.join(build, TORCH_TASKS[task][0][0])):
                 sys.exit("--torch: %s is not built in %s (CMake did not find libtorch; Debian: libtorch-dev)"
                          % (TORCH_TASKS[task][0][0], build))
+    if a.dynet:
+        for task in tasks:
+            if task in DYNET_TASKS and not os.path.exists(os.path.join(build, DYNET_TASKS[task][0][0])):
+                sys.exit("--dynet: %s is not built in %s (run scripts/build_dynet.sh, then configure again)"
+                         % (DYNET_TASKS[task][0][0], build))
     gemm = []
     for _ in range(a.runs):
         m = re.search(r"median ([0-9.]+) GFLOP/s", run([os.path.join(build, "bench/gemm")]))
@@ -94,7 +115,7 @@ def main():
     print()
     print("| task | mode | throughput (median) | min-max | GFLOP/s | kernels | bytes gathered |")
     print("| --- | --- | --- | --- | --- | --- | --- |")
-    ratios = []
+    ratios, dynet_ratios = [], []
     for task in tasks:
         if task == "overhead":
             continue
@@ -106,6 +127,10 @@ def main():
             tprog, tmodes = TORCH_TASKS[task]
             runs += [(task + "-libtorch", mode, [os.path.join(build, tprog[0])] + tprog[1:] + ["--bench", mode])
                      for mode in tmodes]
+        if a.dynet and task in DYNET_TASKS:
+            dprog, dmodes = DYNET_TASKS[task]
+            runs += [(task + "-dynet", mode, [os.path.join(build, dprog[0])] + dprog[1:] + ["--bench", mode] +
+                      (["--data-dir", a.data_dir] if a.data_dir else [])) for mode in dmodes]
         results = {(name, mode): [] for name, mode, _ in runs}
         for _ in range(a.runs):  # one round: every mode of both libraries, then the next round
             for name, mode, cmd in runs:
@@ -127,6 +152,21 @@ def main():
                 peer = (task + "-libtorch", TORCH_PEER.get(mode))
                 if peer in medians:
                     ratios.append((task, mode, peer[1], medians[(task, mode)], medians[peer], unit))
+        if a.dynet and task in DYNET_TASKS:
+            for mode in modes:
+                if (task + "-dynet", mode) in medians:
+                    dynet_ratios.append((task, mode, medians[(task, mode)], medians[(task + "-dynet", mode)], unit))
+    if dynet_ratios:
+        print()
+        print("| task | mode | dynet_lite | DyNet 2.1 | dynet_lite / DyNet | issue 5 target |")
+        print("| --- | --- | --- | --- | --- | --- |")
+        for task, mode, ours, theirs, unit in dynet_ratios:
+            target = DYNET_TARGET.get(mode)
+            if task == "rnnlm" and mode == "b1":
+                target = None
+            print("| %s | %s | %.0f %s | %.0f %s | %.2fx | %s |" % (
+                task, mode, ours, unit, theirs, unit, ours / theirs,
+                "" if target is None else ">= %.2fx (%s)" % (target, "met" if ours / theirs >= target else "not met")))
     if ratios:
         print()
         print("| task | dynet_lite mode | libtorch mode | dynet_lite | libtorch | dynet_lite / libtorch |")

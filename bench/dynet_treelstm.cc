@@ -1,0 +1,213 @@
+// dynet_treelstm: BENCHMARKS.md task T3 (binary Tree-LSTM sentiment classifier)
+// written for DyNet 2.1 itself, compared with dynet_lite's `treelstm --bench` in
+// the same sitting (bench/run_all.py --dynet).
+//
+// The model is the one examples/treelstm.cc trains: the N-ary Tree-LSTM of Tai
+// et al. 2015 (N = 2, 128 units) as dynet_lite's NaryTreeLSTMBuilder computes
+// it.  DyNet's own NaryTreeLSTMBuilder is another model (peephole terms from the
+// children's cells, an input at every node, one parameter lookup per gate and
+// child), so the cell is written here with DyNet's expressions, as a DyNet user
+// writes a Tree-LSTM: per inner node one affine_transform for the rows i, o, u,
+// f_0, f_1 from the two children's outputs, the gates picked with pick_range,
+// the forget gates' pre-activations + 1; per leaf one affine_transform for the
+// rows i, o, u from the word embedding (a leaf has no forget gate).  The root's
+// scores W h + b over 5 classes, the loss pickneglogsoftmax at the root.  Every
+// train word in first-appearance order after <unk>, 50 warm-up then 1,000
+// counted trees in file order, SimpleSGDTrainer with rate 0.1 (DyNet's default
+// clipping), one thread.
+//
+//   dynet_treelstm --bench b1|b64|b64-auto|b64-depth [--data-dir DIR] [--dynet-mem M]
+//
+// Prints one line in the format of `treelstm --bench`, with lib=dynet.
+#include <dynet/dynet.h>
+#include <dynet/expr.h>
+#include <dynet/init.h>
+#include <dynet/training.h>
+
+#include <iostream>
+#include <unordered_map>
+
+#include "dynet_common.h"
+
+using namespace dynet;
+
+namespace {
+
+constexpr unsigned EMB_DIM = 128;
+constexpr unsigned HIDDEN_DIM = 128;
+constexpr unsigned NUM_CLASSES = 5;
+constexpr float LEARNING_RATE = 0.1f;
+constexpr size_t WARMUP = 50, TIMED = 1000;
+
+struct Tree {
+  std::vector<int> word;  ///< per node: word id, -1 for an inner node
+  std::vector<std::vector<int>> children;
+  unsigned root_label = 0;
+  size_t size() const { return word.size(); }
+};
+
+unsigned convert(const std::vector<dynet_bench::BracketTree>& raw, std::vector<Tree>& out) {
+  std::unordered_map<std::string, int> words;
+  words.emplace("<unk>", 0);
+  for (const auto& t : raw)
+    for (size_t k = 0; k < t.size(); ++k)
+      if (t.children[k].empty()) words.emplace(t.word[k], static_cast<int>(words.size()));
+  for (const auto& t : raw) {
+    Tree r;
+    for (size_t k = 0; k < t.size(); ++k) {
+      if (t.children[k].size() > 2) throw std::runtime_error("a node with more than 2 children");
+      if (t.label[k] < 0 || t.label[k] >= static_cast<int>(NUM_CLASSES)) throw std::runtime_error("label out of range");
+      r.word.push_back(t.children[k].empty() ? words.at(t.word[k]) : -1);
+      r.children.push_back(t.children[k]);
+    }
+    r.root_label = static_cast<unsigned>(t.label.back());
+    out.push_back(std::move(r));
+  }
+  return static_cast<unsigned>(words.size());
+}
+
+class TreeClassifier {
+ public:
+  TreeClassifier(ParameterCollection& pc, unsigned vocab)
+      : p_emb(pc.add_lookup_parameters(vocab, {EMB_DIM})),
+        p_Wiou(pc.add_parameters({3 * HIDDEN_DIM, EMB_DIM})),
+        p_U0(pc.add_parameters({5 * HIDDEN_DIM, HIDDEN_DIM})),
+        p_U1(pc.add_parameters({5 * HIDDEN_DIM, HIDDEN_DIM})),
+        p_b(pc.add_parameters({5 * HIDDEN_DIM})),
+        p_W(pc.add_parameters({NUM_CLASSES, HIDDEN_DIM})),
+        p_bout(pc.add_parameters({NUM_CLASSES})) {}
+
+  void new_graph(ComputationGraph& cg) {
+    cg_ = &cg;
+    Wiou = parameter(cg, p_Wiou);
+    U0 = parameter(cg, p_U0);
+    U1 = parameter(cg, p_U1);
+    b = parameter(cg, p_b);
+    biou = pick_range(b, 0, 3 * HIDDEN_DIM);
+    W = parameter(cg, p_W);
+    bout = parameter(cg, p_bout);
+  }
+
+  Expression loss(const Tree& t) {
+    const unsigned H = HIDDEN_DIM;
+    h_.resize(t.size());
+    c_.resize(t.size());
+    for (size_t k = 0; k < t.size(); ++k) {
+      const auto& ch = t.children[k];
+      Expression pre = t.word[k] >= 0   ? affine_transform({biou, Wiou, lookup(*cg_, p_emb, t.word[k])})
+                       : ch.size() == 2 ? affine_transform({b, U0, h_[ch[0]], U1, h_[ch[1]]})
+                                        : affine_transform({b, U0, h_[ch[0]]});
+      Expression io = logistic(pick_range(pre, 0, 2 * H));
+      Expression u = tanh(pick_range(pre, 2 * H, 3 * H));
+      Expression c = cmult(pick_range(io, 0, H), u);
+      if (t.word[k] < 0) {
+        Expression f = logistic(pick_range(pre, 3 * H, (3 + ch.size()) * H) + 1.f);
+        for (size_t l = 0; l < ch.size(); ++l) c = c + cmult(pick_range(f, l * H, (l + 1) * H), c_[ch[l]]);
+      }
+      c_[k] = c;
+      h_[k] = cmult(pick_range(io, H, 2 * H), tanh(c));
+    }
+    return pickneglogsoftmax(affine_transform({bout, W, h_.back()}), t.root_label);
+  }
+
+  /// examples/treelstm.cc's forward_macs (root loss).
+  static double forward_macs(const Tree& t) {
+    double macs = 0;
+    for (size_t k = 0; k < t.size(); ++k)
+      macs += t.word[k] >= 0 ? 3.0 * HIDDEN_DIM * EMB_DIM : t.children[k].size() * 5.0 * HIDDEN_DIM * HIDDEN_DIM;
+    return macs + double(NUM_CLASSES) * HIDDEN_DIM;
+  }
+
+ private:
+  LookupParameter p_emb;
+  Parameter p_Wiou, p_U0, p_U1, p_b, p_W, p_bout;
+  ComputationGraph* cg_ = nullptr;
+  Expression Wiou, U0, U1, b, biou, W, bout;
+  std::vector<Expression> h_, c_;
+};
+
+int run(int argc, char** argv) {
+  std::string mode, data_dir, train_path, mem = "1024";
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    auto value = [&]() -> std::string {
+      if (i + 1 >= argc) throw std::invalid_argument(a + " needs a value");
+      return argv[++i];
+    };
+    if (a == "--bench")
+      mode = value();
+    else if (a == "--data-dir")
+      data_dir = value();
+    else if (a == "--train")
+      train_path = value();
+    else if (a == "--dynet-mem")
+      mem = value();
+    else
+      throw std::invalid_argument("unknown option '" + a + "'");
+  }
+  if (mode != "b1" && mode != "b64" && mode != "b64-auto" && mode != "b64-depth")
+    throw std::invalid_argument("--bench expects b1, b64, b64-auto or b64-depth, got '" + mode + "'");
+  if (data_dir.empty()) data_dir = dynet_bench::default_data_dir();
+  if (train_path.empty()) train_path = data_dir + "/sst/train.txt";
+  DynetParams params;
+  params.random_seed = 1;
+  params.mem_descriptor = mem;
+  params.autobatch = mode == "b64-auto" ? 1 : mode == "b64-depth" ? 2 : 0;
+  initialize(params);
+
+  std::vector<Tree> train;
+  const unsigned vocab = convert(dynet_bench::read_trees(train_path), train);
+  if (train.size() < WARMUP + TIMED) throw std::runtime_error("too few trees in '" + train_path + "'");
+  const size_t batch = mode == "b1" ? 1 : 64;
+  ParameterCollection pc;
+  TreeClassifier model(pc, vocab);
+  SimpleSGDTrainer trainer(pc, LEARNING_RATE);
+  std::vector<float> first;
+  std::vector<Expression> losses;
+  double loss_sum = 0;
+  auto train_range = [&](size_t begin, size_t end, bool timed) {
+    for (size_t start = begin; start < end; start += batch) {
+      const size_t stop = std::min(end, start + batch);
+      ComputationGraph cg;
+      model.new_graph(cg);
+      losses.clear();
+      for (size_t k = start; k < stop; ++k) losses.push_back(model.loss(train[k]));
+      Expression loss = losses.size() == 1 ? losses[0] : sum(losses);
+      const float l = as_scalar(cg.forward(loss));
+      cg.backward(loss);
+      trainer.update();
+      if (first.size() < 3) first.push_back(l);
+      if (timed) loss_sum += l;
+    }
+  };
+  train_range(0, WARMUP, false);
+  dynet_bench::Timer timer;
+  train_range(WARMUP, WARMUP + TIMED, true);
+  const double seconds = timer.seconds();
+  double macs = 0;
+  size_t nodes = 0;
+  for (size_t k = WARMUP; k < WARMUP + TIMED; ++k) {
+    macs += TreeClassifier::forward_macs(train[k]);
+    nodes += train[k].size();
+  }
+  std::ostringstream line;
+  line << "T3 treelstm mode=" << mode << " trees=" << TIMED << " nodes=" << nodes << " seconds=" << std::fixed
+       << std::setprecision(3) << seconds << " trees/s=" << std::setprecision(1) << TIMED / seconds
+       << " loss_first_steps=" << dynet_bench::first_losses(first) << " loss/tree=" << std::setprecision(4)
+       << loss_sum / TIMED << " GFLOP/s=" << std::setprecision(2) << 3 * 2 * macs / seconds / 1e9
+       << " gemm512_GFLOP/s=" << dynet_bench::gemm512_gflops();
+  dynet_bench::append_tail(line);
+  std::cout << line.str() << std::endl;
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return run(argc, argv);
+  } catch (const std::exception& e) {
+    std::cerr << "dynet_treelstm: error: " << e.what() << "\n";
+    return 1;
+  }
+}

@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# Builds DyNet 2.1.2 (the C++ library, CPU/Eigen backend) from its PyPI source
+# release, with DyNet's own default Release flags (-Ofast -march=native
+# -funroll-loops), and installs it under .deps/dynet-2.1.2 in the project root,
+# where bench/CMakeLists.txt finds it to build bench/dynet_* (the DyNet side of
+# `bench/run_all.py --dynet`).  Only for benchmarks: the library, its tests and
+# CI never need DyNet.  Takes about 20 minutes on two cores.
+#
+#   scripts/build_dynet.sh            # then: cmake -S . -B build-final ... && cmake --build build-final
+#
+# DyNet asks for a development snapshot of Eigen; Debian's Eigen 3.4
+# (libeigen3-dev, already a dependency of dynet_lite) builds it.
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+version=2.1.2
+prefix="$root/.deps/dynet-$version"
+work="$root/.deps/src"
+url="https://files.pythonhosted.org/packages/a3/3b/b46bf4503c8f896b39169e1319adbfa485c8988db981aae537c7226b65c2/dyNET-$version.tar.gz"
+sha256=c1c1de7cdd3a60b6c6491868b0e096b38b88d4ce14ef8bd065cb76bcd9f5a8b9
+
+if [ -f "$prefix/lib/libdynet.so" ]; then
+  echo "DyNet $version is already installed in $prefix"
+  exit 0
+fi
+need=()
+for p in cmake g++ make curl; do command -v "$p" >/dev/null || need+=("$p"); done
+[ -f /usr/include/eigen3/Eigen/Core ] || need+=(libeigen3-dev)
+if [ ${#need[@]} -gt 0 ]; then
+  pkgs=()
+  for p in "${need[@]}"; do case $p in g++) pkgs+=(g++) ;; *) pkgs+=("$p") ;; esac; done
+  sudo=""; [ "$(id -u)" -ne 0 ] && sudo=sudo
+  $sudo apt-get update && $sudo apt-get install -y "${pkgs[@]}"
+fi
+mkdir -p "$work"
+cd "$work"
+if [ ! -f "dyNET-$version.tar.gz" ]; then
+  curl -fsSL -o "dyNET-$version.tar.gz.part" "$url"
+  mv "dyNET-$version.tar.gz.part" "dyNET-$version.tar.gz"
+fi
+echo "$sha256  dyNET-$version.tar.gz" | sha256sum -c -
+rm -rf "dyNET-$version"
+tar xzf "dyNET-$version.tar.gz"
+cmake -S "dyNET-$version" -B "dyNET-$version/build" -DCMAKE_BUILD_TYPE=Release \
+  -DEIGEN3_INCLUDE_DIR=/usr/include/eigen3 -DENABLE_BOOST=OFF -DENABLE_CPP_EXAMPLES=OFF \
+  -DCMAKE_INSTALL_PREFIX="$prefix" >/dev/null
+cmake --build "dyNET-$version/build" --target dynet -j"$(nproc)"
+cmake --install "dyNET-$version/build" >/dev/null
+echo "DyNet $version installed in $prefix"
