@@ -10,7 +10,11 @@
 // writes a Tree-LSTM: per inner node one affine_transform for the rows i, o, u,
 // f_0, f_1 from the two children's outputs, the gates picked with pick_range,
 // the forget gates' pre-activations + 1; per leaf one affine_transform for the
-// rows i, o, u from the word embedding (a leaf has no forget gate).  The root's
+// rows i, o, u from the word embedding (a leaf has no forget gate).  The
+// parameters are drawn in the order, shapes and initialisation of the example's
+// (W as {5h, 128}, of which the leaves use the rows i, o, u; b zero), so that
+// DyNet draws the same initial values and the first losses agree to float
+// rounding.  The root's
 // scores W h + b over 5 classes, the loss pickneglogsoftmax at the root.  Every
 // train word in first-appearance order after <unk>, 50 warm-up then 1,000
 // counted trees in file order, SimpleSGDTrainer with rate 0.1 (DyNet's default
@@ -22,6 +26,7 @@
 #include <dynet/dynet.h>
 #include <dynet/expr.h>
 #include <dynet/init.h>
+#include <dynet/param-init.h>
 #include <dynet/training.h>
 
 #include <iostream>
@@ -70,10 +75,11 @@ class TreeClassifier {
  public:
   TreeClassifier(ParameterCollection& pc, unsigned vocab)
       : p_emb(pc.add_lookup_parameters(vocab, {EMB_DIM})),
-        p_Wiou(pc.add_parameters({3 * HIDDEN_DIM, EMB_DIM})),
+        draw_only_(),
+        p_Wiou(iou_rows_of(pc, draw_only_.add_parameters({5 * HIDDEN_DIM, EMB_DIM}))),
+        p_b(pc.add_parameters({5 * HIDDEN_DIM}, ParameterInitConst(0.f))),
         p_U0(pc.add_parameters({5 * HIDDEN_DIM, HIDDEN_DIM})),
         p_U1(pc.add_parameters({5 * HIDDEN_DIM, HIDDEN_DIM})),
-        p_b(pc.add_parameters({5 * HIDDEN_DIM})),
         p_W(pc.add_parameters({NUM_CLASSES, HIDDEN_DIM})),
         p_bout(pc.add_parameters({NUM_CLASSES})) {}
 
@@ -120,7 +126,20 @@ class TreeClassifier {
 
  private:
   LookupParameter p_emb;
-  Parameter p_Wiou, p_U0, p_U1, p_b, p_W, p_bout;
+  /// A parameter {3h, 128} holding the rows i, o, u of `w` ({5h, 128}).
+  static Parameter iou_rows_of(ParameterCollection& pc, Parameter w) {
+    const std::vector<float> all = as_vector(*w.values());
+    const unsigned rows = 5 * HIDDEN_DIM, keep = 3 * HIDDEN_DIM;
+    std::vector<float> iou(keep * EMB_DIM);
+    for (unsigned c = 0; c < EMB_DIM; ++c)
+      std::copy(all.begin() + c * rows, all.begin() + c * rows + keep, iou.begin() + c * keep);
+    Parameter p = pc.add_parameters({keep, EMB_DIM}, ParameterInitConst(0.f));
+    p.set_value(iou);
+    return p;
+  }
+
+  ParameterCollection draw_only_;  ///< W's draw, outside the trained model
+  Parameter p_Wiou, p_b, p_U0, p_U1, p_W, p_bout;
   ComputationGraph* cg_ = nullptr;
   Expression Wiou, U0, U1, b, biou, W, bout;
   std::vector<Expression> h_, c_;
