@@ -18,7 +18,7 @@ work="$root/.deps/src"
 url="https://files.pythonhosted.org/packages/a3/3b/b46bf4503c8f896b39169e1319adbfa485c8988db981aae537c7226b65c2/dyNET-$version.tar.gz"
 sha256=c1c1de7cdd3a60b6c6491868b0e096b38b88d4ce14ef8bd065cb76bcd9f5a8b9
 
-if [ -f "$prefix/lib/libdynet.so" ]; then
+if [ -f "$prefix/lib/libdynet.so" ] && [ -f "$prefix/include/dynet/dynet.h" ]; then
   echo "DyNet $version is already installed in $prefix"
   exit 0
 fi
@@ -26,10 +26,8 @@ need=()
 for p in cmake g++ make curl; do command -v "$p" >/dev/null || need+=("$p"); done
 [ -f /usr/include/eigen3/Eigen/Core ] || need+=(libeigen3-dev)
 if [ ${#need[@]} -gt 0 ]; then
-  pkgs=()
-  for p in "${need[@]}"; do case $p in g++) pkgs+=(g++) ;; *) pkgs+=("$p") ;; esac; done
   sudo=""; [ "$(id -u)" -ne 0 ] && sudo=sudo
-  $sudo apt-get update && $sudo apt-get install -y "${pkgs[@]}"
+  $sudo apt-get update && $sudo apt-get install -y "${need[@]}"
 fi
 mkdir -p "$work"
 cd "$work"
@@ -43,6 +41,14 @@ tar xzf "dyNET-$version.tar.gz"
 cmake -S "dyNET-$version" -B "dyNET-$version/build" -DCMAKE_BUILD_TYPE=Release \
   -DEIGEN3_INCLUDE_DIR=/usr/include/eigen3 -DENABLE_BOOST=OFF -DENABLE_CPP_EXAMPLES=OFF \
   -DCMAKE_INSTALL_PREFIX="$prefix" >/dev/null
-cmake --build "dyNET-$version/build" --target dynet -j"$(nproc)"
+# Eigen 3.4 prints thousands of warnings on DyNet's sources: the build's output
+# goes to a log, shown (its end) only when the build fails.
+log="$work/dynet-build.log"
+echo "building DyNet $version (log: $log)"
+if ! cmake --build "dyNET-$version/build" --target dynet -j"$(nproc)" >"$log" 2>&1; then
+  grep -n -m 20 "error" "$log" || tail -n 50 "$log"
+  echo "building DyNet failed; the whole log is $log" >&2
+  exit 1
+fi
 cmake --install "dyNET-$version/build" >/dev/null
 echo "DyNet $version installed in $prefix"
