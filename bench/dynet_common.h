@@ -1,12 +1,17 @@
 #pragma once
-// What the DyNet reference programs (bench/dynet_*.cc) share: the corpus readers,
-// a timer, the machine figures printed with the results.  These programs are
+// What the DyNet reference programs (bench/dynet_*.cc) share: the command line,
+// DyNet's initialisation, the timed training loop, the corpus readers and the
+// machine figures printed with the results.  These programs are
 // compiled against DyNet 2.1 itself (scripts/build_dynet.sh), so they must not
 // link dynet_lite: both libraries are built on Eigen, and two copies of its
 // templates compiled with different flags in one process may interpose each
 // other.  The readers here therefore repeat, in a few lines, what
 // dynet_lite/io/conllu.h and dynet_lite/io/ptb_tree.h read, for the files of
 // ../shared/data only (well-formed; a malformed line is an error naming it).
+#include <dynet/dynet.h>
+#include <dynet/expr.h>
+#include <dynet/init.h>
+#include <dynet/training.h>
 #include <sys/stat.h>
 
 #include <Eigen/Core>
@@ -155,6 +160,108 @@ inline double gemm512_gflops() {
 inline void append_tail(std::ostream& line) {
   line << " lib=dynet dynet_version=2.1.2 threads=1 cpu=\"" << bench::cpu_model() << "\" flags=\"" << DYNET_BENCH_FLAGS
        << "\"";
+}
+
+/// The command line of every program: --bench MODE [--data-dir DIR] [--train FILE]
+/// [--dynet-mem MB], and --char / --compact where the program has them.
+struct Options {
+  std::string mode, train_path, mem;
+  bool use_char = false, compact = false;
+};
+
+/// `train_file` is the default training file inside the data folder; `mem`
+/// DyNet's default memory in MB for the program.
+inline Options parse_options(int argc, char** argv, const char* train_file, const char* mem, bool has_char,
+                             bool has_compact) {
+  Options o;
+  o.mem = mem;
+  std::string data_dir;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    auto value = [&]() -> std::string {
+      if (i + 1 >= argc) throw std::invalid_argument(a + " needs a value");
+      return argv[++i];
+    };
+    if (a == "--bench")
+      o.mode = value();
+    else if (a == "--data-dir")
+      data_dir = value();
+    else if (a == "--train")
+      o.train_path = value();
+    else if (a == "--dynet-mem")
+      o.mem = value();
+    else if (a == "--char" && has_char)
+      o.use_char = true;
+    else if (a == "--compact" && has_compact)
+      o.compact = true;
+    else
+      throw std::invalid_argument("unknown option '" + a + "'");
+  }
+  if (data_dir.empty()) data_dir = default_data_dir();
+  if (o.train_path.empty()) o.train_path = data_dir + "/" + train_file;
+  return o;
+}
+
+/// Throws unless `mode` is b1, b64, b64-auto or b64-depth.
+inline void check_instance_mode(const std::string& mode) {
+  if (mode != "b1" && mode != "b64" && mode != "b64-auto" && mode != "b64-depth")
+    throw std::invalid_argument("--bench expects b1, b64, b64-auto or b64-depth, got '" + mode + "'");
+}
+
+/// DyNet's initialize: seed 1 (so that it draws dynet_lite's initial values),
+/// the memory of `o`, and the autobatching of the mode (b64-auto: 1, the agenda;
+/// b64-depth: 2, by depth).  With autobatching on, DyNet cannot grow its memory
+/// pools, hence the memory sized up front.
+inline void initialize_dynet(const Options& o) {
+  dynet::DynetParams params;
+  params.random_seed = 1;
+  params.mem_descriptor = o.mem;
+  params.autobatch = o.mode == "b64-auto" ? 1 : o.mode == "b64-depth" ? 2 : 0;
+  dynet::initialize(params);
+}
+
+/// What a timed run measured: the first losses (to compare the libraries), the
+/// summed loss of the counted steps and the seconds they took.
+struct TimedRun {
+  std::vector<float> first_losses;
+  double loss_sum = 0;
+  double seconds = 0;
+};
+
+/// One step on a built graph: forward, backward, the trainer's update; the
+/// loss is recorded in `r` (summed when `counted`).
+inline void train_step(dynet::ComputationGraph& cg, const dynet::Expression& loss, dynet::Trainer& trainer, TimedRun& r,
+                       bool counted) {
+  const float l = dynet::as_scalar(cg.forward(loss));
+  cg.backward(loss);
+  trainer.update();
+  if (r.first_losses.size() < 3) r.first_losses.push_back(l);
+  if (counted) r.loss_sum += l;
+}
+
+/// Trains on instances [0, warmup), then times [warmup, warmup + timed): every
+/// `batch` instances (in order) are one fresh graph whose losses are summed.
+/// `new_graph(cg)` starts a graph; `loss_of(k)` builds instance k's loss.
+template <class NewGraph, class Loss>
+TimedRun train_timed(size_t warmup, size_t timed, size_t batch, NewGraph new_graph, Loss loss_of,
+                     dynet::Trainer& trainer) {
+  TimedRun r;
+  std::vector<dynet::Expression> losses;
+  auto train_range = [&](size_t begin, size_t end, bool counted) {
+    for (size_t start = begin; start < end; start += batch) {
+      const size_t stop = std::min(end, start + batch);
+      dynet::ComputationGraph cg;
+      new_graph(cg);
+      losses.clear();
+      for (size_t k = start; k < stop; ++k) losses.push_back(loss_of(k));
+      train_step(cg, losses.size() == 1 ? losses[0] : dynet::sum(losses), trainer, r, counted);
+    }
+  };
+  train_range(0, warmup, false);
+  Timer timer;
+  train_range(warmup, warmup + timed, true);
+  r.seconds = timer.seconds();
+  return r;
 }
 
 inline std::string first_losses(const std::vector<float>& l) {

@@ -136,54 +136,10 @@ class RNNLanguageModel {
 };
 
 template <class Builder>
-void run_bench(const std::string& mode, bool autobatch, unsigned B, const std::string& train_path, bool compact);
-
-int run(int argc, char** argv) {
-  std::string mode, data_dir, train_path, mem = "2048";
-  bool compact = false;
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    auto value = [&]() -> std::string {
-      if (i + 1 >= argc) throw std::invalid_argument(a + " needs a value");
-      return argv[++i];
-    };
-    if (a == "--bench")
-      mode = value();
-    else if (a == "--compact")
-      compact = true;
-    else if (a == "--data-dir")
-      data_dir = value();
-    else if (a == "--train")
-      train_path = value();
-    else if (a == "--dynet-mem")
-      mem = value();
-    else
-      throw std::invalid_argument("unknown option '" + a + "'");
-  }
-  const bool autobatch = mode == "b64-auto";
-  unsigned B = 64;
-  if (!autobatch) {
-    if (mode.rfind("manual-", 0) != 0) throw std::invalid_argument("--bench expects manual-B or b64-auto");
-    B = static_cast<unsigned>(std::stoul(mode.substr(7)));
-  }
-  if (data_dir.empty()) data_dir = dynet_bench::default_data_dir();
-  if (train_path.empty()) train_path = data_dir + "/ptb/ptb.valid.txt";
-  DynetParams params;
-  params.random_seed = 1;
-  params.mem_descriptor = mem;
-  params.autobatch = autobatch ? 1 : 0;
-  initialize(params);
-  if (compact)
-    run_bench<CompactVanillaLSTMBuilder>(mode, autobatch, B, train_path, compact);
-  else
-    run_bench<VanillaLSTMBuilder>(mode, autobatch, B, train_path, compact);
-  return 0;
-}
-
-template <class Builder>
-void run_bench(const std::string& mode, bool autobatch, unsigned B, const std::string& train_path, bool compact) {
+void run_bench(const dynet_bench::Options& o, unsigned B) {
+  const bool autobatch = o.mode == "b64-auto";
   std::vector<Sentence> train;
-  const unsigned vocab = read_corpus(train_path, train);
+  const unsigned vocab = read_corpus(o.train_path, train);
   std::vector<size_t> order(train.size());
   std::iota(order.begin(), order.end(), 0);
   std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return train[a].size() < train[b].size(); });
@@ -196,10 +152,9 @@ void run_bench(const std::string& mode, bool autobatch, unsigned B, const std::s
   ParameterCollection pc;
   RNNLanguageModel<Builder> lm(pc, vocab);
   SimpleSGDTrainer trainer(pc, LEARNING_RATE);
-  std::vector<float> first;
+  dynet_bench::TimedRun run;
   std::vector<const Sentence*> batch;
   std::vector<Expression> losses;
-  double loss_sum = 0, macs = 0;
   auto step = [&](const std::vector<size_t>& ids, bool timed) {
     ComputationGraph cg;
     lm.new_graph(cg);
@@ -213,18 +168,15 @@ void run_bench(const std::string& mode, bool autobatch, unsigned B, const std::s
       for (size_t i : ids) batch.push_back(&train[i]);
       loss = lm.batch_loss(batch, 1);
     }
-    const float l = as_scalar(cg.forward(loss));
-    cg.backward(loss);
-    trainer.update();
-    if (first.size() < 3) first.push_back(l);
-    if (timed) loss_sum += l;
+    dynet_bench::train_step(cg, loss, trainer, run, timed);
   };
-  step(batches[0], false);
+  step(batches[0], false);  // warm-up
   dynet_bench::Timer timer;
   for (const auto& ids : batches) step(ids, true);
   const double seconds = timer.seconds();
   size_t words = 0;
   for (const auto& s : train) words += s.size() - 1;
+  double macs = 0;
   for (const auto& ids : batches) {
     if (autobatch) {
       for (size_t i : ids) macs += lm.forward_macs(train[i].size() - 1, 1);
@@ -235,15 +187,31 @@ void run_bench(const std::string& mode, bool autobatch, unsigned B, const std::s
     }
   }
   std::ostringstream line;
-  line << "T4 rnnlm mode=" << mode << " sentences=" << train.size() << " words=" << words
+  line << "T4 rnnlm mode=" << o.mode << " sentences=" << train.size() << " words=" << words
        << " minibatches=" << batches.size() << " seconds=" << std::fixed << std::setprecision(3) << seconds
        << " words/s=" << std::setprecision(1) << words / seconds << " sent/s=" << train.size() / seconds
-       << " loss_first_steps=" << dynet_bench::first_losses(first) << " loss/word=" << std::setprecision(4)
-       << loss_sum / words << " GFLOP/s=" << std::setprecision(2) << 3 * 2 * macs / seconds / 1e9
+       << " loss_first_steps=" << dynet_bench::first_losses(run.first_losses) << " loss/word=" << std::setprecision(4)
+       << run.loss_sum / words << " GFLOP/s=" << std::setprecision(2) << 3 * 2 * macs / seconds / 1e9
        << " gemm512_GFLOP/s=" << dynet_bench::gemm512_gflops()
-       << " lstm=" << (compact ? "CompactVanillaLSTMBuilder" : "VanillaLSTMBuilder");
+       << " lstm=" << (o.compact ? "CompactVanillaLSTMBuilder" : "VanillaLSTMBuilder");
   dynet_bench::append_tail(line);
   std::cout << line.str() << std::endl;
+}
+
+int run(int argc, char** argv) {
+  const dynet_bench::Options o = dynet_bench::parse_options(argc, argv, "ptb/ptb.valid.txt", "2048", false, true);
+  unsigned B = 64;
+  if (o.mode != "b64-auto") {
+    if (o.mode.rfind("manual-", 0) != 0)
+      throw std::invalid_argument("--bench expects manual-B or b64-auto, got '" + o.mode + "'");
+    B = static_cast<unsigned>(std::stoul(o.mode.substr(7)));
+  }
+  dynet_bench::initialize_dynet(o);
+  if (o.compact)
+    run_bench<CompactVanillaLSTMBuilder>(o, B);
+  else
+    run_bench<VanillaLSTMBuilder>(o, B);
+  return 0;
 }
 
 }  // namespace

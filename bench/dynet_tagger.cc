@@ -192,93 +192,46 @@ class Tagger {
 };
 
 template <class Builder>
-void run_bench(const std::string& mode, bool use_char, const std::string& train_path, bool compact) {
+void run_bench(const dynet_bench::Options& o) {
   std::vector<Sentence> train;
-  const auto [num_words, num_chars] = convert(dynet_bench::read_conllu(train_path), use_char, train);
+  const auto [num_words, num_chars] = convert(dynet_bench::read_conllu(o.train_path), o.use_char, train);
   if (train.size() < WARMUP + TIMED)
-    throw std::runtime_error("--bench needs " + std::to_string(WARMUP + TIMED) + " training sentences, '" + train_path +
-                             "' has " + std::to_string(train.size()));
-  const size_t batch = mode == "b1" ? 1 : 64;
+    throw std::runtime_error("--bench needs " + std::to_string(WARMUP + TIMED) + " training sentences, '" +
+                             o.train_path + "' has " + std::to_string(train.size()));
   ParameterCollection pc;
-  Tagger<Builder> tagger(pc, num_words, num_chars, use_char);
+  Tagger<Builder> tagger(pc, num_words, num_chars, o.use_char);
   SimpleSGDTrainer trainer(pc, LEARNING_RATE);
-  std::vector<float> first;
-  std::vector<Expression> losses;
-  double loss_sum = 0;
-  auto run = [&](size_t begin, size_t end, bool timed) {
-    for (size_t start = begin; start < end; start += batch) {
-      const size_t stop = std::min(end, start + batch);
-      ComputationGraph cg;
-      tagger.new_graph(cg);
-      losses.clear();
-      for (size_t k = start; k < stop; ++k) losses.push_back(tagger.sentence_loss(train[k]));
-      Expression loss = losses.size() == 1 ? losses[0] : sum(losses);
-      const float l = as_scalar(cg.forward(loss));
-      cg.backward(loss);
-      trainer.update();
-      if (first.size() < 3) first.push_back(l);
-      if (timed) loss_sum += l;
-    }
-  };
-  run(0, WARMUP, false);
-  dynet_bench::Timer timer;
-  run(WARMUP, WARMUP + TIMED, true);
-  const double seconds = timer.seconds();
+  const dynet_bench::TimedRun run = dynet_bench::train_timed(
+      WARMUP, TIMED, o.mode == "b1" ? 1 : 64, [&](ComputationGraph& cg) { tagger.new_graph(cg); },
+      [&](size_t k) { return tagger.sentence_loss(train[k]); }, trainer);
   size_t words = 0;
   double macs = 0;
   for (size_t k = WARMUP; k < WARMUP + TIMED; ++k) {
     words += train[k].size();
     macs += Tagger<Builder>::forward_macs(train[k]);
   }
+  const double seconds = run.seconds;
   std::ostringstream line;
-  line << (use_char ? "T2 tagger-char" : "T1 tagger") << " mode=" << mode << " sentences=" << TIMED
+  line << (o.use_char ? "T2 tagger-char" : "T1 tagger") << " mode=" << o.mode << " sentences=" << TIMED
        << " words=" << words << " seconds=" << std::fixed << std::setprecision(3) << seconds
        << " sent/s=" << std::setprecision(1) << TIMED / seconds << " words/s=" << words / seconds
-       << " loss_first_steps=" << dynet_bench::first_losses(first) << " loss/word=" << std::setprecision(4)
-       << loss_sum / words << " GFLOP/s=" << std::setprecision(2) << 3 * 2 * macs / seconds / 1e9
+       << " loss_first_steps=" << dynet_bench::first_losses(run.first_losses) << " loss/word=" << std::setprecision(4)
+       << run.loss_sum / words << " GFLOP/s=" << std::setprecision(2) << 3 * 2 * macs / seconds / 1e9
        << " gemm512_GFLOP/s=" << dynet_bench::gemm512_gflops()
-       << " lstm=" << (compact ? "CompactVanillaLSTMBuilder" : "VanillaLSTMBuilder");
+       << " lstm=" << (o.compact ? "CompactVanillaLSTMBuilder" : "VanillaLSTMBuilder");
   dynet_bench::append_tail(line);
   std::cout << line.str() << std::endl;
 }
 
 int run(int argc, char** argv) {
-  std::string mode, data_dir, train_path, mem = "1024";
-  bool use_char = false, compact = false;
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    auto value = [&]() -> std::string {
-      if (i + 1 >= argc) throw std::invalid_argument(a + " needs a value");
-      return argv[++i];
-    };
-    if (a == "--bench")
-      mode = value();
-    else if (a == "--char")
-      use_char = true;
-    else if (a == "--compact")
-      compact = true;
-    else if (a == "--data-dir")
-      data_dir = value();
-    else if (a == "--train")
-      train_path = value();
-    else if (a == "--dynet-mem")
-      mem = value();
-    else
-      throw std::invalid_argument("unknown option '" + a + "'");
-  }
-  if (mode != "b1" && mode != "b64" && mode != "b64-auto" && mode != "b64-depth")
-    throw std::invalid_argument("--bench expects b1, b64, b64-auto or b64-depth, got '" + mode + "'");
-  if (data_dir.empty()) data_dir = dynet_bench::default_data_dir();
-  if (train_path.empty()) train_path = data_dir + "/ud-english-ewt/en_ewt-ud-train.conllu";
-  DynetParams params;
-  params.random_seed = 1;
-  params.mem_descriptor = mem;
-  params.autobatch = mode == "b64-auto" ? 1 : mode == "b64-depth" ? 2 : 0;
-  initialize(params);
-  if (compact)
-    run_bench<CompactVanillaLSTMBuilder>(mode, use_char, train_path, compact);
+  const dynet_bench::Options o =
+      dynet_bench::parse_options(argc, argv, "ud-english-ewt/en_ewt-ud-train.conllu", "1024", true, true);
+  dynet_bench::check_instance_mode(o.mode);
+  dynet_bench::initialize_dynet(o);
+  if (o.compact)
+    run_bench<CompactVanillaLSTMBuilder>(o);
   else
-    run_bench<VanillaLSTMBuilder>(mode, use_char, train_path, compact);
+    run_bench<VanillaLSTMBuilder>(o);
   return 0;
 }
 

@@ -146,63 +146,20 @@ class TreeClassifier {
 };
 
 int run(int argc, char** argv) {
-  std::string mode, data_dir, train_path, mem = "1024";
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    auto value = [&]() -> std::string {
-      if (i + 1 >= argc) throw std::invalid_argument(a + " needs a value");
-      return argv[++i];
-    };
-    if (a == "--bench")
-      mode = value();
-    else if (a == "--data-dir")
-      data_dir = value();
-    else if (a == "--train")
-      train_path = value();
-    else if (a == "--dynet-mem")
-      mem = value();
-    else
-      throw std::invalid_argument("unknown option '" + a + "'");
-  }
-  if (mode != "b1" && mode != "b64" && mode != "b64-auto" && mode != "b64-depth")
-    throw std::invalid_argument("--bench expects b1, b64, b64-auto or b64-depth, got '" + mode + "'");
-  if (data_dir.empty()) data_dir = dynet_bench::default_data_dir();
-  if (train_path.empty()) train_path = data_dir + "/sst/train.txt";
-  DynetParams params;
-  params.random_seed = 1;
-  params.mem_descriptor = mem;
-  params.autobatch = mode == "b64-auto" ? 1 : mode == "b64-depth" ? 2 : 0;
-  initialize(params);
+  const dynet_bench::Options o = dynet_bench::parse_options(argc, argv, "sst/train.txt", "1024", false, false);
+  dynet_bench::check_instance_mode(o.mode);
+  dynet_bench::initialize_dynet(o);
 
   std::vector<Tree> train;
-  const unsigned vocab = convert(dynet_bench::read_trees(train_path), train);
-  if (train.size() < WARMUP + TIMED) throw std::runtime_error("too few trees in '" + train_path + "'");
-  const size_t batch = mode == "b1" ? 1 : 64;
+  const unsigned vocab = convert(dynet_bench::read_trees(o.train_path), train);
+  if (train.size() < WARMUP + TIMED) throw std::runtime_error("too few trees in '" + o.train_path + "'");
   ParameterCollection pc;
   TreeClassifier model(pc, vocab);
   SimpleSGDTrainer trainer(pc, LEARNING_RATE);
-  std::vector<float> first;
-  std::vector<Expression> losses;
-  double loss_sum = 0;
-  auto train_range = [&](size_t begin, size_t end, bool timed) {
-    for (size_t start = begin; start < end; start += batch) {
-      const size_t stop = std::min(end, start + batch);
-      ComputationGraph cg;
-      model.new_graph(cg);
-      losses.clear();
-      for (size_t k = start; k < stop; ++k) losses.push_back(model.loss(train[k]));
-      Expression loss = losses.size() == 1 ? losses[0] : sum(losses);
-      const float l = as_scalar(cg.forward(loss));
-      cg.backward(loss);
-      trainer.update();
-      if (first.size() < 3) first.push_back(l);
-      if (timed) loss_sum += l;
-    }
-  };
-  train_range(0, WARMUP, false);
-  dynet_bench::Timer timer;
-  train_range(WARMUP, WARMUP + TIMED, true);
-  const double seconds = timer.seconds();
+  const dynet_bench::TimedRun run = dynet_bench::train_timed(
+      WARMUP, TIMED, o.mode == "b1" ? 1 : 64, [&](ComputationGraph& cg) { model.new_graph(cg); },
+      [&](size_t k) { return model.loss(train[k]); }, trainer);
+  const double seconds = run.seconds;
   double macs = 0;
   size_t nodes = 0;
   for (size_t k = WARMUP; k < WARMUP + TIMED; ++k) {
@@ -210,10 +167,10 @@ int run(int argc, char** argv) {
     nodes += train[k].size();
   }
   std::ostringstream line;
-  line << "T3 treelstm mode=" << mode << " trees=" << TIMED << " nodes=" << nodes << " seconds=" << std::fixed
+  line << "T3 treelstm mode=" << o.mode << " trees=" << TIMED << " nodes=" << nodes << " seconds=" << std::fixed
        << std::setprecision(3) << seconds << " trees/s=" << std::setprecision(1) << TIMED / seconds
-       << " loss_first_steps=" << dynet_bench::first_losses(first) << " loss/tree=" << std::setprecision(4)
-       << loss_sum / TIMED << " GFLOP/s=" << std::setprecision(2) << 3 * 2 * macs / seconds / 1e9
+       << " loss_first_steps=" << dynet_bench::first_losses(run.first_losses) << " loss/tree=" << std::setprecision(4)
+       << run.loss_sum / TIMED << " GFLOP/s=" << std::setprecision(2) << 3 * 2 * macs / seconds / 1e9
        << " gemm512_GFLOP/s=" << dynet_bench::gemm512_gflops();
   dynet_bench::append_tail(line);
   std::cout << line.str() << std::endl;

@@ -50,7 +50,7 @@ TORCH_TASKS = {
 }
 TORCH_PEER = {"b1": "b1", "b64": "b64", "b64-auto": "b64", "b64-depth": "b64"}
 
-# The DyNet programs (same modes as dynet_lite's) and issue 5's targets for the
+# The DyNet programs (run in dynet_lite's modes of the task) and issue 5's targets for the
 # ratio dynet_lite / DyNet (its DyNet figures: tagger, tagger-char and treelstm
 # b64-auto twice DyNet's and b1 1.5 times; rnnlm manual-64 7,200 words/s where
 # DyNet does 5,800).
@@ -59,10 +59,10 @@ TORCH_PEER = {"b1": "b1", "b64": "b64", "b64-auto": "b64", "b64-depth": "b64"}
 # (fused gates, which DyNet batches much better); the ratio is taken against the
 # faster of the two in each mode.
 DYNET_TASKS = {
-    "tagger": (["bench/dynet_tagger"], ["b1", "b64", "b64-auto", "b64-depth"]),
-    "tagger-char": (["bench/dynet_tagger", "--char"], ["b1", "b64", "b64-auto", "b64-depth"]),
-    "treelstm": (["bench/dynet_treelstm"], ["b1", "b64", "b64-auto", "b64-depth"]),
-    "rnnlm": (["bench/dynet_rnnlm"], ["manual-1", "manual-4", "manual-16", "manual-64", "b64-auto"]),
+    "tagger": ["bench/dynet_tagger"],
+    "tagger-char": ["bench/dynet_tagger", "--char"],
+    "treelstm": ["bench/dynet_treelstm"],
+    "rnnlm": ["bench/dynet_rnnlm"],
 }
 DYNET_COMPACT = ("tagger", "tagger-char", "rnnlm")
 DYNET_TARGET = {(t, m): r for t in ("tagger", "tagger-char", "treelstm") for m, r in (("b1", 1.5), ("b64-auto", 2.0))}
@@ -111,9 +111,9 @@ def main():
                          % (TORCH_TASKS[task][0][0], build))
     if a.dynet:
         for task in tasks:
-            if task in DYNET_TASKS and not os.path.exists(os.path.join(build, DYNET_TASKS[task][0][0])):
+            if task in DYNET_TASKS and not os.path.exists(os.path.join(build, DYNET_TASKS[task][0])):
                 sys.exit("--dynet: %s is not built in %s (run scripts/build_dynet.sh, then configure again)"
-                         % (DYNET_TASKS[task][0][0], build))
+                         % (DYNET_TASKS[task][0], build))
     gemm = []
     for _ in range(a.runs):
         m = re.search(r"median ([0-9.]+) GFLOP/s", run([os.path.join(build, "bench/gemm")]))
@@ -136,12 +136,12 @@ def main():
             runs += [(task + "-libtorch", mode, [os.path.join(build, tprog[0])] + tprog[1:] + ["--bench", mode])
                      for mode in tmodes]
         if a.dynet and task in DYNET_TASKS:
-            dprog, dmodes = DYNET_TASKS[task]
+            dprog = DYNET_TASKS[task]
             for suffix, extra_args in [("-dynet", [])] + ([("-dynet-compact", ["--compact"])]
                                                           if task in DYNET_COMPACT else []):
                 runs += [(task + suffix, mode, [os.path.join(build, dprog[0])] + dprog[1:] + extra_args +
                           ["--bench", mode] + (["--data-dir", a.data_dir] if a.data_dir else []))
-                         for mode in dmodes]
+                         for mode in modes]
         results = {(name, mode): [] for name, mode, _ in runs}
         for _ in range(a.runs):  # one round: every mode of both libraries, then the next round
             for name, mode, cmd in runs:
