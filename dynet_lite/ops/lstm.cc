@@ -139,12 +139,7 @@ void gates_forward(const Tensor* const* xs, unsigned n, Node& node, ExecContext&
   for (unsigned c = 0; c < N; ++c) std::memcpy(y.v + c * rows, w.b, rows * sizeof(float));
   cpu::gemm(w.wx, effective_operand(x, dropout ? xs[kMaskX] : nullptr, N, ctx), y.v, rows, in, N, true);
   cpu::gemm(w.wh, effective_operand(h, dropout ? xs[kMaskH] : nullptr, N, ctx), y.v, rows, hid, N, true);
-  for (unsigned c = 0; c < N; ++c) {
-    Arr ifo(y.v + c * rows, 3 * hid);
-    ifo = 1.f / (1.f + (-ifo).exp());
-    Arr g(y.v + c * rows + 3 * hid, hid);
-    g = g.tanh();
-  }
+  cpu::gate_activations(y.v, rows, N, 3 * hid, rows);
 }
 
 // dpre = dy ⊙ act'(pre), from the outputs: y (1 - y) for i, f, o; 1 - y^2 for g.
@@ -263,7 +258,13 @@ void h_forward(const Tensor* const* xs, unsigned, Node& node, ExecContext&) {
   const Tensor &c = *xs[0], &g = *xs[1];
   Tensor& y = node.value;
   const size_t hid = y.d.rows();
-  for (unsigned b = 0; b < y.d.bd; ++b)
+  const unsigned bd = y.d.bd;
+  if (c.d.bd == bd) {  // tanh over the whole batch at once, then the products
+    Arr(y.v, hid * bd) = ConstArr(c.v, hid * bd).tanh();
+    for (unsigned b = 0; b < bd; ++b) Arr(y.v + b * hid, hid) *= ConstArr(g.batch_ptr(b) + 2 * hid, hid);
+    return;
+  }
+  for (unsigned b = 0; b < bd; ++b)
     Arr(y.v + b * hid, hid) = ConstArr(g.batch_ptr(b) + 2 * hid, hid) * ConstArr(c.batch_ptr(b), hid).tanh();
 }
 
@@ -277,7 +278,10 @@ void h_backward(const Tensor* const* xs, unsigned, const Node& node, const Tenso
   float*& tc = ctx.node_memo();
   if (!tc) {
     tc = ctx.persistent_floats(hid * bd);
-    for (unsigned b = 0; b < bd; ++b) Arr(tc + b * hid, hid) = ConstArr(c.batch_ptr(b), hid).tanh();
+    if (c.d.bd == bd)
+      Arr(tc, hid * bd) = ConstArr(c.v, hid * bd).tanh();
+    else
+      for (unsigned b = 0; b < bd; ++b) Arr(tc + b * hid, hid) = ConstArr(c.batch_ptr(b), hid).tanh();
   }
   for (unsigned b = 0; b < bd; ++b) {
     ConstArr d(dy.v + b * hid, hid);

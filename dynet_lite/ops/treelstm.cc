@@ -12,6 +12,7 @@
 // builder uses these three instead.  Every argument may carry a batch of 1 or
 // the full batch (a batch of 1 is broadcast: the initial state shared by all
 // leaves), so the ops batch by stacking like the other element-wise ops.
+#include <cstring>
 #include <vector>
 
 #include "dynet_lite/backends/cpu/eigen.h"
@@ -95,19 +96,14 @@ Dim h_shape(const Tensor* const* xs, unsigned n, const Node& node) {
 
 // ---------------------------------------------------------------- gates
 
-// The same formulas as the logistic and tanh ops, so that the fused builder
-// matches the unfused one to rounding.
+// The gates' activations over the whole batch at once (cpu::gate_activations);
+// they match the logistic and tanh ops, and so the unfused builder, to rounding.
 void gates_forward(const Tensor* const* xs, unsigned, Node& node, ExecContext&) {
   const Tensor& pre = *xs[0];
   Tensor& y = node.value;
   const size_t rows = y.d.rows(), hid = rows / (3 + node.p<TreeParams>().n);
-  for (unsigned b = 0; b < y.d.bd; ++b) {
-    const float* p = pre.v + b * rows;
-    float* out = y.v + b * rows;
-    Arr(out, 2 * hid) = 1.f / (1.f + (-ConstArr(p, 2 * hid)).exp());
-    Arr(out + 2 * hid, hid) = ConstArr(p + 2 * hid, hid).tanh();
-    Arr(out + 3 * hid, rows - 3 * hid) = 1.f / (1.f + (-ConstArr(p + 3 * hid, rows - 3 * hid)).exp());
-  }
+  std::memcpy(y.v, pre.v, y.d.size() * sizeof(float));
+  cpu::gate_activations(y.v, rows, y.d.bd, 2 * hid, 3 * hid);
 }
 
 // dpre += dy ⊙ act'(pre), from the outputs: y (1 - y) for the sigmoid blocks, 1 - y^2 for u.
@@ -168,7 +164,13 @@ void h_forward(const Tensor* const* xs, unsigned, Node& node, ExecContext&) {
   const Tensor &c = *xs[0], &g = *xs[1];
   Tensor& y = node.value;
   const size_t hid = y.d.rows();
-  for (unsigned b = 0; b < y.d.bd; ++b)
+  const unsigned bd = y.d.bd;
+  if (c.d.bd == bd) {  // tanh over the whole batch at once, then the products
+    Arr(y.v, hid * bd) = ConstArr(c.v, hid * bd).tanh();
+    for (unsigned b = 0; b < bd; ++b) Arr(y.v + b * hid, hid) *= ConstArr(g.batch_ptr(b) + hid, hid);
+    return;
+  }
+  for (unsigned b = 0; b < bd; ++b)
     Arr(y.v + b * hid, hid) = ConstArr(g.batch_ptr(b) + hid, hid) * ConstArr(c.batch_ptr(b), hid).tanh();
 }
 
@@ -182,7 +184,10 @@ void h_backward(const Tensor* const* xs, unsigned, const Node& node, const Tenso
   float*& tc = ctx.node_memo();
   if (!tc) {
     tc = ctx.persistent_floats(hid * bd);
-    for (unsigned b = 0; b < bd; ++b) Arr(tc + b * hid, hid) = ConstArr(c.batch_ptr(b), hid).tanh();
+    if (c.d.bd == bd)
+      Arr(tc, hid * bd) = ConstArr(c.v, hid * bd).tanh();
+    else
+      for (unsigned b = 0; b < bd; ++b) Arr(tc + b * hid, hid) = ConstArr(c.batch_ptr(b), hid).tanh();
   }
   for (unsigned b = 0; b < bd; ++b) {
     ConstArr d(dy.v + b * hid, hid);

@@ -32,5 +32,29 @@ inline ArrMap batch_arr(const Tensor& t, unsigned b) {
   return ArrMap(t.batch_ptr(b), static_cast<Eigen::Index>(t.d.batch_size()));
 }
 
+/// The activations of recurrent gates, in place on `cols` columns of `rows` floats:
+/// rows [t0, t1) of every column get tanh, the others the logistic sigmoid.  The
+/// sigmoid is computed as 0.5 tanh(x / 2) + 0.5, so that one vectorised tanh runs
+/// over the whole block: called per column and per gate, Eigen left a scalar tail
+/// on every column (hidden sizes such as 50), and its exp with a division costs
+/// more than its tanh (1.4x to 3.5x over the fused LSTM gates of hidden 50-256).
+/// The sigmoid then saturates to exactly 0 or 1 beyond |x| of about 18, harmless
+/// for gates; the logistic op, whose log a user may take, keeps 1 / (1 + e^-x).
+inline void gate_activations(float* y, size_t rows, size_t cols, size_t t0, size_t t1) {
+  const Eigen::Index head = static_cast<Eigen::Index>(t0), tail = static_cast<Eigen::Index>(rows - t1);
+  for (size_t c = 0; c < cols; ++c) {
+    float* col = y + c * rows;
+    if (head) ArrMap(col, head) *= 0.5f;
+    if (tail) ArrMap(col + t1, tail) *= 0.5f;
+  }
+  ArrMap all(y, static_cast<Eigen::Index>(rows * cols));
+  all = all.tanh();
+  for (size_t c = 0; c < cols; ++c) {
+    float* col = y + c * rows;
+    if (head) ArrMap(col, head) = ArrMap(col, head) * 0.5f + 0.5f;
+    if (tail) ArrMap(col + t1, tail) = ArrMap(col + t1, tail) * 0.5f + 0.5f;
+  }
+}
+
 }  // namespace cpu
 }  // namespace dynet_lite
