@@ -164,14 +164,8 @@ void h_forward(const Tensor* const* xs, unsigned, Node& node, ExecContext&) {
   const Tensor &c = *xs[0], &g = *xs[1];
   Tensor& y = node.value;
   const size_t hid = y.d.rows();
-  const unsigned bd = y.d.bd;
-  if (c.d.bd == bd) {  // tanh over the whole batch at once, then the products
-    Arr(y.v, hid * bd) = ConstArr(c.v, hid * bd).tanh();
-    for (unsigned b = 0; b < bd; ++b) Arr(y.v + b * hid, hid) *= ConstArr(g.batch_ptr(b) + hid, hid);
-    return;
-  }
-  for (unsigned b = 0; b < bd; ++b)
-    Arr(y.v + b * hid, hid) = ConstArr(g.batch_ptr(b) + hid, hid) * ConstArr(c.batch_ptr(b), hid).tanh();
+  cpu::tanh_columns(y.v, c, hid, y.d.bd);
+  for (unsigned b = 0; b < y.d.bd; ++b) Arr(y.v + b * hid, hid) *= ConstArr(g.batch_ptr(b) + hid, hid);
 }
 
 // dc += dh ⊙ o ⊙ (1 - tanh(c)^2);  do += dh ⊙ tanh(c)
@@ -184,10 +178,7 @@ void h_backward(const Tensor* const* xs, unsigned, const Node& node, const Tenso
   float*& tc = ctx.node_memo();
   if (!tc) {
     tc = ctx.persistent_floats(hid * bd);
-    if (c.d.bd == bd)
-      Arr(tc, hid * bd) = ConstArr(c.v, hid * bd).tanh();
-    else
-      for (unsigned b = 0; b < bd; ++b) Arr(tc + b * hid, hid) = ConstArr(c.batch_ptr(b), hid).tanh();
+    cpu::tanh_columns(tc, c, hid, bd);
   }
   for (unsigned b = 0; b < bd; ++b) {
     ConstArr d(dy.v + b * hid, hid);

@@ -32,6 +32,17 @@ inline ArrMap batch_arr(const Tensor& t, unsigned b) {
   return ArrMap(t.batch_ptr(b), static_cast<Eigen::Index>(t.d.batch_size()));
 }
 
+/// out (hid x bd) = tanh(c) for a column c of hid floats with a batch of 1
+/// (broadcast) or bd: one call over the whole batch when it is contiguous.
+inline void tanh_columns(float* out, const Tensor& c, size_t hid, unsigned bd) {
+  const Eigen::Index h = static_cast<Eigen::Index>(hid);
+  if (c.d.bd == bd) {
+    ArrMap(out, h * bd) = ArrMap(c.v, h * bd).tanh();
+    return;
+  }
+  for (unsigned b = 0; b < bd; ++b) ArrMap(out + b * hid, h) = ArrMap(c.batch_ptr(b), h).tanh();
+}
+
 /// The activations of recurrent gates, in place on `cols` columns of `rows` floats:
 /// rows [t0, t1) of every column get tanh, the others the logistic sigmoid.  The
 /// sigmoid is computed as 0.5 tanh(x / 2) + 0.5, so that one vectorised tanh runs
