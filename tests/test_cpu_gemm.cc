@@ -96,6 +96,15 @@ BOOST_AUTO_TEST_CASE(model_shapes) {
   for (const auto& s : shapes) check_shape(s[0], s[1], s[2], gen);
 }
 
+BOOST_AUTO_TEST_CASE(deep_gemm_nt_runs_in_slices) {
+  std::mt19937 gen(19);
+  // gemm_nt over more than 256 columns of dy runs in slices of 256: one slice
+  // and a remainder, several whole slices, and one column past a slice.
+  check_shape(200, 50, 300, gen);
+  check_shape(40, 64, 768, gen);
+  check_shape(17, 20, 513, gen);
+}
+
 BOOST_AUTO_TEST_CASE(large_operands_take_eigens_path) {
   std::mt19937 gen(13);
   // A weight of more than 2^20 floats and 2^23 multiply-adds: Eigen's blocked product.

@@ -31,6 +31,10 @@ constexpr size_t kLargeOperand = size_t(1) << 20;
 // gemm_nt with fewer columns of dy than this (a shallow product) spends its time
 // loading and storing tiles of dW, which Eigen's kernel does better.
 constexpr size_t kShallowDepth = 12;
+// gemm_nt over more columns of dy than this (a weight's gradient from a whole
+// graph's tokens) runs in slices of this many, so that a slice of dy and of x stay
+// in the L2 cache together while every column of dW passes over them.
+constexpr size_t kDepthSlice = 256;
 
 using StridedConstMat = Eigen::Map<const Eigen::MatrixXf, 0, Eigen::OuterStride<>>;
 using StridedMat = Eigen::Map<Eigen::MatrixXf, 0, Eigen::OuterStride<>>;
@@ -416,7 +420,8 @@ void gemm_nt_large(const float* dy, const float* x, float* dw, size_t m, size_t 
     return;
   }
   // dW's column p gets the columns of dy times row p of x: B(t, p) = x[t * k + p].
-  nopack_product<true>(dy, m, n, Scalars{x, k, 1}, k, dw);
+  for (size_t t0 = 0; t0 < n; t0 += kDepthSlice)
+    nopack_product<true>(dy + t0 * m, m, std::min(kDepthSlice, n - t0), Scalars{x + t0 * k, k, 1}, k, dw);
 }
 
 }  // namespace detail
