@@ -3,7 +3,9 @@
 // flags and the library versions (BENCHMARKS.md, "How a figure is quoted").
 #include <Eigen/Core>
 #include <algorithm>
+#include <chrono>
 #include <fstream>
+#include <functional>
 #include <iostream>
 #include <string>
 #include <thread>
@@ -48,6 +50,23 @@ inline double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   size_t n = v.size();
   return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+/// Median seconds per call of `f` over `reps` timed batches of calls, each batch
+/// about 2 ms long (after one warm-up call and one call that sizes the batch).
+inline double seconds_per_call(const std::function<void()>& f, int reps) {
+  f();
+  auto t0 = std::chrono::steady_clock::now();
+  f();
+  const double one = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const int inner = std::max(1, static_cast<int>(2e-3 / std::max(one, 1e-9)));
+  std::vector<double> r;
+  for (int i = 0; i < reps; ++i) {
+    t0 = std::chrono::steady_clock::now();
+    for (int j = 0; j < inner; ++j) f();
+    r.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() / inner);
+  }
+  return median(r);
 }
 
 }  // namespace bench

@@ -6,7 +6,6 @@
 // and the Tree-LSTM's (640 x 128 at N = 300, 100, 20; 384 x 128 at N = 1300).
 #include <Eigen/Dense>
 #include <algorithm>
-#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <functional>
@@ -21,19 +20,7 @@ namespace {
 
 // Median GFLOP/s of `reps` timed batches of calls of `f` (each batch ~ 2 ms).
 double rate(const std::function<void()>& f, double flops, int reps) {
-  f();
-  auto t0 = std::chrono::steady_clock::now();
-  f();
-  double one = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  int inner = std::max(1, static_cast<int>(2e-3 / std::max(one, 1e-9)));
-  std::vector<double> r;
-  for (int i = 0; i < reps; ++i) {
-    t0 = std::chrono::steady_clock::now();
-    for (int j = 0; j < inner; ++j) f();
-    double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    r.push_back(flops * inner / s * 1e-9);
-  }
-  return bench::median(r);
+  return flops / bench::seconds_per_call(f, reps) * 1e-9;
 }
 
 }  // namespace

@@ -9,12 +9,9 @@
 // Each figure is the median over `reps` timed batches of nanoseconds per column
 // (per batch element), graph overhead included.
 //   lstm_kernels [--reps R] [--batch N] [H ...]
-#include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
-#include <functional>
 #include <iomanip>
 #include <iostream>
 #include <vector>
@@ -27,22 +24,6 @@
 namespace dl = dynet_lite;
 
 namespace {
-
-// Median seconds per call of `f` over `reps` timed batches (each ~ 2 ms).
-double seconds_per_call(const std::function<void()>& f, int reps) {
-  f();
-  auto t0 = std::chrono::steady_clock::now();
-  f();
-  double one = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  int inner = std::max(1, static_cast<int>(2e-3 / std::max(one, 1e-9)));
-  std::vector<double> r;
-  for (int i = 0; i < reps; ++i) {
-    t0 = std::chrono::steady_clock::now();
-    for (int j = 0; j < inner; ++j) f();
-    r.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() / inner);
-  }
-  return bench::median(r);
-}
 
 // Pre-activations spread over the range gates see in training.
 std::vector<float> values(size_t n, float scale) {
@@ -82,7 +63,7 @@ int main(int argc, char** argv) {
     const std::vector<float> pre = values(4 * h * batch, 4.f), cell = values(h * batch, 2.f);
     dl::ComputationGraph gates_graph;
     dl::Expression gates = dl::treelstm_gates(dl::input(gates_graph, dl::Dim({4 * h}, batch), pre), 1);
-    const double t_gates = seconds_per_call([&] { gates_graph.forward(gates); }, reps);
+    const double t_gates = bench::seconds_per_call([&] { gates_graph.forward(gates); }, reps);
     // Gates in (0.1, 0.9) as inputs, so that only the output step and the
     // loss's two sums run after them.
     std::vector<float> open = values(4 * h * batch, 0.4f);
@@ -92,9 +73,9 @@ int main(int argc, char** argv) {
     dl::Expression c = dl::input(cg, dl::Dim({h}, batch), cell);
     dl::Expression out = dl::vanilla_lstm_h(c, g);
     dl::Expression loss = dl::sum_batches(dl::sum_elems(out));
-    const double t_base = seconds_per_call([&] { cg.forward(c); }, reps);
-    const double t_h = seconds_per_call([&] { cg.forward(out); }, reps);
-    const double t_hb = seconds_per_call(
+    const double t_base = bench::seconds_per_call([&] { cg.forward(c); }, reps);
+    const double t_h = bench::seconds_per_call([&] { cg.forward(out); }, reps);
+    const double t_hb = bench::seconds_per_call(
         [&] {
           cg.forward(loss);
           cg.backward(loss, true);
