@@ -40,6 +40,14 @@ struct LSTMHistory {
   Expression set_h(int prev, const std::vector<Expression>& h_new, const char* builder);
   /// A new step with the cells (and outputs when 2 * layers are given) s_new.
   Expression set_s(int prev, const std::vector<Expression>& s_new, const char* builder);
+  /// The zero state {hidden} of graph `cg`: one node shared by every sequence and
+  /// layer of the graph, so that the first steps of a batch of sequences pass it
+  /// once (broadcast) instead of stacking a column of zeros per sequence, and the
+  /// fused gates skip W_h h for it (ops/lstm.cc).
+  Expression zero_state(ComputationGraph& cg);
+
+ private:
+  Expression zero_;
 };
 }  // namespace detail
 

@@ -232,13 +232,15 @@ BOOST_AUTO_TEST_SUITE(against_composed)
 
 // Runs a two-step LSTM (fused or composed) and returns the values of h2 and every
 // gradient (parameters, then x, h, c inputs).
-std::vector<float> run_steps(LSTMParams& p, bool fused, unsigned batch, bool dropout, unsigned h_batch) {
+std::vector<float> run_steps(LSTMParams& p, bool fused, unsigned batch, bool dropout, unsigned h_batch,
+                             bool zero_h0 = false) {
   const unsigned in = p.in, hid = p.hid;
   ComputationGraph cg;
   Xs w = p.exprs(cg);
   Expression x1 = input(cg, Dim({in}, batch), test::test_values(in * batch, 0.2f));
   Expression x2 = input(cg, Dim({in}, batch), test::test_values(in * batch, -0.3f));
-  Expression h0 = input(cg, Dim({hid}, h_batch), test::test_values(hid * h_batch, 0.1f));
+  Expression h0 = input(cg, Dim({hid}, h_batch),
+                        zero_h0 ? std::vector<float>(hid * h_batch, 0.f) : test::test_values(hid * h_batch, 0.1f));
   Expression c0 = input(cg, Dim({hid}, h_batch), test::test_values(hid * h_batch, -0.1f));
   std::vector<float> mxv(in * batch), mhv(hid * batch);
   for (size_t k = 0; k < mxv.size(); ++k) mxv[k] = (k % 3 == 1) ? 0.f : 1.5f;
@@ -283,6 +285,20 @@ BOOST_AUTO_TEST_CASE(values_and_gradients_match) {
   }
   // h_tm1 and c_tm1 with a batch of 1 broadcast against x with a batch of 3
   values(run_steps(p, true, 3, false, 1), run_steps(p, false, 3, false, 1), 1e-5);
+  // An h_tm1 of zeros broadcast (the builders' zero state): the fused gates skip
+  // W_h h_tm1 and its dW_h term, but h_tm1's own gradient W_h^T dpre must remain.
+  for (unsigned batch : {1u, 3u})
+    for (bool dropout : {false, true}) {
+      BOOST_TEST_CONTEXT("zero h0, batch " << batch << (dropout ? " dropout" : "")) {
+        std::vector<float> fused = run_steps(p, true, batch, dropout, 1, true);
+        values(fused, run_steps(p, false, batch, dropout, 1, true), 1e-5);
+        // h0's gradient (before those of c0 {hid}, mx {in} and mh {hid} x batch) is not zero.
+        const size_t at = fused.size() - (p.in + p.hid) * batch - 2 * p.hid;
+        float norm = 0.f;
+        for (unsigned k = 0; k < p.hid; ++k) norm += std::abs(fused[at + k]);
+        BOOST_CHECK_GT(norm, 1e-4f);
+      }
+    }
 }
 
 BOOST_AUTO_TEST_CASE(large_sizes_use_the_blocked_product) {

@@ -35,6 +35,11 @@ void LSTMHistory::pop_step() {
   c.resize((t - 1) * layers);
 }
 
+Expression LSTMHistory::zero_state(ComputationGraph& cg) {
+  if (zero_.pg != &cg || zero_.is_stale()) zero_ = zeros(cg, Dim({hidden}));
+  return zero_;
+}
+
 const Expression* LSTMHistory::prev_h(int prev, unsigned layer) const {
   if (prev >= 0) return &h[static_cast<size_t>(prev) * layers + layer];
   return h0.empty() ? nullptr : &h0[layer];
@@ -258,10 +263,10 @@ Expression VanillaLSTMBuilder::add_input_impl(int prev, const Expression& x) {
       if (!ln_lstm) {
         // The same function through the fused ops: three nodes a step instead of
         // fourteen, and the element-wise work done in one pass each.  No previous
-        // state reads as zeros.
-        if (!hp) h_tm1 = zeros(*graph_, Dim({hid}));
+        // state reads as the graph's shared zero state.
+        if (!hp) h_tm1 = hist.zero_state(*graph_);
         Expression gates = vanilla_lstm_gates(in, h_tm1, v[V_X2I], v[V_H2I], v[V_BI]);
-        Expression ct = hist.c[t * layers + i] = vanilla_lstm_c(cp ? *cp : zeros(*graph_, Dim({hid})), gates);
+        Expression ct = hist.c[t * layers + i] = vanilla_lstm_c(cp ? *cp : hist.zero_state(*graph_), gates);
         in = hist.h[t * layers + i] = vanilla_lstm_h(ct, gates);
         continue;
       }
@@ -510,11 +515,12 @@ Expression CompactVanillaLSTMBuilder::add_input_impl(int prev, const Expression&
   try {
     for (unsigned i = 0; i < layers; ++i) {
       const std::vector<Expression>& v = param_vars[i];
-      // No previous state reads as zeros (a batch of 1, broadcast by the fused ops).
+      // No previous state reads as the graph's shared zero state (a batch of 1,
+      // broadcast by the fused ops).
       const Expression* hp = hist.prev_h(prev, i);
       const Expression* cp = hist.prev_c(prev, i);
-      Expression h_tm1 = hp ? *hp : zeros(*graph_, Dim({hid}));
-      Expression c_tm1 = cp ? *cp : zeros(*graph_, Dim({hid}));
+      Expression h_tm1 = hp ? *hp : hist.zero_state(*graph_);
+      Expression c_tm1 = cp ? *cp : hist.zero_state(*graph_);
       // The fused gates op applies the weight noise itself (fresh at every step).
       Expression gates;
       if (drop_x && drop_h)

@@ -116,6 +116,18 @@ const float* effective_operand(const Tensor& v, const Tensor* mask, unsigned N, 
   return out;
 }
 
+// An h_tm1 of zeros passed once for the whole batch (the builders' shared zero
+// state at the first step of a sequence): W_h h' adds nothing to the gates and
+// nothing to dW_h, so both products are skipped, as DyNet's unfused builder skips
+// W_h at the first step.  One early-exit scan of a column.
+bool zero_column(const Tensor& h) {
+  if (h.d.bd != 1) return false;
+  const size_t r = h.d.rows();
+  for (size_t k = 0; k < r; ++k)
+    if (h.v[k] != 0.f) return false;
+  return true;
+}
+
 // gates = act(Wx x' + Wh h' + b)   (x' = x ⊙ mask_x, h' = h ⊙ mask_h with dropout)
 void gates_forward(const Tensor* const* xs, unsigned n, Node& node, ExecContext& ctx) {
   const Tensor &x = *xs[kX], &h = *xs[kH];
@@ -138,7 +150,8 @@ void gates_forward(const Tensor* const* xs, unsigned n, Node& node, ExecContext&
   const GateWeights w = gate_weights(xs, node);
   for (unsigned c = 0; c < N; ++c) std::memcpy(y.v + c * rows, w.b, rows * sizeof(float));
   cpu::gemm(w.wx, effective_operand(x, dropout ? xs[kMaskX] : nullptr, N, ctx), y.v, rows, in, N, true);
-  cpu::gemm(w.wh, effective_operand(h, dropout ? xs[kMaskH] : nullptr, N, ctx), y.v, rows, hid, N, true);
+  if (!zero_column(h))
+    cpu::gemm(w.wh, effective_operand(h, dropout ? xs[kMaskH] : nullptr, N, ctx), y.v, rows, hid, N, true);
   cpu::gate_activations(y.v, rows, N, 3 * hid, rows);
 }
 
@@ -197,6 +210,7 @@ void gates_backward(const Tensor* const* xs, unsigned n, const Node& node, const
     case kWx:  // dWx += dpre x'^T
     case kWh: {  // dWh += dpre h'^T
       const bool wx = i == kWx;
+      if (!wx && zero_column(*xs[kH])) break;
       const float* operand = effective_operand(*xs[wx ? kX : kH], wx ? mask_x : mask_h, N, ctx, later != nullptr);
       if (later)
         later->add(dx.v, dpre, operand, rows, wx ? in : hid, N);
@@ -213,6 +227,7 @@ void gates_backward(const Tensor* const* xs, unsigned n, const Node& node, const
       operand_backward(w.wx, dpre, rows, in, N, xs[kX], dx, ctx);
       break;
     case kMaskH:  // dmask_h += h ⊙ Wh^T dpre
+      if (zero_column(*xs[kH])) break;
       operand_backward(w.wh, dpre, rows, hid, N, xs[kH], dx, ctx);
       break;
     default:
