@@ -2,6 +2,7 @@
 // What a kernel may use besides its node: scratch memory that lives for one
 // kernel call, memory that lives until the graph is cleared, and the graph's own
 // random engine.
+#include <cstring>
 #include <random>
 
 #include "dynet_lite/core/arena.h"
@@ -44,6 +45,17 @@ class ExecContext {
   /// (begin_node) before the first argument of each node.
   float*& node_memo() { return memo_; }
   void begin_node() { memo_ = nullptr; }
+  /// Backward on the CPU, for an op whose OpInfo has assigns_gradient: dx holds
+  /// no gradient yet (not even zeros), and the kernel must write every element of
+  /// it instead of adding to it.  The batched executor sets it where dx is a whole
+  /// gradient block no kernel has written: the block is then not zeroed first.
+  bool assign_dx() const { return assign_dx_; }
+  void set_assign_dx(bool a) { assign_dx_ = a; }
+  /// For such a kernel on a path that adds to dx (n floats): zeroes dx first when
+  /// it was asked to assign it.
+  void zero_if_assigned(float* dx, size_t n) const {
+    if (assign_dx_) std::memset(dx, 0, n * sizeof(float));
+  }
 
  private:
   Arena* graph_memory_;
@@ -54,6 +66,7 @@ class ExecContext {
   WeightGradSink* weight_grads_ = nullptr;
   TransposedWeights* transposes_ = nullptr;
   float* memo_ = nullptr;
+  bool assign_dx_ = false;
 };
 
 }  // namespace dynet_lite

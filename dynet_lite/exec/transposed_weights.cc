@@ -1,6 +1,7 @@
 #include "dynet_lite/exec/transposed_weights.h"
 
 #include <Eigen/Core>
+#include <cstring>
 
 #include "dynet_lite/backends/cpu/gemm.h"
 #include "dynet_lite/core/arena.h"
@@ -32,15 +33,17 @@ const float* TransposedWeights::get(const float* w, size_t m, size_t k) {
   return e.wt;
 }
 
-void gemm_tn(ExecContext& ctx, const float* w, const float* dy, float* dx, size_t m, size_t k, size_t n) {
+void gemm_tn(ExecContext& ctx, const float* w, const float* dy, float* dx, size_t m, size_t k, size_t n,
+             bool accumulate) {
   if (TransposedWeights* cache = ctx.transposes()) {
     if (copy_pays(m, k, n)) {
       if (const float* wt = cache->get(w, m, k)) {
-        cpu::gemm(wt, dy, dx, k, m, n, true);
+        cpu::gemm(wt, dy, dx, k, m, n, accumulate);
         return;
       }
     }
   }
+  if (!accumulate) std::memset(dx, 0, k * n * sizeof(float));
   cpu::gemm_tn(w, dy, dx, m, k, n);
 }
 

@@ -45,7 +45,9 @@ class TransposedWeights {
 
 /// dx (k x n) += W^T dy (W m x k, dy m x n; column-major, contiguous) for a CPU
 /// kernel: through W's transposed copy (TransposedWeights) where the context
-/// offers one and the shape gains by it, else cpu::gemm_tn.
-void gemm_tn(ExecContext& ctx, const float* w, const float* dy, float* dx, size_t m, size_t k, size_t n);
+/// offers one and the shape gains by it, else cpu::gemm_tn.  With `accumulate`
+/// false, dx = W^T dy (dx's old contents are not read).
+void gemm_tn(ExecContext& ctx, const float* w, const float* dy, float* dx, size_t m, size_t k, size_t n,
+             bool accumulate = true);
 
 }  // namespace dynet_lite

@@ -175,9 +175,10 @@ float* gates_dpre(const Tensor& y, const Tensor& dy, ExecContext& ctx, bool keep
 void operand_backward(const float* w, const float* dpre, size_t rows, size_t r, unsigned N, const Tensor* factor,
                       Tensor& dx, ExecContext& ctx) {
   if (!factor && dx.d.bd == N) {  // the usual case: straight into dx
-    gemm_tn(ctx, w, dpre, dx.v, rows, r, N);
+    gemm_tn(ctx, w, dpre, dx.v, rows, r, N, !ctx.assign_dx());
     return;
   }
+  ctx.zero_if_assigned(dx.v, dx.d.size());
   float* t = ctx.scratch_floats(r * N);
   std::memset(t, 0, r * N * sizeof(float));
   gemm_tn(ctx, w, dpre, t, rows, r, N);
@@ -209,6 +210,7 @@ void gates_backward(const Tensor* const* xs, unsigned n, const Node& node, const
       break;
     case kWx:  // dWx += dpre x'^T
     case kWh: {  // dWh += dpre h'^T
+      ctx.zero_if_assigned(dx.v, dx.d.size());  // weights that are not parameters (never left for later)
       const bool wx = i == kWx;
       if (!wx && zero_column(*xs[kH])) break;
       const float* operand = effective_operand(*xs[wx ? kX : kH], wx ? mask_x : mask_h, N, ctx, later != nullptr);
@@ -219,6 +221,7 @@ void gates_backward(const Tensor* const* xs, unsigned n, const Node& node, const
       break;
     }
     case kB: {  // db += sum over the batch of dpre
+      ctx.zero_if_assigned(dx.v, dx.d.size());
       Arr db(dx.v, rows);
       for (unsigned c = 0; c < N; ++c) db += ConstArr(dpre + c * rows, rows);
       break;
@@ -227,10 +230,14 @@ void gates_backward(const Tensor* const* xs, unsigned n, const Node& node, const
       operand_backward(w.wx, dpre, rows, in, N, xs[kX], dx, ctx);
       break;
     case kMaskH:  // dmask_h += h ⊙ Wh^T dpre
-      if (zero_column(*xs[kH])) break;
+      if (zero_column(*xs[kH])) {
+        ctx.zero_if_assigned(dx.v, dx.d.size());
+        break;
+      }
       operand_backward(w.wh, dpre, rows, hid, N, xs[kH], dx, ctx);
       break;
     default:
+      ctx.zero_if_assigned(dx.v, dx.d.size());
       break;
   }
 }
@@ -250,21 +257,41 @@ void c_forward(const Tensor* const* xs, unsigned, Node& node, ExecContext&) {
 }
 
 // dc_tm1 += dc ⊙ f;  d[i; f; o; g] += [dc ⊙ g; dc ⊙ c_tm1; 0; dc ⊙ i]
-void c_backward(const Tensor* const* xs, unsigned, const Node& node, const Tensor& dy, unsigned i, Tensor& dx,
-                ExecContext&) {
-  const Tensor &c = *xs[0], &g = *xs[1];
-  const size_t hid = node.value.d.rows();
-  for (unsigned b = 0; b < node.value.d.bd; ++b) {
+// (kAssign: = instead of +=, the o rows set to zero).
+template <bool kAssign>
+void c_backward_columns(const Tensor& c, const Tensor& g, const Tensor& dy, unsigned i, Tensor& dx, size_t hid,
+                        unsigned bd) {
+  auto put = [](float* dst, size_t n, const auto& v) {
+    if (kAssign)
+      Arr(dst, n) = v;
+    else
+      Arr(dst, n) += v;
+  };
+  for (unsigned b = 0; b < bd; ++b) {
     ConstArr d(dy.v + b * hid, hid);
     const float* gb = g.batch_ptr(b);
     float* db = dx.batch_ptr(b);
     if (i == 0) {
-      Arr(db, hid) += d * ConstArr(gb + hid, hid);
+      put(db, hid, d * ConstArr(gb + hid, hid));
     } else {
-      Arr(db, hid) += d * ConstArr(gb + 3 * hid, hid);
-      Arr(db + hid, hid) += d * ConstArr(c.batch_ptr(b), hid);
-      Arr(db + 3 * hid, hid) += d * ConstArr(gb, hid);
+      put(db, hid, d * ConstArr(gb + 3 * hid, hid));
+      put(db + hid, hid, d * ConstArr(c.batch_ptr(b), hid));
+      if (kAssign) Arr(db + 2 * hid, hid).setZero();
+      put(db + 3 * hid, hid, d * ConstArr(gb, hid));
     }
+  }
+}
+
+void c_backward(const Tensor* const* xs, unsigned, const Node& node, const Tensor& dy, unsigned i, Tensor& dx,
+                ExecContext& ctx) {
+  const size_t hid = node.value.d.rows();
+  const unsigned bd = node.value.d.bd;
+  // A dx broadcast over the batch sums the columns: assigned as zeros, then added.
+  if (ctx.assign_dx() && dx.d.bd == bd)
+    c_backward_columns<true>(*xs[0], *xs[1], dy, i, dx, hid, bd);
+  else {
+    ctx.zero_if_assigned(dx.v, dx.d.size());
+    c_backward_columns<false>(*xs[0], *xs[1], dy, i, dx, hid, bd);
   }
 }
 
@@ -277,7 +304,30 @@ void h_forward(const Tensor* const* xs, unsigned, Node& node, ExecContext&) {
   for (unsigned b = 0; b < y.d.bd; ++b) Arr(y.v + b * hid, hid) *= ConstArr(g.batch_ptr(b) + 2 * hid, hid);
 }
 
-// dc += dh ⊙ o ⊙ (1 - tanh(c)^2);  do += dh ⊙ tanh(c)
+// dc += dh ⊙ o ⊙ (1 - tanh(c)^2);  do += dh ⊙ tanh(c)   (kAssign: =, the other gate rows zero)
+template <bool kAssign>
+void h_backward_columns(const Tensor& g, const float* tc, const Tensor& dy, unsigned i, Tensor& dx, size_t hid,
+                        unsigned bd) {
+  for (unsigned b = 0; b < bd; ++b) {
+    ConstArr d(dy.v + b * hid, hid);
+    ConstArr t(tc + b * hid, hid);
+    const float* o = g.batch_ptr(b) + 2 * hid;
+    float* db = dx.batch_ptr(b);
+    if (i == 0) {
+      if (kAssign)
+        Arr(db, hid) = d * ConstArr(o, hid) * (1.f - t.square());
+      else
+        Arr(db, hid) += d * ConstArr(o, hid) * (1.f - t.square());
+    } else if (kAssign) {
+      Arr(db, 2 * hid).setZero();
+      Arr(db + 2 * hid, hid) = d * t;
+      Arr(db + 3 * hid, hid).setZero();
+    } else {
+      Arr(db + 2 * hid, hid) += d * t;
+    }
+  }
+}
+
 void h_backward(const Tensor* const* xs, unsigned, const Node& node, const Tensor& dy, unsigned i, Tensor& dx,
                 ExecContext& ctx) {
   const Tensor &c = *xs[0], &g = *xs[1];
@@ -289,14 +339,11 @@ void h_backward(const Tensor* const* xs, unsigned, const Node& node, const Tenso
     tc = ctx.persistent_floats(hid * bd);
     cpu::tanh_columns(tc, c, hid, bd);
   }
-  for (unsigned b = 0; b < bd; ++b) {
-    ConstArr d(dy.v + b * hid, hid);
-    ConstArr t(tc + b * hid, hid);
-    const float* o = g.batch_ptr(b) + 2 * hid;
-    if (i == 0)
-      Arr(dx.batch_ptr(b), hid) += d * ConstArr(o, hid) * (1.f - t.square());
-    else
-      Arr(dx.batch_ptr(b) + 2 * hid, hid) += d * t;
+  if (ctx.assign_dx() && dx.d.bd == bd)
+    h_backward_columns<true>(g, tc, dy, i, dx, hid, bd);
+  else {
+    ctx.zero_if_assigned(dx.v, dx.d.size());
+    h_backward_columns<false>(g, tc, dy, i, dx, hid, bd);
   }
 }
 
@@ -320,6 +367,7 @@ void register_lstm_ops(OpTable& t) {
   g.forward[0] = gates_forward;
   g.backward[0] = gates_backward;
   g.batch = BatchKind::Elementwise;
+  g.assigns_gradient = true;
 
   OpInfo& gd = t.row(OpKind::VanillaLSTMGatesDropout);
   gd.name = "vanilla_lstm_gates_dropout";
@@ -327,6 +375,7 @@ void register_lstm_ops(OpTable& t) {
   gd.forward[0] = gates_forward;
   gd.backward[0] = gates_backward;
   gd.batch = BatchKind::Elementwise;
+  gd.assigns_gradient = true;
 
   OpInfo& c = t.row(OpKind::VanillaLSTMC);
   c.name = "vanilla_lstm_c";
@@ -334,6 +383,7 @@ void register_lstm_ops(OpTable& t) {
   c.forward[0] = c_forward;
   c.backward[0] = c_backward;
   c.batch = BatchKind::Elementwise;
+  c.assigns_gradient = true;
 
   OpInfo& h = t.row(OpKind::VanillaLSTMH);
   h.name = "vanilla_lstm_h";
@@ -341,6 +391,7 @@ void register_lstm_ops(OpTable& t) {
   h.forward[0] = h_forward;
   h.backward[0] = h_backward;
   h.batch = BatchKind::Elementwise;
+  h.assigns_gradient = true;
 }
 
 Expression vanilla_lstm_gates(const Expression& x_t, const Expression& h_tm1, const Expression& Wx,

@@ -110,13 +110,15 @@ void product_backward_w(const Tensor& x, const Tensor& dy, Tensor& dw, ExecConte
   for (unsigned b = 0; b < dy.d.bd; ++b) cpu::gemm_nt(dy.batch_ptr(b), x.batch_ptr(b), dw.batch_ptr(b), m, k, x.d.cols());
 }
 
-// dX += W^T dY (summed over the batch elements that share X).
+// dX += W^T dY (summed over the batch elements that share X); = when the
+// context asks to assign dX (ExecContext::assign_dx).
 void product_backward_x(const Tensor& w, const Tensor& dy, Tensor& dx, ExecContext& ctx) {
   const size_t m = w.d.rows(), k = w.d.cols();
   if (w.d.bd == 1 && dx.d.bd == dy.d.bd) {
-    gemm_tn(ctx, w.v, dy.v, dx.v, m, k, size_t(dy.d.cols()) * dy.d.bd);
+    gemm_tn(ctx, w.v, dy.v, dx.v, m, k, size_t(dy.d.cols()) * dy.d.bd, !ctx.assign_dx());
     return;
   }
+  ctx.zero_if_assigned(dx.v, dx.d.size());
   for (unsigned b = 0; b < dy.d.bd; ++b) cpu::gemm_tn(w.batch_ptr(b), dy.batch_ptr(b), dx.batch_ptr(b), m, k, dx.d.cols());
 }
 
@@ -126,10 +128,12 @@ void matmul_forward(const Tensor* const* xs, unsigned, Node& node, ExecContext&)
 }
 void matmul_backward(const Tensor* const* xs, unsigned, const Node&, const Tensor& dy, unsigned i, Tensor& dx,
                      ExecContext& ctx) {
-  if (i == 0)
+  if (i == 0) {
+    ctx.zero_if_assigned(dx.v, dx.d.size());  // a weight that is not a parameter
     product_backward_w(*xs[1], dy, dx, ctx);
-  else
+  } else {
     product_backward_x(*xs[0], dy, dx, ctx);
+  }
 }
 
 // y = b + sum_k W_k x_k;  db += dy (summed over broadcast columns / batch),
@@ -158,8 +162,14 @@ void affine_backward(const Tensor* const* xs, unsigned, const Node&, const Tenso
                      ExecContext& ctx) {
   if (i == 0) {
     if (dx.d.size() == dy.d.size()) {
-      cpu::arr(dx) += cpu::arr(dy);
-    } else if (dx.d.batch_size() == dy.d.batch_size()) {  // bias with a batch of 1
+      if (ctx.assign_dx())
+        cpu::arr(dx) = cpu::arr(dy);
+      else
+        cpu::arr(dx) += cpu::arr(dy);
+      return;
+    }
+    ctx.zero_if_assigned(dx.v, dx.d.size());
+    if (dx.d.batch_size() == dy.d.batch_size()) {  // bias with a batch of 1
       for (unsigned k = 0; k < dy.d.bd; ++k) cpu::batch_arr(dx, 0) += cpu::batch_arr(dy, k);
     } else if (dx.d.bd == 1) {  // a column, batch of 1: sum every column of every element
       cpu::batch_vec(dx, 0) += mat(dy).rowwise().sum();
@@ -167,6 +177,7 @@ void affine_backward(const Tensor* const* xs, unsigned, const Node&, const Tenso
       for (unsigned k = 0; k < dy.d.bd; ++k) cpu::batch_vec(dx, k) += batch_mat(dy, k).rowwise().sum();
     }
   } else if (i % 2 == 1) {
+    ctx.zero_if_assigned(dx.v, dx.d.size());  // a weight that is not a parameter
     product_backward_w(*xs[i + 1], dy, dx, ctx);
   } else {
     product_backward_x(*xs[i - 1], dy, dx, ctx);
@@ -306,6 +317,7 @@ void register_matrix_ops(OpTable& t) {
   mm.shape = matmul_shape;
   mm.forward[0] = matmul_forward;
   mm.backward[0] = matmul_backward;
+  mm.assigns_gradient = true;
   mm.batch = BatchKind::SharedFirst;
 
   OpInfo& af = t.row(OpKind::AffineTransform);
@@ -313,6 +325,7 @@ void register_matrix_ops(OpTable& t) {
   af.shape = affine_shape;
   af.forward[0] = affine_forward;
   af.backward[0] = affine_backward;
+  af.assigns_gradient = true;
   af.batch = BatchKind::Custom;  // the shared weight is argument 1, not 0
   af.batch_combine = affine_batch_combine;
 

@@ -222,6 +222,9 @@ struct OpInfo {
   bool leaf = false;
   /// Gradient does not flow back through this op (nobackprop, random leaves).
   bool blocks_gradient = false;
+  /// Its CPU backward honours ExecContext::assign_dx for every argument (writes
+  /// all of dx when asked to), so its arguments' gradients need no zeroing first.
+  bool assigns_gradient = false;
   BatchKind batch = BatchKind::Never;
   BatchCombineFn batch_combine = nullptr;  ///< required for BatchKind::Custom
   BatchKeyFn batch_key = nullptr;          ///< optional for BatchKind::Custom

@@ -387,17 +387,25 @@ void concat_forward(const Tensor* const* xs, unsigned n, Node& node, ExecContext
 }
 // dx_ib += dy_b[its slice]  (summed over the batch when x_i has a batch of 1)
 void concat_backward(const Tensor* const* xs, unsigned, const Node& node, const Tensor& dy, unsigned i, Tensor& dx,
-                     ExecContext&) {
+                     ExecContext& ctx) {
   const Dim& yd = dy.d;
   unsigned dim = node.p<ConcatParams>().dim;
   size_t inner = dims_product(yd, 0, dim), outer = dims_product(yd, dim + 1, yd.nd), ylen = yd.d[dim];
   size_t offset = 0;
   for (unsigned k = 0; k < i; ++k) offset += xs[k]->d[dim];
   size_t block = dx.d[dim] * inner, per_y = yd.batch_size();
+  // Asked to assign dx (ExecContext::assign_dx): copied, unless a batch of 1 sums.
+  const bool copy = ctx.assign_dx() && dx.d.bd == yd.bd;
+  if (!copy) ctx.zero_if_assigned(dx.v, dx.d.size());
   for (unsigned b = 0; b < yd.bd; ++b) {
     float* gb = dx.batch_ptr(b);
     const float* yb = dy.v + b * per_y;
-    for (size_t o = 0; o < outer; ++o) add_floats(gb + o * block, yb + (o * ylen + offset) * inner, block);
+    for (size_t o = 0; o < outer; ++o) {
+      if (copy)
+        copy_floats(gb + o * block, yb + (o * ylen + offset) * inner, block);
+      else
+        add_floats(gb + o * block, yb + (o * ylen + offset) * inner, block);
+    }
   }
 }
 
@@ -497,6 +505,7 @@ void register_shape_ops(OpTable& t) {
   }
   t.row(OpKind::Reshape).sets_own_value = true;  // aliases its argument's memory
   t.row(OpKind::NoBackprop).blocks_gradient = true;
+  t.row(OpKind::Concatenate).assigns_gradient = true;
 }
 
 // ---------------------------------------------------------------- expressions

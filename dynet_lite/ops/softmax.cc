@@ -306,18 +306,24 @@ void pnls_forward(const Tensor* const* xs, unsigned, Node& n, ExecContext& ctx) 
 }
 // dx_b += (softmax(x_b) - e_{v_b}) dy_b, softmax(x_b)_i = exp(x_bi - logz_b)
 void pnls_backward(const Tensor* const* xs, unsigned, const Node& n, const Tensor& dy, unsigned, Tensor& dx,
-                   ExecContext&) {
+                   ExecContext& ctx) {
   const Tensor& x = *xs[0];
   const PnlsParams& p = n.p<PnlsParams>();
   const unsigned* idx = pnls_indices(p);
   const float* logz = static_cast<const float*>(n.aux);
   const unsigned bd = n.value.d.bd;
   const unsigned rows = x.d.rows();
+  // Asked to assign dx (ExecContext::assign_dx): written, unless x's batch of 1 sums.
+  const bool assign = ctx.assign_dx() && dx.d.bd == bd;
+  if (!assign) ctx.zero_if_assigned(dx.v, dx.d.size());
   for (unsigned b = 0; b < bd; ++b) {
     Eigen::Map<const Eigen::ArrayXf> xb(x.batch_ptr(b), rows);
     Eigen::Map<Eigen::ArrayXf> db(dx.batch_ptr(b), rows);
     const float g = dy.v[b], lz = logz[b];
-    db += (xb - lz).exp() * g;
+    if (assign)
+      db = (xb - lz).exp() * g;
+    else
+      db += (xb - lz).exp() * g;
     db[idx[p.count == 1 ? 0 : b]] -= g;
   }
 }
@@ -360,6 +366,7 @@ void register_softmax_ops(OpTable& t) {
   p.shape = pnls_shape;
   p.forward[0] = pnls_forward;
   p.backward[0] = pnls_backward;
+  p.assigns_gradient = true;
   p.batch = BatchKind::Custom;
   p.batch_combine = pnls_batch_combine;
 }
