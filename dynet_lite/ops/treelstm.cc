@@ -106,20 +106,28 @@ void gates_forward(const Tensor* const* xs, unsigned, Node& node, ExecContext&) 
   cpu::gate_activations(y.v, rows, y.d.bd, 2 * hid, 3 * hid);
 }
 
-// dpre += dy ⊙ act'(pre), from the outputs: y (1 - y) for the sigmoid blocks, 1 - y^2 for u.
+// dpre += dy ⊙ act'(pre), from the outputs: y (1 - y) for the sigmoid blocks, 1 - y^2 for u
+// (= when asked to assign dpre: ExecContext::assign_dx).
 void gates_backward(const Tensor* const*, unsigned, const Node& node, const Tensor& dy, unsigned, Tensor& dx,
-                    ExecContext&) {
+                    ExecContext& ctx) {
   const Tensor& y = node.value;
   const size_t rows = y.d.rows(), hid = rows / (3 + node.p<TreeParams>().n);
   const size_t nf = rows - 3 * hid;
+  const bool assign = ctx.assign_dx();
+  auto put = [assign](float* dst, size_t n, const auto& v) {
+    if (assign)
+      Arr(dst, n) = v;
+    else
+      Arr(dst, n) += v;
+  };
   for (unsigned b = 0; b < y.d.bd; ++b) {
     const size_t o = b * rows;
     ConstArr yio(y.v + o, 2 * hid), dio(dy.v + o, 2 * hid);
-    Arr(dx.v + o, 2 * hid) += dio * yio * (1.f - yio);
+    put(dx.v + o, 2 * hid, dio * yio * (1.f - yio));
     ConstArr yu(y.v + o + 2 * hid, hid), du(dy.v + o + 2 * hid, hid);
-    Arr(dx.v + o + 2 * hid, hid) += du * (1.f - yu.square());
+    put(dx.v + o + 2 * hid, hid, du * (1.f - yu.square()));
     ConstArr yf(y.v + o + 3 * hid, nf), df(dy.v + o + 3 * hid, nf);
-    Arr(dx.v + o + 3 * hid, nf) += df * yf * (1.f - yf);
+    put(dx.v + o + 3 * hid, nf, df * yf * (1.f - yf));
   }
 }
 
@@ -139,21 +147,43 @@ void c_forward(const Tensor* const* xs, unsigned n, Node& node, ExecContext&) {
 }
 
 // d[i; o; u; f_k] += [dc ⊙ u; 0; dc ⊙ i; dc ⊙ c_k];  dc_k += dc ⊙ f_k
-void c_backward(const Tensor* const* xs, unsigned n, const Node& node, const Tensor& dy, unsigned i, Tensor& dx,
-                ExecContext&) {
+// (kAssign: = instead of +=, the o rows and the forget rows of absent children zero).
+template <bool kAssign>
+void c_backward_columns(const Tensor* const* xs, unsigned n, const Tensor& dy, unsigned i, Tensor& dx, size_t hid,
+                        unsigned bd, size_t rows) {
   const Tensor& g = *xs[0];
-  const size_t hid = node.value.d.rows();
-  for (unsigned b = 0; b < node.value.d.bd; ++b) {
+  auto put = [](float* dst, size_t m, const auto& v) {
+    if (kAssign)
+      Arr(dst, m) = v;
+    else
+      Arr(dst, m) += v;
+  };
+  for (unsigned b = 0; b < bd; ++b) {
     ConstArr d(dy.v + b * hid, hid);
     const float* gb = g.batch_ptr(b);
     float* db = dx.batch_ptr(b);
     if (i == 0) {
-      Arr(db, hid) += d * ConstArr(gb + 2 * hid, hid);
-      Arr(db + 2 * hid, hid) += d * ConstArr(gb, hid);
-      for (unsigned k = 1; k < n; ++k) Arr(db + (2 + k) * hid, hid) += d * ConstArr(xs[k]->batch_ptr(b), hid);
+      put(db, hid, d * ConstArr(gb + 2 * hid, hid));
+      if (kAssign) Arr(db + hid, hid).setZero();
+      put(db + 2 * hid, hid, d * ConstArr(gb, hid));
+      for (unsigned k = 1; k < n; ++k) put(db + (2 + k) * hid, hid, d * ConstArr(xs[k]->batch_ptr(b), hid));
+      if (kAssign && (2 + n) * hid < rows) Arr(db + (2 + n) * hid, rows - (2 + n) * hid).setZero();
     } else {
-      Arr(db, hid) += d * ConstArr(gb + (2 + i) * hid, hid);
+      put(db, hid, d * ConstArr(gb + (2 + i) * hid, hid));
     }
+  }
+}
+
+void c_backward(const Tensor* const* xs, unsigned n, const Node& node, const Tensor& dy, unsigned i, Tensor& dx,
+                ExecContext& ctx) {
+  const size_t hid = node.value.d.rows(), rows = xs[0]->d.rows();
+  const unsigned bd = node.value.d.bd;
+  // A dx broadcast over the batch sums the columns: assigned as zeros, then added.
+  if (ctx.assign_dx() && dx.d.bd == bd) {
+    c_backward_columns<true>(xs, n, dy, i, dx, hid, bd, rows);
+  } else {
+    ctx.zero_if_assigned(dx.v, dx.d.size());
+    c_backward_columns<false>(xs, n, dy, i, dx, hid, bd, rows);
   }
 }
 
@@ -180,13 +210,27 @@ void h_backward(const Tensor* const* xs, unsigned, const Node& node, const Tenso
     tc = ctx.persistent_floats(hid * bd);
     cpu::tanh_columns(tc, c, hid, bd);
   }
+  // Asked to assign dx (ExecContext::assign_dx): written, the other gate rows
+  // zero; a dx broadcast over the batch sums the columns, so it is zeroed first.
+  const bool assign = ctx.assign_dx() && dx.d.bd == bd;
+  if (!assign) ctx.zero_if_assigned(dx.v, dx.d.size());
+  const size_t rows = g.d.rows();
   for (unsigned b = 0; b < bd; ++b) {
     ConstArr d(dy.v + b * hid, hid);
     ConstArr t(tc + b * hid, hid);
-    if (i == 0)
-      Arr(dx.batch_ptr(b), hid) += d * ConstArr(g.batch_ptr(b) + hid, hid) * (1.f - t.square());
-    else
-      Arr(dx.batch_ptr(b) + hid, hid) += d * t;
+    float* db = dx.batch_ptr(b);
+    if (i == 0) {
+      if (assign)
+        Arr(db, hid) = d * ConstArr(g.batch_ptr(b) + hid, hid) * (1.f - t.square());
+      else
+        Arr(db, hid) += d * ConstArr(g.batch_ptr(b) + hid, hid) * (1.f - t.square());
+    } else if (assign) {
+      Arr(db, hid).setZero();
+      Arr(db + hid, hid) = d * t;
+      Arr(db + 2 * hid, rows - 2 * hid).setZero();
+    } else {
+      Arr(db + hid, hid) += d * t;
+    }
   }
 }
 
@@ -201,6 +245,7 @@ void register_treelstm_ops(OpTable& t) {
   g.forward[0] = gates_forward;
   g.backward[0] = gates_backward;
   g.batch = BatchKind::Elementwise;
+  g.assigns_gradient = true;
 
   OpInfo& c = t.row(OpKind::TreeLSTMC);
   c.name = "treelstm_c";
@@ -208,6 +253,7 @@ void register_treelstm_ops(OpTable& t) {
   c.forward[0] = c_forward;
   c.backward[0] = c_backward;
   c.batch = BatchKind::Elementwise;
+  c.assigns_gradient = true;
 
   OpInfo& h = t.row(OpKind::TreeLSTMH);
   h.name = "treelstm_h";
@@ -215,6 +261,7 @@ void register_treelstm_ops(OpTable& t) {
   h.forward[0] = h_forward;
   h.backward[0] = h_backward;
   h.batch = BatchKind::Elementwise;
+  h.assigns_gradient = true;
 }
 
 Expression treelstm_gates(const Expression& pre, unsigned N) {
