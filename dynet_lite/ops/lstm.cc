@@ -148,11 +148,11 @@ void gates_forward(const Tensor* const* xs, unsigned n, Node& node, ExecContext&
     node.aux = noisy;
   }
   const GateWeights w = gate_weights(xs, node);
-  for (unsigned c = 0; c < N; ++c) std::memcpy(y.v + c * rows, w.b, rows * sizeof(float));
-  cpu::gemm(w.wx, effective_operand(x, dropout ? xs[kMaskX] : nullptr, N, ctx), y.v, rows, in, N, true);
+  // The bias is added by the activations' first pass, not copied in beforehand.
+  cpu::gemm(w.wx, effective_operand(x, dropout ? xs[kMaskX] : nullptr, N, ctx), y.v, rows, in, N, false);
   if (!zero_column(h))
     cpu::gemm(w.wh, effective_operand(h, dropout ? xs[kMaskH] : nullptr, N, ctx), y.v, rows, hid, N, true);
-  cpu::gate_activations(y.v, rows, N, 3 * hid, rows);
+  cpu::gate_activations(y.v, rows, N, 3 * hid, rows, w.b);
 }
 
 // dpre = dy ⊙ act'(pre), from the outputs: y (1 - y) for i, f, o; 1 - y^2 for g.

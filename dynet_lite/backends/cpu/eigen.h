@@ -11,6 +11,7 @@ namespace cpu {
 using MatMap = Eigen::Map<Eigen::MatrixXf>;
 using VecMap = Eigen::Map<Eigen::VectorXf>;
 using ArrMap = Eigen::Map<Eigen::ArrayXf>;
+using ConstArrMap = Eigen::Map<const Eigen::ArrayXf>;
 
 /// All elements as one vector / array.
 inline VecMap vec(const Tensor& t) { return VecMap(t.v, static_cast<Eigen::Index>(t.d.size())); }
@@ -51,12 +52,21 @@ inline void tanh_columns(float* out, const Tensor& c, size_t hid, unsigned bd) {
 /// more than its tanh (1.4x to 3.5x over the fused LSTM gates of hidden 50-256).
 /// The sigmoid then saturates to exactly 0 or 1 beyond |x| of about 18, harmless
 /// for gates; the logistic op, whose log a user may take, keeps 1 / (1 + e^-x).
-inline void gate_activations(float* y, size_t rows, size_t cols, size_t t0, size_t t1) {
+/// With `bias` (rows floats), act(y + bias): the bias is added in the same pass
+/// that halves the sigmoid rows, instead of being copied into y beforehand.
+inline void gate_activations(float* y, size_t rows, size_t cols, size_t t0, size_t t1, const float* bias = nullptr) {
   const Eigen::Index head = static_cast<Eigen::Index>(t0), tail = static_cast<Eigen::Index>(rows - t1);
+  const Eigen::Index mid = static_cast<Eigen::Index>(t1 - t0);
   for (size_t c = 0; c < cols; ++c) {
     float* col = y + c * rows;
-    if (head) ArrMap(col, head) *= 0.5f;
-    if (tail) ArrMap(col + t1, tail) *= 0.5f;
+    if (bias) {
+      if (head) ArrMap(col, head) = (ArrMap(col, head) + ConstArrMap(bias, head)) * 0.5f;
+      if (mid) ArrMap(col + t0, mid) += ConstArrMap(bias + t0, mid);
+      if (tail) ArrMap(col + t1, tail) = (ArrMap(col + t1, tail) + ConstArrMap(bias + t1, tail)) * 0.5f;
+    } else {
+      if (head) ArrMap(col, head) *= 0.5f;
+      if (tail) ArrMap(col + t1, tail) *= 0.5f;
+    }
   }
   ArrMap all(y, static_cast<Eigen::Index>(rows * cols));
   all = all.tanh();
