@@ -241,13 +241,33 @@ static void order_free_groups(GraphMemory& m, BatchState& st, VariableIndex firs
     uint32_t* members = st.group_buf.data() + pos;
     pos += k;
     if (k < 2 || !reads_nothing_stacked(m, m.node(first + members[0]))) continue;
-    // (first reader's place, member) pairs, sorted by place; ties keep their order.
+    // Outputs read by two families of groups (a word vector by the forward and by
+    // the backward LSTM, in different orders) can be laid out for one of them
+    // only.  The family of the earliest reader is chosen, and every member goes
+    // where its reader of that family wants it: that family's groups all read in
+    // place and only the other one gathers.  (The first reader of each member,
+    // family by family, made both families' groups part in place, part not, and
+    // most of them gathered.)  Members no reader of that family reads follow
+    // their first reader.
+    uint64_t earliest = ~uint64_t(0);
+    uint32_t family = kSolo;
+    for (uint32_t j = 0; j < k; ++j)
+      for (uint32_t d = st.dep_start[members[j]]; d < st.dep_start[members[j] + 1]; ++d)
+        if (st.place[st.dep_list[d]] < earliest) {
+          earliest = st.place[st.dep_list[d]];
+          family = st.sig[st.dep_list[d]];
+        }
+    // (reader's place, member) pairs, sorted by place; ties keep their order.
     st.keyed.resize(k);
     for (uint32_t j = 0; j < k; ++j) {
       const uint32_t o = members[j];
-      uint64_t use = ~uint64_t(0);
-      for (uint32_t d = st.dep_start[o]; d < st.dep_start[o + 1]; ++d) use = std::min(use, st.place[st.dep_list[d]]);
-      st.keyed[j] = {use, o};
+      uint64_t use = ~uint64_t(0), use_in_family = ~uint64_t(0);
+      for (uint32_t d = st.dep_start[o]; d < st.dep_start[o + 1]; ++d) {
+        const uint32_t reader = st.dep_list[d];
+        use = std::min(use, st.place[reader]);
+        if (family != kSolo && st.sig[reader] == family) use_in_family = std::min(use_in_family, st.place[reader]);
+      }
+      st.keyed[j] = {use_in_family != ~uint64_t(0) ? use_in_family : use, o};
     }
     std::stable_sort(st.keyed.begin(), st.keyed.end(),
                      [](const std::pair<uint64_t, uint32_t>& a, const std::pair<uint64_t, uint32_t>& b) {
