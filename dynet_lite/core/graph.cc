@@ -67,6 +67,7 @@ void GraphMemory::reset() {
   meta.reset();
   for (auto& a : device_arenas) {
     a->values.reset();
+    a->gathers.reset();
     a->grads.reset();
     a->scratch.reset();
   }
@@ -76,7 +77,8 @@ void GraphMemory::reset() {
 size_t GraphMemory::capacity_bytes() const {
   size_t s = meta.capacity_bytes() + node_chunks.size() * kChunkNodes * sizeof(Node);
   for (auto& a : device_arenas)
-    s += a->values.capacity_bytes() + a->grads.capacity_bytes() + a->scratch.capacity_bytes();
+    s += a->values.capacity_bytes() + a->gathers.capacity_bytes() + a->grads.capacity_bytes() +
+         a->scratch.capacity_bytes();
   return s;
 }
 
@@ -131,8 +133,11 @@ void ComputationGraph::clear() {
 }
 
 void ComputationGraph::checkpoint() {
-  GraphMemory::Checkpoint c{num_nodes_, evaluated_, mem_->meta.mark(), {}};
-  for (auto& a : mem_->device_arenas) c.values.push_back(a->values.mark());
+  GraphMemory::Checkpoint c{num_nodes_, evaluated_, mem_->meta.mark(), {}, {}};
+  for (auto& a : mem_->device_arenas) {
+    c.values.push_back(a->values.mark());
+    c.gathers.push_back(a->gathers.mark());
+  }
   mem_->checkpoints.push_back(std::move(c));
 }
 
@@ -150,7 +155,10 @@ void ComputationGraph::revert() {
     auto& groups = mem_->batch_state_->groups;
     while (!groups.empty() && groups.back().members[0] >= evaluated_) groups.pop_back();
   }
-  for (size_t k = 0; k < c.values.size(); ++k) mem_->device_arenas[k]->values.rewind(c.values[k]);
+  for (size_t k = 0; k < c.values.size(); ++k) {
+    mem_->device_arenas[k]->values.rewind(c.values[k]);
+    mem_->device_arenas[k]->gathers.rewind(c.gathers[k]);
+  }
   backward_done_ = false;
 }
 
@@ -287,11 +295,13 @@ void ComputationGraph::invalidate() {
   if (mem_->batch_state_) mem_->batch_state_->clear_groups();
   for (auto& a : mem_->device_arenas) {
     a->values.reset();
+    a->gathers.reset();
     a->grads.reset();
   }
   for (auto& c : mem_->checkpoints) {
     c.evaluated = 0;
     for (auto& m : c.values) m = Arena::Mark{};
+    for (auto& m : c.gathers) m = Arena::Mark{};
   }
 }
 

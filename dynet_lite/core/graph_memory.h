@@ -15,9 +15,15 @@ namespace dynet_lite {
 
 /// The arenas of one device.
 struct DeviceArenas {
-  DeviceArenas(Device* d, size_t hint) : device(d), values(d, hint), grads(d, hint), scratch(d, 64 * 1024) {}
+  DeviceArenas(Device* d, size_t hint)
+      : device(d), values(d, hint), gathers(d, 64 * 1024), grads(d, hint), scratch(d, 64 * 1024) {}
   Device* device;
   Arena values;   // forward values and memory kept for backward
+  // Arguments that batched execution copied side by side (kept for backward).
+  // Apart from `values`, so that the outputs of groups run one after another
+  // lie one after another, and a later group that reads two of them (the
+  // forward and the backward LSTM's cells of one step) reads them in place.
+  Arena gathers;
   Arena grads;    // gradients, reset by each backward()
   Arena scratch;  // per-kernel temporaries
 };
@@ -62,6 +68,7 @@ struct GraphMemory {
     VariableIndex evaluated;
     Arena::Mark meta;
     std::vector<Arena::Mark> values;
+    std::vector<Arena::Mark> gathers;
   };
   std::vector<Checkpoint> checkpoints;
   size_t hint;

@@ -598,7 +598,7 @@ static bool run_group(GraphMemory& m, BatchState& st, const DenseView& dv, const
   if (!f) throw_missing_kernel(info, dev, "forward");
   // Bookkeeping (the virtual node, argument lists, merged indices) lives in host
   // memory; gathered arguments and outputs in the device's arena.
-  Arena::Mark values_mark = da.values.mark();
+  Arena::Mark values_mark = da.values.mark(), gathers_mark = da.gathers.mark();
   Arena::Mark host_mark = m.meta.mark();
   ExecContext ctx(&da.values, &da.scratch, &rng, dev, &m.meta);
 
@@ -611,6 +611,7 @@ static bool run_group(GraphMemory& m, BatchState& st, const DenseView& dv, const
     for (unsigned j = 0; j < k; ++j) st.member_nodes[j] = &m.node(members[j]);
     if (!info.batch_combine(st.member_nodes.data(), k, *v, ctx)) {
       da.values.rewind(values_mark);
+      da.gathers.rewind(gathers_mark);
       m.meta.rewind(host_mark);
       return false;
     }
@@ -644,7 +645,7 @@ static bool run_group(GraphMemory& m, BatchState& st, const DenseView& dv, const
       args[p].d.bd = a0.value.d.bd * k;
       stacked[p] = 1;
       if (!contiguous) {
-        float* buf = da.values.allocate_floats(sz * k);
+        float* buf = da.gathers.allocate_floats(sz * k);
         if (dev->type == DeviceType::CPU) {
           for (unsigned j = 0; j < k; ++j) dev->copy(buf + j * sz, dv.value(ids[j] & ~BatchGroup::kVariableBit), sz);
         } else {  // one kernel, not a copy per member
@@ -672,6 +673,7 @@ static bool run_group(GraphMemory& m, BatchState& st, const DenseView& dv, const
   }
   if (!ok) {
     da.values.rewind(values_mark);
+    da.gathers.rewind(gathers_mark);
     m.meta.rewind(host_mark);
     return false;
   }
