@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 #include <vector>
+#include <unistd.h>
 #if defined(__AVX__)
 #include <immintrin.h>
 #endif
@@ -349,10 +350,33 @@ void packed_product(Strided a, Strided b, float* c, size_t ldc, size_t m, size_t
 }
 
 // The packed product pays for its copies from a weight (W, or dW for gemm_nt) of
-// this many floats (about half of L2) and this many columns on: below, the no-pack
-// tiles win.
+// this many floats and this many columns on: below, the no-pack tiles win.  Where
+// the cut lies depends on the core (bench/gemm_shapes, both sides of it):
+//  - AVX2 (the 2 x 6 tiles; EPYC with 512 KB of L2): 48K floats, 192 KB.  From
+//    there packing won, e.g. 384 x 128 x 300 y = W x 65 -> 76 GFLOP/s.
+//  - AVX-512 (the 3 x 8 tiles; EPYC with 1 MB of L2): the whole L2.  The tiles
+//    stream W from L2 faster than the packed product copies it: 640 x 256 x 64
+//    y = W x 113-115 GFLOP/s against 92-94 packed, dW += dy x^T 103 against 93,
+//    384 x 128 x 1280 116 / 112 against 95 / 89; at 1 MB (1024 x 256) both
+//    run at 92.
+// gemm_tn keeps the small cut on both: its unpacked path (Eigen's panels) is the
+// slower one there (1024 x 128 x 64: 81 packed, 72-74 not).
 constexpr size_t kPackedOperand = size_t(48) << 10, kPackedMinCols = 32;
-inline bool packing_pays(size_t a_floats, size_t n) { return n >= kPackedMinCols && a_floats >= kPackedOperand; }
+size_t packed_weight_floats() {
+#if defined(__AVX512F__) && defined(_SC_LEVEL2_CACHE_SIZE)
+  static const size_t floats = [] {
+    const long l2 = sysconf(_SC_LEVEL2_CACHE_SIZE);
+    return l2 > 0 ? std::max(kPackedOperand, static_cast<size_t>(l2) / sizeof(float)) : kPackedOperand;
+  }();
+  return floats;
+#else
+  return kPackedOperand;
+#endif
+}
+inline bool packing_pays(size_t a_floats, size_t n) {
+  return n >= kPackedMinCols && a_floats >= packed_weight_floats();
+}
+inline bool packing_pays_tn(size_t a_floats, size_t n) { return n >= kPackedMinCols && a_floats >= kPackedOperand; }
 
 }  // namespace
 
@@ -388,7 +412,7 @@ void gemm_tn_large(const float* w, const float* dy, float* dx, size_t m, size_t 
     Vec(dx, k).noalias() += block(w, m, 0, 0, m, k).transpose() * ConstVec(dy, m);
     return;
   }
-  if (packing_pays(m * k, n)) {  // A = W^T, read along W's columns
+  if (packing_pays_tn(m * k, n)) {  // A = W^T, read along W's columns
     packed_product(Strided{w, m, 1}, Strided{dy, 1, m}, dx, k, k, n, m, true);
     return;
   }
