@@ -295,7 +295,21 @@ void pack_rows(Strided a, size_t i0, size_t rows, size_t t0, size_t depth, float
 void pack_cols(Strided b, size_t t0, size_t depth, size_t n, float* out) {
   for (size_t j0 = 0; j0 < n; j0 += kNR, out += kNR * depth) {
     const size_t nc = std::min(kNR, n - j0);
-    for (size_t t = 0; t < depth; ++t) {
+    size_t t = 0;
+    // Whole panels from the two layouts the products pass, a vector at a time
+    // (element by element through b.at(), B = dy of a softmax's dx += W^T dy took
+    // a tenth of that product).
+    if (nc == kNR && b.col == 1) {  // a row of B is contiguous (B = x^T of dW += dy x^T)
+      const float* src = b.p + t0 * b.row + j0;
+      for (; t < depth; ++t) std::memcpy(out + t * kNR, src + t * b.row, kNR * sizeof(float));
+    }
+#if defined(__AVX__)
+    if constexpr (kNR == 8) {
+      if (nc == kNR && b.row == 1)  // a column of B is contiguous: 8 steps x 8 columns transposed in registers
+        for (; t + 8 <= depth; t += 8) transpose8x8(b.p + (t0 + t) + j0 * b.col, b.col, out + t * kNR, kNR);
+    }
+#endif
+    for (; t < depth; ++t) {
       float* dst = out + t * kNR;
       size_t c = 0;
       for (; c < nc; ++c) dst[c] = b.at(t0 + t, j0 + c);
