@@ -717,6 +717,12 @@ BOOST_AUTO_TEST_CASE(transposed_weights_are_made_at_the_second_use) {
   BOOST_CHECK(cache.get(w.data(), 32, 40) == nullptr);
   cache.reset(&memory);
   BOOST_CHECK(cache.get(w.data(), 40, 32) == nullptr);
+  // A product that repays the copy by itself gets it at the first use.
+  cache.reset(&memory);
+  const float* at_once = cache.get(w.data(), 40, 32, true);
+  BOOST_REQUIRE(at_once != nullptr);
+  BOOST_CHECK_EQUAL(at_once[1 * 32 + 2], w[2 * 40 + 1]);
+  BOOST_CHECK(cache.get(w.data(), 40, 32) == at_once);
 
   // dx += W^T dy through the context equals the direct product, with and
   // without a copy, at a shape where the copy is used (32 output rows, 8 columns).

@@ -8,7 +8,8 @@
 // so it went to Eigen, which packs W on every call (bench/gemm_shapes: 48 GFLOP/s
 // at 64 columns, 21 at 4, where the same product from a transposed copy, k x m,
 // through the tiled kernel runs at 77 and 40).  The copy is made at a matrix's
-// second use in a backward pass and kept until the next one: every argument a
+// second use in a backward pass (at the first, for a product of many columns)
+// and kept until the next one: every argument a
 // backward kernel reads is a node's value or memory kept with it, unchanged
 // while the pass runs.
 //
@@ -31,8 +32,9 @@ class TransposedWeights {
     seen_.clear();
   }
   /// W^T (k x m, column-major) for the column-major m x k matrix at `w`, or null
-  /// at its first use in this pass (the caller multiplies by W^T itself).
-  const float* get(const float* w, size_t m, size_t k);
+  /// at its first use in this pass (the caller multiplies by W^T itself) unless
+  /// `repays_at_once`: a product wide enough to repay the copy by itself.
+  const float* get(const float* w, size_t m, size_t k, bool repays_at_once = false);
 
  private:
   struct Entry {
