@@ -1,9 +1,10 @@
 #include "dynet_lite/backends/cpu/gemm.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <cstring>
 #include <vector>
-#include <unistd.h>
 #if defined(__AVX__)
 #include <immintrin.h>
 #endif
