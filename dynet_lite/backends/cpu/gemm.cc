@@ -392,10 +392,7 @@ size_t packed_weight_floats() {
   return kPackedOperand;
 #endif
 }
-inline bool packing_pays(size_t a_floats, size_t n) {
-  return n >= kPackedMinCols && a_floats >= packed_weight_floats();
-}
-inline bool packing_pays_tn(size_t a_floats, size_t n) { return n >= kPackedMinCols && a_floats >= kPackedOperand; }
+inline bool packing_pays(size_t a_floats, size_t n, size_t cut) { return n >= kPackedMinCols && a_floats >= cut; }
 
 }  // namespace
 
@@ -409,7 +406,7 @@ void gemm_large(const float* w, const float* x, float* y, size_t m, size_t k, si
       Vec(y, m).noalias() = block(w, m, 0, 0, m, k) * ConstVec(x, k);
     return;
   }
-  if (packing_pays(m * k, n)) {
+  if (packing_pays(m * k, n, packed_weight_floats())) {
     packed_product(Strided{w, 1, m}, Strided{x, 1, k}, y, m, m, n, k, accumulate);
     return;
   }
@@ -431,7 +428,7 @@ void gemm_tn_large(const float* w, const float* dy, float* dx, size_t m, size_t 
     Vec(dx, k).noalias() += block(w, m, 0, 0, m, k).transpose() * ConstVec(dy, m);
     return;
   }
-  if (packing_pays_tn(m * k, n)) {  // A = W^T, read along W's columns
+  if (packing_pays(m * k, n, kPackedOperand)) {  // A = W^T, read along W's columns
     packed_product(Strided{w, m, 1}, Strided{dy, 1, m}, dx, k, k, n, m, true);
     return;
   }
@@ -453,7 +450,7 @@ void gemm_nt_large(const float* dy, const float* x, float* dw, size_t m, size_t 
     rank1_update(dy, x, dw, m, k);
     return;
   }
-  if (packing_pays(m * k, n)) {  // A = dy, B = x^T
+  if (packing_pays(m * k, n, packed_weight_floats())) {  // A = dy, B = x^T
     packed_product(Strided{dy, 1, m}, Strided{x, k, 1}, dw, m, m, k, n, true);
     return;
   }

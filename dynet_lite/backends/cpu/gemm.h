@@ -8,8 +8,8 @@
 // multiply-adds (Eigen's dispatch on dynamic sizes costs more than the arithmetic
 // there), a matrix-vector product or a rank-1 update when n == 1; for a weight of
 // 48K floats or more (on AVX-512: more than the L2 cache holds) and 32 columns or
-// more, all three run a packed product (blocks of both operands copied into the order the register
-// tiles read, as GotoBLAS and BLIS do); below that, gemm and gemm_nt use register
+// more, all three run a packed product (blocks of both operands copied into the
+// order the register tiles read, as GotoBLAS and BLIS do); below that, gemm and gemm_nt use register
 // tiles that read W (or dy) where it lies instead of packing it on every call as
 // Eigen does (gemm.cc: 105-115 GFLOP/s on the benchmark models' shapes where
 // Eigen reaches 60-85, and 2-3x Eigen at a few columns); Eigen's blocked GEMM
