@@ -12,7 +12,6 @@
 // builder uses these three instead.  Every argument may carry a batch of 1 or
 // the full batch (a batch of 1 is broadcast: the initial state shared by all
 // leaves), so the ops batch by stacking like the other element-wise ops.
-#include <cstring>
 #include <vector>
 
 #include "dynet_lite/backends/cpu/eigen.h"
@@ -102,8 +101,7 @@ void gates_forward(const Tensor* const* xs, unsigned, Node& node, ExecContext&) 
   const Tensor& pre = *xs[0];
   Tensor& y = node.value;
   const size_t rows = y.d.rows(), hid = rows / (3 + node.p<TreeParams>().n);
-  std::memcpy(y.v, pre.v, y.d.size() * sizeof(float));
-  cpu::gate_activations(y.v, rows, y.d.bd, 2 * hid, 3 * hid);
+  cpu::gate_activations(y.v, rows, y.d.bd, 2 * hid, 3 * hid, nullptr, pre.v);
 }
 
 // dpre += dy ⊙ act'(pre), from the outputs: y (1 - y) for the sigmoid blocks, 1 - y^2 for u
