@@ -9,9 +9,8 @@
 // at 64 columns, 21 at 4, where the same product from a transposed copy, k x m,
 // through the tiled kernel runs at 77 and 40).  The copy is made at a matrix's
 // second use in a backward pass (at the first, for a product of many columns)
-// and kept until the next one: every argument a
-// backward kernel reads is a node's value or memory kept with it, unchanged
-// while the pass runs.
+// and kept until the next one: every argument a backward kernel reads is a
+// node's value or memory kept with it, unchanged while the pass runs.
 //
 // CPU only; the executors offer the cache through ExecContext::transposes().
 #include <cstddef>
