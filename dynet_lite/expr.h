@@ -409,11 +409,17 @@ Expression vanilla_lstm_h(const Expression& c_t, const Expression& gates_t);
 
 // ---------------------------------------------------------------- ops/treelstm.cc
 // Internal / advanced: the fused step of NaryTreeLSTMBuilder (not in DyNet's
-// expr.h).  CPU kernels only; the builder falls back to basic ops on other devices.
+// expr.h).  treelstm_gates, treelstm_c and treelstm_h have CPU and CUDA kernels,
+// treelstm_gates_affine CPU kernels only; the builder uses them on the CPU and
+// basic ops on other devices.
 /// Gates of an N-ary Tree-LSTM node from its pre-activations pre {(3 + N) h}, rows
 /// ordered i, o, u, f_1..f_N: [sigmoid(i); sigmoid(o); tanh(u); sigmoid(f_1..f_N)],
 /// same shape as pre (may be batched).
 Expression treelstm_gates(const Expression& pre, unsigned N);
+/// treelstm_gates(affine_transform(affine_args), N) as one node: affine_args =
+/// {b, W_1, x_1, W_2, x_2, ...} as for affine_transform, the result a column of
+/// (3 + N) h.  The pre-activations are not kept (less memory, one pass fewer).
+Expression treelstm_gates_affine(const std::vector<Expression>& affine_args, unsigned N);
 /// c = i * u + sum_k f_k * c_k from the gates of treelstm_gates(., N) and the cells
 /// c_children {h} of up to N children (none: a leaf, c = i * u).  Every argument
 /// has a batch of 1 (broadcast) or the full batch.

@@ -18,11 +18,15 @@ struct TestModel {
   ParameterCollection pc;
   std::vector<Parameter> mats;  // d x d
   std::vector<Parameter> vecs;  // d
+  Parameter tree_w, tree_u, tree_b;  // a Tree-LSTM step of arity 1: 4d x d, 4d x d, 4d
   LookupParameter emb;          // d x 20
   unsigned d;
   explicit TestModel(unsigned dim) : d(dim) {
     for (int i = 0; i < 3; ++i) mats.push_back(pc.add_parameters({d, d}));
     for (int i = 0; i < 3; ++i) vecs.push_back(pc.add_parameters({d}));
+    tree_w = pc.add_parameters({4 * d, d});
+    tree_u = pc.add_parameters({4 * d, d});
+    tree_b = pc.add_parameters({4 * d});
     emb = pc.add_lookup_parameters(20, {d});
   }
 };
@@ -69,6 +73,7 @@ Result run_program(TestModel& m, unsigned seed, int strategy, bool use_matrix_op
   std::vector<Expression> mats, vecs, all, losses;
   for (auto& p : m.mats) mats.push_back(parameter(cg, p));
   for (auto& p : m.vecs) vecs.push_back(parameter(cg, p));
+  const Expression tree[3] = {parameter(cg, m.tree_b), parameter(cg, m.tree_w), parameter(cg, m.tree_u)};
   unsigned instances = 2 + pick(6);
   for (unsigned inst = 0; inst < instances; ++inst) {
     Expression h = pick(2) ? lookup(cg, m.emb, pick(20))
@@ -76,7 +81,7 @@ Result run_program(TestModel& m, unsigned seed, int strategy, bool use_matrix_op
     unsigned len = 1 + pick(6);
     for (unsigned t = 0; t < len; ++t) {
       Expression x = lookup(cg, m.emb, pick(20));
-      switch (pick(use_matrix_ops ? 9 : 7)) {
+      switch (pick(use_matrix_ops ? 10 : 7)) {
         case 0: h = tanh(h + x); break;
         case 1: h = logistic(cmult(h, vecs[pick(3)])) ; break;
         case 2: h = h - x * 0.5f; break;
@@ -86,6 +91,11 @@ Result run_program(TestModel& m, unsigned seed, int strategy, bool use_matrix_op
         case 6: h = exp(h * 0.1f) - 1.f; break;
         case 7: h = tanh(mats[pick(3)] * h + vecs[pick(3)]); break;
         case 8: h = tanh(affine_transform({vecs[pick(3)], mats[pick(3)], h, mats[pick(3)], x})); break;
+        case 9: {  // the fused Tree-LSTM step, h as the one child's state and cell
+          Expression g = treelstm_gates_affine({tree[0], tree[1], x, tree[2], h}, 1);
+          h = treelstm_h(treelstm_c(g, {h}, 1), g);
+          break;
+        }
       }
       all.push_back(h);
       if (pick(10) == 0) cg.incremental_forward(h);  // read in the middle of building

@@ -1,5 +1,5 @@
 #define BOOST_TEST_MODULE ops_treelstm
-// The fused N-ary Tree-LSTM ops (treelstm_gates / treelstm_c / treelstm_h):
+// The fused N-ary Tree-LSTM ops (treelstm_gates(_affine) / treelstm_c / treelstm_h):
 // values against basic ops, gradient checks (batched and broadcast arguments),
 // shape errors, and NaryTreeLSTMBuilder on them against the same step built by
 // hand from basic ops, with and without automatic batching.
@@ -109,6 +109,34 @@ BOOST_AUTO_TEST_CASE(against_basic_ops) {
               1e-6);
 }
 
+BOOST_AUTO_TEST_CASE(gates_affine_against_unfused) {
+  // treelstm_gates_affine(args) = treelstm_gates(affine_transform(args)): a bias of
+  // one column (added by the activations), a batched bias (broadcast first), only
+  // a bias, shared and batched weights and operands, N = 0..2.
+  const unsigned hid = 3;
+  for (unsigned N : {0u, 1u, 2u}) {
+    BOOST_TEST_CONTEXT("N " << N) {
+      const unsigned rows = (3 + N) * hid, B = 3;
+      ComputationGraph cg;
+      Expression b1 = input(cg, Dim({rows}), test::test_values(rows, 0.1f));
+      Expression bB = input(cg, Dim({rows}, B), test::test_values(rows * B, -0.2f));
+      Expression W = input(cg, Dim({rows, 4}), test::test_values(rows * 4, 0.3f));
+      Expression WB = input(cg, Dim({rows, 4}, B), test::test_values(rows * 4 * B, -0.1f));
+      Expression U = input(cg, Dim({rows, hid}), test::test_values(rows * hid, 0.05f));
+      Expression x = input(cg, Dim({4}, B), test::test_values(4 * B, 0.7f));
+      Expression x1 = input(cg, Dim({4}), test::test_values(4, -0.4f));
+      Expression h = input(cg, Dim({hid}, B), test::test_values(hid * B, 0.2f));
+      for (const Xs& args : {Xs{b1, W, x, U, h}, Xs{bB, W, x, U, h}, Xs{b1, W, x1}, Xs{b1, WB, x1, U, h}, Xs{bB},
+                             Xs{b1, U, h}}) {
+        Expression fused = treelstm_gates_affine(args, N);
+        Expression unfused = treelstm_gates(affine_transform(args), N);
+        BOOST_CHECK(fused.dim() == unfused.dim());
+        check_close(as_vector(cg.forward(fused)), as_vector(cg.forward(unfused)), 1e-6);
+      }
+    }
+  }
+}
+
 BOOST_AUTO_TEST_CASE(saturation) {
   // Very large pre-activations give exact 0 / 1 / -1 and finite gradients.
   ComputationGraph cg;
@@ -139,6 +167,30 @@ BOOST_AUTO_TEST_CASE(gates) {
   }
   grad_check(none, {{Dim({5 * 3}), test::test_values(15, -0.2f)}},
              [](ComputationGraph&, const Xs& xs) { return treelstm_gates(xs[0], 2); });
+}
+
+BOOST_AUTO_TEST_CASE(gates_affine) {
+  // Every argument: parameters shared by a batch of 2, operands batched or not, a
+  // batched bias; N = 0, 1, 2.
+  for (unsigned N : {0u, 1u, 2u}) {
+    BOOST_TEST_CONTEXT("N " << N) {
+      const unsigned hid = 2, rows = (3 + N) * hid;
+      ParameterCollection m;
+      Parameter W = m.add_parameters({rows, 3}), U = m.add_parameters({rows, hid}), b = m.add_parameters({rows});
+      grad_check(m, {{Dim({3}, 2), test::test_values(6, 0.2f)}, {Dim({hid}), test::test_values(hid, -0.5f)}},
+                 [&](ComputationGraph& cg, const Xs& xs) {
+                   return treelstm_gates_affine({parameter(cg, b), parameter(cg, W), xs[0], parameter(cg, U), xs[1]}, N);
+                 });
+    }
+  }
+  ParameterCollection none;
+  grad_check(none,
+             {{Dim({5 * 2}, 2), test::test_values(20, 0.1f)},
+              {Dim({10, 2}), test::test_values(20, -0.2f)},
+              {Dim({2}, 2), test::test_values(4, 0.3f)}},
+             [](ComputationGraph&, const Xs& xs) { return treelstm_gates_affine({xs[0], xs[1], xs[2]}, 2); });
+  grad_check(none, {{Dim({5 * 2}, 2), test::test_values(20, 0.1f)}},
+             [](ComputationGraph&, const Xs& xs) { return treelstm_gates_affine({xs[0]}, 2); });
 }
 
 BOOST_AUTO_TEST_CASE(cell_batched) {
@@ -222,6 +274,17 @@ BOOST_AUTO_TEST_CASE(dim_errors_name_op_and_dims) {
                                {"treelstm_gates", "pre {7}", "multiple of 5", "N = 2"});
   Expression prem = input(cg, Dim({5, 2}), test::test_values(10));
   check_throws_with<dim_error>([&] { treelstm_gates(prem, 2); }, {"treelstm_gates", "pre {5,2}", "column vector"});
+  Expression b7 = input(cg, Dim({7}), test::test_values(7)), w73 = input(cg, Dim({7, 3}), test::test_values(21));
+  Expression x3 = input(cg, Dim({3}), test::test_values(3)), x4 = input(cg, Dim({4}), test::test_values(4));
+  check_throws_with<dim_error>([&] { treelstm_gates_affine({b7, w73, x3}, 2); },
+                               {"treelstm_gates_affine", "{7}", "multiple of 5", "N = 2"});
+  check_throws_with<dim_error>([&] { treelstm_gates_affine({b7, w73, x4}, 2); },
+                               {"treelstm_gates_affine", "W {7,3}", "x {4}"});
+  check_throws_with<dim_error>([&] { treelstm_gates_affine({b7, w73}, 2); },
+                               {"treelstm_gates_affine", "odd number of arguments", "got 2"});
+  Expression x32 = input(cg, Dim({3, 2}), test::test_values(6));
+  check_throws_with<dim_error>([&] { treelstm_gates_affine({input(cg, Dim({7, 2}), test::test_values(14)), w73, x32}, 1); },
+                               {"treelstm_gates_affine", "{7,2}", "column vector"});
   Expression g = input(cg, Dim({10}), gate_values(2, 2, 1));
   Expression c2 = input(cg, Dim({2}), {1.f, 2.f}), c3 = input(cg, Dim({3}), test::test_values(3));
   check_throws_with<dim_error>(
@@ -249,12 +312,13 @@ BOOST_AUTO_TEST_CASE(dim_errors_name_op_and_dims) {
 }
 
 BOOST_AUTO_TEST_CASE(op_table_rows) {
-  for (OpKind k : {OpKind::TreeLSTMGates, OpKind::TreeLSTMC, OpKind::TreeLSTMH}) {
+  for (OpKind k : {OpKind::TreeLSTMGates, OpKind::TreeLSTMGatesAffine, OpKind::TreeLSTMC, OpKind::TreeLSTMH}) {
     const OpInfo& info = op_info(k);
     BOOST_CHECK(info.batch == BatchKind::Elementwise);
     BOOST_CHECK(info.shape && info.forward[0] && info.backward[0]);
   }
   BOOST_CHECK_EQUAL(std::string(op_name(OpKind::TreeLSTMGates)), "treelstm_gates");
+  BOOST_CHECK_EQUAL(std::string(op_name(OpKind::TreeLSTMGatesAffine)), "treelstm_gates_affine");
   BOOST_CHECK_EQUAL(std::string(op_name(OpKind::TreeLSTMC)), "treelstm_c");
   BOOST_CHECK_EQUAL(std::string(op_name(OpKind::TreeLSTMH)), "treelstm_h");
 }
@@ -287,7 +351,7 @@ struct Model {
 struct Run {
   std::vector<float> values;  // loss, then every node's top output and cell
   std::vector<float> grads;   // parameters, then inputs
-  unsigned fused_nodes = 0, logistic_nodes = 0;
+  unsigned fused_nodes = 0, logistic_nodes = 0, affine_nodes = 0;
   AutobatchStats stats;
 };
 
@@ -387,7 +451,8 @@ Run run_trees(Model& md, unsigned trees, unsigned batch, bool by_hand, int autob
   }
   for (VariableIndex i = 0; i < cg.size(); ++i) {
     OpKind k = cg.node(i).op;
-    r.fused_nodes += k == OpKind::TreeLSTMGates || k == OpKind::TreeLSTMC || k == OpKind::TreeLSTMH;
+    r.fused_nodes += k == OpKind::TreeLSTMGatesAffine || k == OpKind::TreeLSTMC || k == OpKind::TreeLSTMH;
+    r.affine_nodes += k == OpKind::AffineTransform;
     r.logistic_nodes += k == OpKind::Logistic;
   }
   r.stats = cg.autobatch_stats();
@@ -403,6 +468,7 @@ BOOST_AUTO_TEST_CASE(fused_equals_hand_built) {
         Run hand = run_trees(md, 1, batch, true, 0, init);
         BOOST_CHECK_EQUAL(fused.fused_nodes, 3u * kChildren.size() * Model::kLayers);
         BOOST_CHECK_EQUAL(fused.logistic_nodes, 0u);
+        BOOST_CHECK_EQUAL(fused.affine_nodes, 0u);
         BOOST_CHECK_GT(hand.logistic_nodes, 0u);
         check_close(fused.values, hand.values, 1e-5);
         check_close(fused.grads, hand.grads, 1e-5);
@@ -475,7 +541,8 @@ BOOST_AUTO_TEST_CASE(other_devices_keep_the_basic_ops) {
     for (VariableIndex i = 0; i < cg.size(); ++i) {
       const Node& n = cg.node(i);
       BOOST_CHECK(n.value.device == gpu);
-      fused += n.op == OpKind::TreeLSTMGates || n.op == OpKind::TreeLSTMC || n.op == OpKind::TreeLSTMH;
+      fused += n.op == OpKind::TreeLSTMGates || n.op == OpKind::TreeLSTMGatesAffine || n.op == OpKind::TreeLSTMC ||
+               n.op == OpKind::TreeLSTMH;
       logistic_nodes += n.op == OpKind::Logistic;
     }
     BOOST_CHECK_EQUAL(fused, 0u);

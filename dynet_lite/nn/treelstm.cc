@@ -161,19 +161,21 @@ Expression NaryTreeLSTMBuilder::add_input(int id, std::vector<int> children, con
       args_.push_back(v[2 + l]);
       args_.push_back(child_h(l));
     }
-    Expression pre = affine_transform(args_);
-    if (pre.pg->node(pre.i).value.device->type == DeviceType::CPU) {
+    const Node& first_arg = args_[0].pg->node(args_[0].i);
+    if (first_arg.value.device->type == DeviceType::CPU) {
       // The same function through the fused ops: gates, c and h are three nodes
-      // instead of about sixteen (pick_range / logistic / tanh / cmult / sum per
-      // gate and child), which matters more than the arithmetic for trees.  The
-      // ops have CPU kernels only; elsewhere the basic ops below run.
-      Expression gates = treelstm_gates(pre, arity);
+      // instead of about seventeen (affine_transform / pick_range / logistic /
+      // tanh / cmult / sum per gate and child), which matters more than the
+      // arithmetic for trees.  treelstm_gates_affine has CPU kernels only;
+      // elsewhere the basic ops below run.
+      Expression gates = treelstm_gates_affine(args_, arity);
       terms_.clear();
       for (unsigned k = 0; k < nchild; ++k) terms_.push_back(child_c(k));
       Expression ct = node_c[base + i] = treelstm_c(gates, terms_, arity);
       in = node_h[base + i] = treelstm_h(ct, gates);
       continue;
     }
+    Expression pre = affine_transform(args_);
     Expression gi = logistic(pick_range(pre, 0, hid));
     Expression go = logistic(pick_range(pre, hid, 2 * hid));
     Expression gu = tanh(pick_range(pre, 2 * hid, 3 * hid));

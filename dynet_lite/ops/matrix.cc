@@ -14,6 +14,7 @@
 #include "dynet_lite/exec/transposed_weights.h"
 #include "dynet_lite/exec/weight_grads.h"
 #include "dynet_lite/expr.h"
+#include "dynet_lite/ops/affine.h"
 
 namespace dynet_lite {
 
@@ -136,11 +137,8 @@ void matmul_backward(const Tensor* const* xs, unsigned, const Node&, const Tenso
   }
 }
 
-// y = b + sum_k W_k x_k;  db += dy (summed over broadcast columns / batch),
-// dW_k += dy x_k^T,  dx_k += W_k^T dy
-void affine_forward(const Tensor* const* xs, unsigned n, Node& node, ExecContext&) {
-  const Tensor& b = *xs[0];
-  Tensor& y = node.value;
+// y = b, b broadcast over y's columns and batch as affine_transform adds it.
+void broadcast_bias(const Tensor& b, const Tensor& y) {
   const size_t per = y.d.batch_size();
   if (b.d.size() == y.d.size()) {
     std::memcpy(y.v, b.v, y.d.size() * sizeof(float));
@@ -155,7 +153,13 @@ void affine_forward(const Tensor* const* xs, unsigned n, Node& node, ExecContext
       for (size_t c = 0; c < cols; ++c) std::memcpy(dst + c * rows, src, rows * sizeof(float));
     }
   }
-  for (unsigned k = 1; k < n; k += 2) product<true>(*xs[k], *xs[k + 1], y);
+}
+
+// y = b + sum_k W_k x_k;  db += dy (summed over broadcast columns / batch),
+// dW_k += dy x_k^T,  dx_k += W_k^T dy
+void affine_forward(const Tensor* const* xs, unsigned n, Node& node, ExecContext&) {
+  broadcast_bias(*xs[0], node.value);
+  for (unsigned k = 1; k < n; k += 2) product<true>(*xs[k], *xs[k + 1], node.value);
 }
 
 void affine_backward(const Tensor* const* xs, unsigned, const Node&, const Tensor& dy, unsigned i, Tensor& dx,
@@ -310,6 +314,28 @@ void transpose_backward(const Tensor* const* xs, unsigned, const Node& node, con
 }
 
 }  // namespace
+
+namespace affine {
+
+Dim shape(const Tensor* const* xs, unsigned n, const Node& node) { return affine_shape(xs, n, node); }
+
+void products(const Tensor* const* xs, unsigned n, const Tensor& y, bool accumulate) {
+  for (unsigned k = 1; k < n; k += 2) {
+    if (accumulate || k > 1)
+      product<true>(*xs[k], *xs[k + 1], y);
+    else
+      product<false>(*xs[k], *xs[k + 1], y);
+  }
+}
+
+void set_bias(const Tensor& b, const Tensor& y) { broadcast_bias(b, y); }
+
+void backward(const Tensor* const* xs, unsigned n, const Node& node, const Tensor& dy, unsigned i, Tensor& dx,
+              ExecContext& ctx) {
+  affine_backward(xs, n, node, dy, i, dx, ctx);
+}
+
+}  // namespace affine
 
 void register_matrix_ops(OpTable& t) {
   OpInfo& mm = t.row(OpKind::MatMul);

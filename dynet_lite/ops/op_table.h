@@ -159,6 +159,7 @@ enum class OpKind : uint16_t {
   VanillaLSTMH,
   // ops/treelstm.cc: fused N-ary Tree-LSTM operations
   TreeLSTMGates,
+  TreeLSTMGatesAffine,
   TreeLSTMC,
   TreeLSTMH,
   // ops/device.cc: moving values between devices
@@ -166,7 +167,7 @@ enum class OpKind : uint16_t {
   Count
 };
 constexpr unsigned kNumOps = static_cast<unsigned>(OpKind::Count);
-static_assert(kNumOps == 131, "a new op needs its row in the table: update this count with it");
+static_assert(kNumOps == 132, "a new op needs its row in the table: update this count with it");
 
 /// Shape inference; runs when the node is added and throws a dim_error naming the
 /// op and the offending dimensions.  `xs[i]->d` are the argument shapes (values

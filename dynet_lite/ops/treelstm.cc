@@ -9,7 +9,11 @@
 // Built from basic ops the step takes about 17 nodes (pick_range / logistic /
 // tanh / cmult / sum per gate and child); graph building, scheduling and the
 // per-node bookkeeping of the executor cost more than the arithmetic, so the
-// builder uses these three instead.  Every argument may carry a batch of 1 or
+// builder uses these three instead, and on the CPU treelstm_gates_affine in
+// place of affine_transform + treelstm_gates: its products write the gates'
+// memory and the activations add the bias on the way, so the pre-activations
+// (the largest tensor of a node) are never a node of their own, neither kept in
+// the graph's memory nor read back.  Every argument may carry a batch of 1 or
 // the full batch (a batch of 1 is broadcast: the initial state shared by all
 // leaves), so the ops batch by stacking like the other element-wise ops.
 #include <vector>
@@ -18,6 +22,7 @@
 #include "dynet_lite/core/node.h"
 #include "dynet_lite/exec/exec_context.h"
 #include "dynet_lite/expr.h"
+#include "dynet_lite/ops/affine.h"
 
 namespace dynet_lite {
 
@@ -35,16 +40,27 @@ using Arr = Eigen::Map<Eigen::ArrayXf>;
 
 bool is_column(const Dim& d) { return d.nd <= 2 && d.cols() == 1; }
 
+// The pre-activations `pre` of treelstm_gates(_affine): a column of (3 + N) h.
+void check_pre(const char* op, const char* what, const Dim& pre, unsigned N) {
+  DYNET_LITE_DIM_CHECK(is_column(pre), op << ": " << what << " " << pre << " must be a column vector");
+  DYNET_LITE_DIM_CHECK(pre.rows() > 0 && pre.rows() % (3 + N) == 0,
+                       op << ": " << what << " " << pre << " must have (3 + N) * hidden rows, a positive multiple of "
+                          << 3 + N << " for N = " << N << " (blocks i, o, u, f_1..f_N)");
+}
+
 // treelstm_gates(pre): pre {(3 + N) h} -> gates of the same shape.
 Dim gates_shape(const Tensor* const* xs, unsigned n, const Node& node) {
   const char* op = op_name(node.op);
-  const unsigned N = node.p<TreeParams>().n;
   DYNET_LITE_DIM_CHECK(n == 1, op << ": takes one argument, got " << n);
   const Dim& pre = xs[0]->d;
-  DYNET_LITE_DIM_CHECK(is_column(pre), op << ": pre " << pre << " must be a column vector");
-  DYNET_LITE_DIM_CHECK(pre.rows() > 0 && pre.rows() % (3 + N) == 0,
-                       op << ": pre " << pre << " must have (3 + N) * hidden rows, a positive multiple of " << 3 + N
-                          << " for N = " << N << " (blocks i, o, u, f_1..f_N)");
+  check_pre(op, "pre", pre, node.p<TreeParams>().n);
+  return Dim({pre.rows()}, pre.bd);
+}
+
+// treelstm_gates_affine(b, W_1, x_1, ...): the gates of pre = affine_transform(b, W_1, x_1, ...).
+Dim gates_affine_shape(const Tensor* const* xs, unsigned n, const Node& node) {
+  const Dim pre = affine::shape(xs, n, node);
+  check_pre(op_name(node.op), "b + W_1 x_1 + ...", pre, node.p<TreeParams>().n);
   return Dim({pre.rows()}, pre.bd);
 }
 
@@ -104,14 +120,11 @@ void gates_forward(const Tensor* const* xs, unsigned, Node& node, ExecContext&) 
   cpu::gate_activations(y.v, rows, y.d.bd, 2 * hid, 3 * hid, nullptr, pre.v);
 }
 
-// dpre += dy ⊙ act'(pre), from the outputs: y (1 - y) for the sigmoid blocks, 1 - y^2 for u
-// (= when asked to assign dpre: ExecContext::assign_dx).
-void gates_backward(const Tensor* const*, unsigned, const Node& node, const Tensor& dy, unsigned, Tensor& dx,
-                    ExecContext& ctx) {
-  const Tensor& y = node.value;
-  const size_t rows = y.d.rows(), hid = rows / (3 + node.p<TreeParams>().n);
+// dpre (+)= dy ⊙ act'(pre) over all columns, from the outputs y: y (1 - y) for the
+// sigmoid blocks, 1 - y^2 for u.
+void gates_dpre(const Tensor& y, const float* dy, float* dpre, unsigned N, bool assign) {
+  const size_t rows = y.d.rows(), hid = rows / (3 + N);
   const size_t nf = rows - 3 * hid;
-  const bool assign = ctx.assign_dx();
   auto put = [assign](float* dst, size_t n, const auto& v) {
     if (assign)
       Arr(dst, n) = v;
@@ -120,13 +133,52 @@ void gates_backward(const Tensor* const*, unsigned, const Node& node, const Tens
   };
   for (unsigned b = 0; b < y.d.bd; ++b) {
     const size_t o = b * rows;
-    ConstArr yio(y.v + o, 2 * hid), dio(dy.v + o, 2 * hid);
-    put(dx.v + o, 2 * hid, dio * yio * (1.f - yio));
-    ConstArr yu(y.v + o + 2 * hid, hid), du(dy.v + o + 2 * hid, hid);
-    put(dx.v + o + 2 * hid, hid, du * (1.f - yu.square()));
-    ConstArr yf(y.v + o + 3 * hid, nf), df(dy.v + o + 3 * hid, nf);
-    put(dx.v + o + 3 * hid, nf, df * yf * (1.f - yf));
+    ConstArr yio(y.v + o, 2 * hid), dio(dy + o, 2 * hid);
+    put(dpre + o, 2 * hid, dio * yio * (1.f - yio));
+    ConstArr yu(y.v + o + 2 * hid, hid), du(dy + o + 2 * hid, hid);
+    put(dpre + o + 2 * hid, hid, du * (1.f - yu.square()));
+    ConstArr yf(y.v + o + 3 * hid, nf), df(dy + o + 3 * hid, nf);
+    put(dpre + o + 3 * hid, nf, df * yf * (1.f - yf));
   }
+}
+
+// dpre += dy ⊙ act'(pre) (= when asked to assign dpre: ExecContext::assign_dx).
+void gates_backward(const Tensor* const*, unsigned, const Node& node, const Tensor& dy, unsigned, Tensor& dx,
+                    ExecContext& ctx) {
+  gates_dpre(node.value, dy.v, dx.v, node.p<TreeParams>().n, ctx.assign_dx());
+}
+
+// The products go straight into y, the first one assigned; the activations'
+// first pass adds a bias that is one column for the whole batch (the builder's),
+// any other bias is broadcast into y before the products as affine_transform does.
+void gates_affine_forward(const Tensor* const* xs, unsigned n, Node& node, ExecContext&) {
+  const Tensor& b = *xs[0];
+  Tensor& y = node.value;
+  const size_t rows = y.d.rows(), hid = rows / (3 + node.p<TreeParams>().n);
+  const float* bias = nullptr;
+  if (n > 1 && b.d.size() == rows) {
+    affine::products(xs, n, y, false);
+    bias = b.v;
+  } else {
+    affine::set_bias(b, y);
+    affine::products(xs, n, y, true);
+  }
+  cpu::gate_activations(y.v, rows, y.d.bd, 2 * hid, 3 * hid, bias);
+}
+
+// dpre, the same for every argument, is computed at the node's first call and
+// kept in persistent memory (a weight's gradient term left for later reads it at
+// the flush); each argument's gradient is then affine_transform's from dpre.
+void gates_affine_backward(const Tensor* const* xs, unsigned n, const Node& node, const Tensor& dy, unsigned i,
+                           Tensor& dx, ExecContext& ctx) {
+  float*& dpre = ctx.node_memo();
+  if (!dpre) {
+    dpre = ctx.persistent_floats(node.value.d.size());
+    gates_dpre(node.value, dy.v, dpre, node.p<TreeParams>().n, true);
+  }
+  Tensor d = dy;
+  d.v = dpre;
+  affine::backward(xs, n, node, d, i, dx, ctx);
 }
 
 // ---------------------------------------------------------------- cell
@@ -245,6 +297,14 @@ void register_treelstm_ops(OpTable& t) {
   g.batch = BatchKind::Elementwise;
   g.assigns_gradient = true;
 
+  OpInfo& ga = t.row(OpKind::TreeLSTMGatesAffine);
+  ga.name = "treelstm_gates_affine";
+  ga.shape = gates_affine_shape;
+  ga.forward[0] = gates_affine_forward;
+  ga.backward[0] = gates_affine_backward;
+  ga.batch = BatchKind::Elementwise;  // shared weights are passed once, the rest stacked
+  ga.assigns_gradient = true;
+
   OpInfo& c = t.row(OpKind::TreeLSTMC);
   c.name = "treelstm_c";
   c.shape = c_shape;
@@ -266,6 +326,13 @@ Expression treelstm_gates(const Expression& pre, unsigned N) {
   TreeParams p;
   p.n = N;
   return detail::add(OpKind::TreeLSTMGates, {pre}, p);
+}
+
+Expression treelstm_gates_affine(const std::vector<Expression>& affine_args, unsigned N) {
+  TreeParams p;
+  p.n = N;
+  return detail::add(OpKind::TreeLSTMGatesAffine, affine_args.data(), static_cast<unsigned>(affine_args.size()), &p,
+                     sizeof(p));
 }
 
 Expression treelstm_c(const Expression& gates, const std::vector<Expression>& c_children, unsigned N) {
