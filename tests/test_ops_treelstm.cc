@@ -126,8 +126,8 @@ BOOST_AUTO_TEST_CASE(gates_affine_against_unfused) {
       Expression x = input(cg, Dim({4}, B), test::test_values(4 * B, 0.7f));
       Expression x1 = input(cg, Dim({4}), test::test_values(4, -0.4f));
       Expression h = input(cg, Dim({hid}, B), test::test_values(hid * B, 0.2f));
-      for (const Xs& args : {Xs{b1, W, x, U, h}, Xs{bB, W, x, U, h}, Xs{b1, W, x1}, Xs{b1, WB, x1, U, h}, Xs{bB},
-                             Xs{b1, U, h}}) {
+      for (const Xs& args :
+           {Xs{b1, W, x, U, h}, Xs{bB, W, x, U, h}, Xs{b1, W, x1}, Xs{b1, WB, x1, U, h}, Xs{bB}, Xs{b1, U, h}}) {
         Expression fused = treelstm_gates_affine(args, N);
         Expression unfused = treelstm_gates(affine_transform(args), N);
         BOOST_CHECK(fused.dim() == unfused.dim());
@@ -177,10 +177,11 @@ BOOST_AUTO_TEST_CASE(gates_affine) {
       const unsigned hid = 2, rows = (3 + N) * hid;
       ParameterCollection m;
       Parameter W = m.add_parameters({rows, 3}), U = m.add_parameters({rows, hid}), b = m.add_parameters({rows});
-      grad_check(m, {{Dim({3}, 2), test::test_values(6, 0.2f)}, {Dim({hid}), test::test_values(hid, -0.5f)}},
-                 [&](ComputationGraph& cg, const Xs& xs) {
-                   return treelstm_gates_affine({parameter(cg, b), parameter(cg, W), xs[0], parameter(cg, U), xs[1]}, N);
-                 });
+      grad_check(
+          m, {{Dim({3}, 2), test::test_values(6, 0.2f)}, {Dim({hid}), test::test_values(hid, -0.5f)}},
+          [&](ComputationGraph& cg, const Xs& xs) {
+            return treelstm_gates_affine({parameter(cg, b), parameter(cg, W), xs[0], parameter(cg, U), xs[1]}, N);
+          });
     }
   }
   ParameterCollection none;
@@ -188,7 +189,9 @@ BOOST_AUTO_TEST_CASE(gates_affine) {
              {{Dim({5 * 2}, 2), test::test_values(20, 0.1f)},
               {Dim({10, 2}), test::test_values(20, -0.2f)},
               {Dim({2}, 2), test::test_values(4, 0.3f)}},
-             [](ComputationGraph&, const Xs& xs) { return treelstm_gates_affine({xs[0], xs[1], xs[2]}, 2); });
+             [](ComputationGraph&, const Xs& xs) {
+               return treelstm_gates_affine({xs[0], xs[1], xs[2]}, 2);
+             });
   grad_check(none, {{Dim({5 * 2}, 2), test::test_values(20, 0.1f)}},
              [](ComputationGraph&, const Xs& xs) { return treelstm_gates_affine({xs[0]}, 2); });
 }
@@ -276,15 +279,27 @@ BOOST_AUTO_TEST_CASE(dim_errors_name_op_and_dims) {
   check_throws_with<dim_error>([&] { treelstm_gates(prem, 2); }, {"treelstm_gates", "pre {5,2}", "column vector"});
   Expression b7 = input(cg, Dim({7}), test::test_values(7)), w73 = input(cg, Dim({7, 3}), test::test_values(21));
   Expression x3 = input(cg, Dim({3}), test::test_values(3)), x4 = input(cg, Dim({4}), test::test_values(4));
-  check_throws_with<dim_error>([&] { treelstm_gates_affine({b7, w73, x3}, 2); },
-                               {"treelstm_gates_affine", "{7}", "multiple of 5", "N = 2"});
-  check_throws_with<dim_error>([&] { treelstm_gates_affine({b7, w73, x4}, 2); },
-                               {"treelstm_gates_affine", "W {7,3}", "x {4}"});
-  check_throws_with<dim_error>([&] { treelstm_gates_affine({b7, w73}, 2); },
-                               {"treelstm_gates_affine", "odd number of arguments", "got 2"});
+  check_throws_with<dim_error>(
+      [&] {
+        treelstm_gates_affine({b7, w73, x3}, 2);
+      },
+      {"treelstm_gates_affine", "{7}", "multiple of 5", "N = 2"});
+  check_throws_with<dim_error>(
+      [&] {
+        treelstm_gates_affine({b7, w73, x4}, 2);
+      },
+      {"treelstm_gates_affine", "W {7,3}", "x {4}"});
+  check_throws_with<dim_error>(
+      [&] {
+        treelstm_gates_affine({b7, w73}, 2);
+      },
+      {"treelstm_gates_affine", "odd number of arguments", "got 2"});
   Expression x32 = input(cg, Dim({3, 2}), test::test_values(6));
-  check_throws_with<dim_error>([&] { treelstm_gates_affine({input(cg, Dim({7, 2}), test::test_values(14)), w73, x32}, 1); },
-                               {"treelstm_gates_affine", "{7,2}", "column vector"});
+  check_throws_with<dim_error>(
+      [&] {
+        treelstm_gates_affine({input(cg, Dim({7, 2}), test::test_values(14)), w73, x32}, 1);
+      },
+      {"treelstm_gates_affine", "{7,2}", "column vector"});
   Expression g = input(cg, Dim({10}), gate_values(2, 2, 1));
   Expression c2 = input(cg, Dim({2}), {1.f, 2.f}), c3 = input(cg, Dim({3}), test::test_values(3));
   check_throws_with<dim_error>(
