@@ -1,6 +1,6 @@
 #pragma once
-// The CPU kernels of affine_transform (ops/matrix.cc) that fused ops built on an
-// affine transform reuse (treelstm_gates_affine in ops/treelstm.cc): its shape
+// The CPU kernels of affine_transform (ops/matrix.cc), also run by fused ops built
+// on an affine transform (treelstm_gates_affine in ops/treelstm.cc): its shape
 // rule, its products without the bias, and its backward for any gradient.
 #include "dynet_lite/core/node.h"
 

@@ -53,36 +53,6 @@ Dim matmul_shape(const Tensor* const* xs, unsigned n, const Node& node) {
   return product_shape(node.op, xs[0]->d, xs[1]->d);
 }
 
-// y = b + W1 x1 + W2 x2 + ...;  b is {rows, cols} or a column {rows} added to
-// every column, with a batch of 1 or B.
-Dim affine_shape(const Tensor* const* xs, unsigned n, const Node& node) {
-  const char* op = op_name(node.op);
-  DYNET_LITE_DIM_CHECK(n % 2 == 1, op << ": takes an odd number of arguments (b, W1, x1, W2, x2, ...), got " << n);
-  const Dim& b = xs[0]->d;
-  DYNET_LITE_DIM_CHECK(b.nd <= 2, op << ": bias " << b << " must be a matrix or a vector (at most 2 dimensions)");
-  if (n == 1) return b;
-  Dim r = product_shape(node.op, xs[1]->d, xs[2]->d);
-  for (unsigned k = 3; k < n; k += 2) {
-    Dim t = product_shape(node.op, xs[k]->d, xs[k + 1]->d);
-    DYNET_LITE_DIM_CHECK(t.rows() == r.rows() && t.cols() == r.cols(),
-                         op << ": W" << (k + 1) / 2 << " " << xs[k]->d << " * x" << (k + 1) / 2 << " " << xs[k + 1]->d
-                            << " gives " << t.single_batch() << " but W1 " << xs[1]->d << " * x1 " << xs[2]->d
-                            << " gives " << r.single_batch());
-    DYNET_LITE_DIM_CHECK(t.bd == r.bd || t.bd == 1 || r.bd == 1,
-                         op << ": W" << (k + 1) / 2 << " * x" << (k + 1) / 2 << " has batch size " << t.bd
-                            << " but the terms before it have " << r.bd);
-    if (t.bd > r.bd) r.bd = t.bd;
-  }
-  DYNET_LITE_DIM_CHECK(b.rows() == r.rows() && (b.cols() == r.cols() || b.cols() == 1),
-                       op << ": bias " << b << " cannot be added to W1 * x1 " << r.single_batch() << " (W1 " << xs[1]->d
-                          << ", x1 " << xs[2]->d << "): it must be " << r.single_batch() << " or a column {"
-                          << r.rows() << "}");
-  DYNET_LITE_DIM_CHECK(b.bd == r.bd || b.bd == 1 || r.bd == 1,
-                       op << ": bias " << b << " has batch size " << b.bd << " but W1 * x1 has " << r.bd);
-  if (b.bd > r.bd) r.bd = b.bd;
-  return r;
-}
-
 // ---------------------------------------------------------------- product kernels
 
 // Y (+)= W * X for every batch element of Y.  W and X broadcast a batch of 1.
@@ -137,55 +107,11 @@ void matmul_backward(const Tensor* const* xs, unsigned, const Node&, const Tenso
   }
 }
 
-// y = b, b broadcast over y's columns and batch as affine_transform adds it.
-void broadcast_bias(const Tensor& b, const Tensor& y) {
-  const size_t per = y.d.batch_size();
-  if (b.d.size() == y.d.size()) {
-    std::memcpy(y.v, b.v, y.d.size() * sizeof(float));
-  } else if (b.d.batch_size() == per) {  // a batch of 1 broadcast over the batch
-    for (unsigned k = 0; k < y.d.bd; ++k) std::memcpy(y.v + k * per, b.v, per * sizeof(float));
-  } else {  // a column added to every column
-    const unsigned rows = y.d.rows();
-    const size_t cols = per / rows;
-    for (unsigned k = 0; k < y.d.bd; ++k) {
-      const float* src = b.batch_ptr(k);
-      float* dst = y.v + k * per;
-      for (size_t c = 0; c < cols; ++c) std::memcpy(dst + c * rows, src, rows * sizeof(float));
-    }
-  }
-}
-
 // y = b + sum_k W_k x_k;  db += dy (summed over broadcast columns / batch),
 // dW_k += dy x_k^T,  dx_k += W_k^T dy
 void affine_forward(const Tensor* const* xs, unsigned n, Node& node, ExecContext&) {
-  broadcast_bias(*xs[0], node.value);
-  for (unsigned k = 1; k < n; k += 2) product<true>(*xs[k], *xs[k + 1], node.value);
-}
-
-void affine_backward(const Tensor* const* xs, unsigned, const Node&, const Tensor& dy, unsigned i, Tensor& dx,
-                     ExecContext& ctx) {
-  if (i == 0) {
-    if (dx.d.size() == dy.d.size()) {
-      if (ctx.assign_dx())
-        cpu::arr(dx) = cpu::arr(dy);
-      else
-        cpu::arr(dx) += cpu::arr(dy);
-      return;
-    }
-    ctx.zero_if_assigned(dx.v, dx.d.size());
-    if (dx.d.batch_size() == dy.d.batch_size()) {  // bias with a batch of 1
-      for (unsigned k = 0; k < dy.d.bd; ++k) cpu::batch_arr(dx, 0) += cpu::batch_arr(dy, k);
-    } else if (dx.d.bd == 1) {  // a column, batch of 1: sum every column of every element
-      cpu::batch_vec(dx, 0) += mat(dy).rowwise().sum();
-    } else {  // a column per batch element
-      for (unsigned k = 0; k < dy.d.bd; ++k) cpu::batch_vec(dx, k) += batch_mat(dy, k).rowwise().sum();
-    }
-  } else if (i % 2 == 1) {
-    ctx.zero_if_assigned(dx.v, dx.d.size());  // a weight that is not a parameter
-    product_backward_w(*xs[i + 1], dy, dx, ctx);
-  } else {
-    product_backward_x(*xs[i - 1], dy, dx, ctx);
-  }
+  affine::set_bias(*xs[0], node.value);
+  affine::products(xs, n, node.value, true);
 }
 
 // Automatic batching stacks the members' b and x (and W when it is not a shared
@@ -317,7 +243,35 @@ void transpose_backward(const Tensor* const* xs, unsigned, const Node& node, con
 
 namespace affine {
 
-Dim shape(const Tensor* const* xs, unsigned n, const Node& node) { return affine_shape(xs, n, node); }
+// y = b + W1 x1 + W2 x2 + ...;  b is {rows, cols} or a column {rows} added to
+// every column, with a batch of 1 or B.
+Dim shape(const Tensor* const* xs, unsigned n, const Node& node) {
+  const char* op = op_name(node.op);
+  DYNET_LITE_DIM_CHECK(n % 2 == 1, op << ": takes an odd number of arguments (b, W1, x1, W2, x2, ...), got " << n);
+  const Dim& b = xs[0]->d;
+  DYNET_LITE_DIM_CHECK(b.nd <= 2, op << ": bias " << b << " must be a matrix or a vector (at most 2 dimensions)");
+  if (n == 1) return b;
+  Dim r = product_shape(node.op, xs[1]->d, xs[2]->d);
+  for (unsigned k = 3; k < n; k += 2) {
+    Dim t = product_shape(node.op, xs[k]->d, xs[k + 1]->d);
+    DYNET_LITE_DIM_CHECK(t.rows() == r.rows() && t.cols() == r.cols(),
+                         op << ": W" << (k + 1) / 2 << " " << xs[k]->d << " * x" << (k + 1) / 2 << " " << xs[k + 1]->d
+                            << " gives " << t.single_batch() << " but W1 " << xs[1]->d << " * x1 " << xs[2]->d
+                            << " gives " << r.single_batch());
+    DYNET_LITE_DIM_CHECK(t.bd == r.bd || t.bd == 1 || r.bd == 1, op << ": W" << (k + 1) / 2 << " * x" << (k + 1) / 2
+                                                                    << " has batch size " << t.bd
+                                                                    << " but the terms before it have " << r.bd);
+    if (t.bd > r.bd) r.bd = t.bd;
+  }
+  DYNET_LITE_DIM_CHECK(b.rows() == r.rows() && (b.cols() == r.cols() || b.cols() == 1),
+                       op << ": bias " << b << " cannot be added to W1 * x1 " << r.single_batch() << " (W1 " << xs[1]->d
+                          << ", x1 " << xs[2]->d << "): it must be " << r.single_batch() << " or a column {" << r.rows()
+                          << "}");
+  DYNET_LITE_DIM_CHECK(b.bd == r.bd || b.bd == 1 || r.bd == 1,
+                       op << ": bias " << b << " has batch size " << b.bd << " but W1 * x1 has " << r.bd);
+  if (b.bd > r.bd) r.bd = b.bd;
+  return r;
+}
 
 void products(const Tensor* const* xs, unsigned n, const Tensor& y, bool accumulate) {
   for (unsigned k = 1; k < n; k += 2) {
@@ -328,11 +282,48 @@ void products(const Tensor* const* xs, unsigned n, const Tensor& y, bool accumul
   }
 }
 
-void set_bias(const Tensor& b, const Tensor& y) { broadcast_bias(b, y); }
+// y = b, b broadcast over y's columns and batch as affine_transform adds it.
+void set_bias(const Tensor& b, const Tensor& y) {
+  const size_t per = y.d.batch_size();
+  if (b.d.size() == y.d.size()) {
+    std::memcpy(y.v, b.v, y.d.size() * sizeof(float));
+  } else if (b.d.batch_size() == per) {  // a batch of 1 broadcast over the batch
+    for (unsigned k = 0; k < y.d.bd; ++k) std::memcpy(y.v + k * per, b.v, per * sizeof(float));
+  } else {  // a column added to every column
+    const unsigned rows = y.d.rows();
+    const size_t cols = per / rows;
+    for (unsigned k = 0; k < y.d.bd; ++k) {
+      const float* src = b.batch_ptr(k);
+      float* dst = y.v + k * per;
+      for (size_t c = 0; c < cols; ++c) std::memcpy(dst + c * rows, src, rows * sizeof(float));
+    }
+  }
+}
 
-void backward(const Tensor* const* xs, unsigned n, const Node& node, const Tensor& dy, unsigned i, Tensor& dx,
+void backward(const Tensor* const* xs, unsigned, const Node&, const Tensor& dy, unsigned i, Tensor& dx,
               ExecContext& ctx) {
-  affine_backward(xs, n, node, dy, i, dx, ctx);
+  if (i == 0) {
+    if (dx.d.size() == dy.d.size()) {
+      if (ctx.assign_dx())
+        cpu::arr(dx) = cpu::arr(dy);
+      else
+        cpu::arr(dx) += cpu::arr(dy);
+      return;
+    }
+    ctx.zero_if_assigned(dx.v, dx.d.size());
+    if (dx.d.batch_size() == dy.d.batch_size()) {  // bias with a batch of 1
+      for (unsigned k = 0; k < dy.d.bd; ++k) cpu::batch_arr(dx, 0) += cpu::batch_arr(dy, k);
+    } else if (dx.d.bd == 1) {  // a column, batch of 1: sum every column of every element
+      cpu::batch_vec(dx, 0) += mat(dy).rowwise().sum();
+    } else {  // a column per batch element
+      for (unsigned k = 0; k < dy.d.bd; ++k) cpu::batch_vec(dx, k) += batch_mat(dy, k).rowwise().sum();
+    }
+  } else if (i % 2 == 1) {
+    ctx.zero_if_assigned(dx.v, dx.d.size());  // a weight that is not a parameter
+    product_backward_w(*xs[i + 1], dy, dx, ctx);
+  } else {
+    product_backward_x(*xs[i - 1], dy, dx, ctx);
+  }
 }
 
 }  // namespace affine
@@ -348,9 +339,9 @@ void register_matrix_ops(OpTable& t) {
 
   OpInfo& af = t.row(OpKind::AffineTransform);
   af.name = "affine_transform";
-  af.shape = affine_shape;
+  af.shape = affine::shape;
   af.forward[0] = affine_forward;
-  af.backward[0] = affine_backward;
+  af.backward[0] = affine::backward;
   af.assigns_gradient = true;
   af.batch = BatchKind::Custom;  // the shared weight is argument 1, not 0
   af.batch_combine = affine_batch_combine;
