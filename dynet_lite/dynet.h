@@ -63,6 +63,11 @@ class ComputationGraph {
   /// 0 plain execution, 1 agenda batching, 2 depth batching (this graph only).
   void set_autobatch(int strategy) { autobatch_ = strategy; }
   int autobatch() const { return autobatch_; }
+  /// Common subexpression elimination (core/cse.h): an expression equal to one
+  /// already in the graph (same pure op, arguments and parameters) returns that
+  /// node.  Off, on, or (the default, -1, or --dynet-cse) on while autobatching.
+  void set_cse(int mode) { cse_ = mode; }
+  bool cse() const { return cse_ >= 0 ? cse_ != 0 : autobatch_ != 0; }
   /// Counters of automatic batching since the graph was created or cleared
   /// (include dynet_lite/exec/autobatch.h for the struct).
   AutobatchStats autobatch_stats() const;
@@ -118,6 +123,7 @@ class ComputationGraph {
   bool immediate_compute_ = false;
   bool check_validity_ = false;
   int autobatch_ = 0;
+  int cse_ = -1;
   std::mt19937 rng_;
 };
 

@@ -12,6 +12,7 @@ struct DynetParams {
   std::string mem_descriptor = "";     ///< --dynet-mem: initial arena size hint in MB
   float weight_decay = 0.f;            ///< --dynet-weight-decay
   int autobatch = 0;                   ///< --dynet-autobatch: 0 off, 1 agenda, 2 depth
+  int cse = -1;                        ///< --dynet-cse: merge equal expressions; -1 when autobatching
   int profiling = 0;                   ///< --dynet-profiling
   bool shared_parameters = false;      ///< accepted for compatibility
   bool ngpus_requested = false;

@@ -4,6 +4,9 @@
 // instances of different lengths, shared and per-instance parameters, lookups,
 // mid-build reads (incremental_forward), and compares every node value, every
 // node gradient and every parameter gradient across --dynet-autobatch 0, 1 and 2.
+// With common subexpression elimination (on by default while batching) equal
+// expressions are one node, so node gradients are compared without it, and the
+// values of the user's expressions and the parameter gradients with it too.
 #include <random>
 
 #include "dynet_lite/exec/autobatch.h"
@@ -33,13 +36,15 @@ struct TestModel {
 
 struct Result {
   std::vector<std::vector<float>> values;
-  std::vector<std::vector<float>> grads;
+  std::vector<std::vector<float>> grads;       // parameters'
+  std::vector<std::vector<float>> node_grads;  // every node's (without merging only)
   AutobatchStats stats;
 };
 
 // Runs forward and backward (`full`: constant nodes' gradients too) on the sum of
 // `losses`; returns the values of `outs` and of the loss, every parameter's
-// gradient, every node's gradient and the batching counters.
+// gradient, every node's gradient (unless equal expressions were merged) and the
+// batching counters.
 Result run_and_collect(ComputationGraph& cg, const std::vector<Expression>& outs,
                        const std::vector<Expression>& losses, ParameterCollection& pc, LookupParameter& emb,
                        bool full = false) {
@@ -53,31 +58,38 @@ Result run_and_collect(ComputationGraph& cg, const std::vector<Expression>& outs
   r.grads.push_back(as_vector(emb.get_storage().all_grads));
   // Every node's own gradient too (batched backward keeps them in a dense array
   // and writes a node's tensor only when asked), the nodes that get none included.
-  for (VariableIndex i = 0; i <= loss.i; ++i) r.grads.push_back(as_vector(cg.get_gradient(i)));
+  if (!cg.cse())
+    for (VariableIndex i = 0; i <= loss.i; ++i) r.node_grads.push_back(as_vector(cg.get_gradient(i)));
   r.stats = cg.autobatch_stats();
   return r;
 }
 
-// Builds graph number `seed` with the given strategy.  The program is drawn from
-// `seed` alone, so every strategy builds the very same graph.
+// Builds graph number `seed` with the given strategy, merging equal expressions
+// or not (`cse`).  The program is drawn from `seed` alone, so every strategy
+// builds the very same graph.  An instance now and then repeats an earlier one,
+// word for word, so that merging finds whole chains.
 // With `reuse`, the program is built in that graph after clearing it (its arenas
 // then hold the previous graph's values and gradients).
-Result run_program(TestModel& m, unsigned seed, int strategy, bool use_matrix_ops, ComputationGraph* reuse = nullptr) {
-  std::mt19937 gen(seed);
+Result run_program(TestModel& m, unsigned seed, int strategy, bool use_matrix_ops, ComputationGraph* reuse = nullptr,
+                   int cse = 0) {
+  std::mt19937 top(seed), gen;
   auto pick = [&](unsigned n) { return static_cast<unsigned>(gen() % n); };
   ComputationGraph fresh;
   ComputationGraph& cg = reuse ? *reuse : fresh;
   if (reuse) cg.clear();
   cg.set_autobatch(strategy);
+  cg.set_cse(cse);
   m.pc.reset_gradient();
   std::vector<Expression> mats, vecs, all, losses;
   for (auto& p : m.mats) mats.push_back(parameter(cg, p));
   for (auto& p : m.vecs) vecs.push_back(parameter(cg, p));
   const Expression tree[3] = {parameter(cg, m.tree_b), parameter(cg, m.tree_w), parameter(cg, m.tree_u)};
-  unsigned instances = 2 + pick(6);
+  unsigned instances = 2 + top() % 6, instance_seed = 0;
   for (unsigned inst = 0; inst < instances; ++inst) {
+    if (inst == 0 || top() % 4 != 0) instance_seed = top();  // else the previous instance again
+    gen.seed(instance_seed);
     Expression h = pick(2) ? lookup(cg, m.emb, pick(20))
-                           : input(cg, Dim({m.d}), test::test_values(m.d, 0.1f * static_cast<float>(inst)));
+                           : input(cg, Dim({m.d}), test::test_values(m.d, 0.1f * static_cast<float>(pick(3))));
     unsigned len = 1 + pick(6);
     for (unsigned t = 0; t < len; ++t) {
       Expression x = lookup(cg, m.emb, pick(20));
@@ -113,31 +125,46 @@ void check_same(const Result& a, const Result& b, unsigned seed, int strategy) {
       BOOST_REQUIRE_MESSAGE(std::fabs(a.values[i][k] - b.values[i][k]) <= 1e-5f * (1 + std::fabs(a.values[i][k])),
                             "graph " << seed << " strategy " << strategy << " value " << i << "[" << k << "]: "
                                      << a.values[i][k] << " vs " << b.values[i][k]);
-  for (size_t i = 0; i < a.grads.size(); ++i)
-    for (size_t k = 0; k < a.grads[i].size(); ++k)
-      BOOST_REQUIRE_MESSAGE(std::fabs(a.grads[i][k] - b.grads[i][k]) <= 1e-4f * (1 + std::fabs(a.grads[i][k])),
-                            "graph " << seed << " strategy " << strategy << " gradient " << i << "[" << k << "]: "
-                                     << a.grads[i][k] << " vs " << b.grads[i][k]);
+  auto same_grads = [&](const std::vector<std::vector<float>>& x, const std::vector<std::vector<float>>& y,
+                        const char* what) {
+    BOOST_REQUIRE_EQUAL(x.size(), y.size());
+    for (size_t i = 0; i < x.size(); ++i)
+      for (size_t k = 0; k < x[i].size(); ++k)
+        BOOST_REQUIRE_MESSAGE(std::fabs(x[i][k] - y[i][k]) <= 1e-4f * (1 + std::fabs(x[i][k])),
+                              "graph " << seed << " strategy " << strategy << " " << what << " gradient " << i << "["
+                                       << k << "]: " << x[i][k] << " vs " << y[i][k]);
+  };
+  same_grads(a.grads, b.grads, "parameter");
+  // Without merging both have every node's gradient; with it, b has none.
+  if (!b.node_grads.empty()) same_grads(a.node_grads, b.node_grads, "node");
 }
 
 }  // namespace
 
 BOOST_AUTO_TEST_CASE(random_graphs_elementwise_and_lookup) {
   TestModel m(4);
-  uint64_t batched = 0, kernels = 0, nodes = 0;
+  uint64_t batched = 0, kernels = 0, nodes = 0, merged = 0;
   for (unsigned seed = 1; seed <= 1000; ++seed) {
     Result plain = run_program(m, seed, 0, false);
-    for (int strategy : {1, 2}) {
-      Result b = run_program(m, seed, strategy, false);
-      check_same(plain, b, seed, strategy);
-      batched += b.stats.batched_groups;
-      kernels += b.stats.kernels;
-      nodes += b.stats.nodes;
+    BOOST_REQUIRE(!plain.node_grads.empty());
+    for (int strategy : {0, 1, 2}) {
+      for (int cse : {0, 1}) {
+        if (strategy == 0 && cse == 0) continue;
+        Result b = run_program(m, seed, strategy, false, nullptr, cse);
+        check_same(plain, b, seed, strategy);
+        batched += b.stats.batched_groups;
+        kernels += b.stats.kernels;
+        nodes += b.stats.nodes;
+        merged += b.stats.cse_merged;
+        if (!cse) BOOST_REQUIRE_EQUAL(b.stats.cse_merged, 0u);
+      }
     }
   }
-  BOOST_TEST_MESSAGE("nodes " << nodes << ", kernels " << kernels << ", batched groups " << batched);
+  BOOST_TEST_MESSAGE("nodes " << nodes << ", kernels " << kernels << ", batched groups " << batched
+                              << ", expressions merged " << merged);
   BOOST_CHECK_GT(batched, 0u);
   BOOST_CHECK_LT(kernels, nodes);
+  BOOST_CHECK_GT(merged, 1000u);
 }
 
 // The same programs in one graph per strategy, cleared and rebuilt each time:
@@ -149,7 +176,8 @@ BOOST_AUTO_TEST_CASE(random_graphs_in_a_reused_graph) {
   for (unsigned seed = 1; seed <= 300; ++seed) {
     Result plain = run_program(m, seed, 0, seed % 2 == 0);
     for (int strategy : {1, 2})
-      check_same(plain, run_program(m, seed, strategy, seed % 2 == 0, &reused[strategy - 1]), seed, strategy);
+      check_same(plain, run_program(m, seed, strategy, seed % 2 == 0, &reused[strategy - 1], seed % 3 != 0), seed,
+                 strategy);
   }
 }
 
@@ -158,9 +186,10 @@ BOOST_AUTO_TEST_CASE(random_graphs_in_a_reused_graph) {
 // indices must give the table the same gradient as unbatched execution.
 BOOST_AUTO_TEST_CASE(lookup_groups_mixing_constant_and_batched_lookups) {
   TestModel m(4);
-  auto run = [&](int strategy) {
+  auto run = [&](int strategy, int cse) {
     ComputationGraph cg;
     cg.set_autobatch(strategy);
+    cg.set_cse(cse);
     m.pc.reset_gradient();
     std::vector<Expression> outs, losses;
     for (unsigned inst = 0; inst < 12; ++inst) {
@@ -172,12 +201,14 @@ BOOST_AUTO_TEST_CASE(lookup_groups_mixing_constant_and_batched_lookups) {
     }
     return run_and_collect(cg, outs, losses, m.pc, m.emb);
   };
-  Result plain = run(0);
-  for (int strategy : {1, 2}) {
-    Result batched = run(strategy);
-    check_same(plain, batched, 0, strategy);
-    BOOST_CHECK_LT(batched.stats.kernels, plain.stats.nodes);
-  }
+  Result plain = run(0, 0);
+  for (int strategy : {1, 2})
+    for (int cse : {0, 1}) {
+      Result batched = run(strategy, cse);
+      check_same(plain, batched, 0, strategy);
+      BOOST_CHECK_LT(batched.stats.kernels, plain.stats.nodes);
+      BOOST_CHECK_EQUAL(batched.stats.cse_merged > 0, cse == 1);  // lookups of row 0 to 4 repeat
+    }
 }
 
 BOOST_AUTO_TEST_CASE(random_graphs_with_shared_matrix_products) {
@@ -186,7 +217,7 @@ BOOST_AUTO_TEST_CASE(random_graphs_with_shared_matrix_products) {
   for (unsigned seed = 5001; seed <= 6000; ++seed) {
     Result plain = run_program(m, seed, 0, true);
     for (int strategy : {1, 2}) {
-      Result b = run_program(m, seed, strategy, true);
+      Result b = run_program(m, seed, strategy, true, nullptr, seed % 2);
       check_same(plain, b, seed, strategy);
       batched += b.stats.batched_groups;
       gathered += b.stats.bytes_gathered;
@@ -250,9 +281,10 @@ BOOST_AUTO_TEST_CASE(bilstm_groups_split_into_in_place_runs_give_the_same_result
     s.resize(3 + gen() % 5);
     for (auto& word : s) word = gen() % 30;
   }
-  auto run = [&](int strategy) {
+  auto run = [&](int strategy, int cse) {
     ComputationGraph cg;
     cg.set_autobatch(strategy);
+    cg.set_cse(cse);
     pc.reset_gradient();
     fwd.new_graph(cg);
     bwd.new_graph(cg);
@@ -272,11 +304,12 @@ BOOST_AUTO_TEST_CASE(bilstm_groups_split_into_in_place_runs_give_the_same_result
     }
     return run_and_collect(cg, outs, losses, pc, emb);
   };
-  Result plain = run(0);
-  for (int strategy : {1, 2}) {
-    Result batched = run(strategy);
-    check_same(plain, batched, 0, strategy);
-    BOOST_CHECK_GT(batched.stats.split_groups, 0u);
-    BOOST_CHECK_LT(batched.stats.kernels * 4, batched.stats.nodes);
-  }
+  Result plain = run(0, 0);
+  for (int strategy : {1, 2})
+    for (int cse : {0, 1}) {
+      Result batched = run(strategy, cse);
+      check_same(plain, batched, 0, strategy);
+      BOOST_CHECK_GT(batched.stats.split_groups, 0u);
+      BOOST_CHECK_LT(batched.stats.kernels * 4, batched.stats.nodes);
+    }
 }

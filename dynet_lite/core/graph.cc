@@ -72,6 +72,7 @@ void GraphMemory::reset() {
     a->scratch.reset();
   }
   checkpoints.clear();
+  cse.reset();
 }
 
 size_t GraphMemory::capacity_bytes() const {
@@ -110,6 +111,7 @@ ComputationGraph::ComputationGraph()
       mem_(acquire_graph_memory()),
       id_(next_graph_id.fetch_add(1, std::memory_order_relaxed)),
       autobatch_(current_params().autobatch),
+      cse_(current_params().cse),
       rng_(with_global_rng([](std::mt19937& g) { return g(); })) {
   build_start_ns_ = now_ns();
   mem_->batch_state().profiling = current_params().profiling > 0;
@@ -195,9 +197,11 @@ VariableIndex ComputationGraph::add_node(OpKind op, const Expression* args, unsi
   n.aux = nullptr;
   n.grad.v = nullptr;
   DYNET_LITE_ASSERT(params_size <= Node::kParamBytes, info.name << ": parameters too large");
+  n.merged = false;
   if (params_size) std::memcpy(n.params, params, params_size);
   // Unused parameter bytes are zeroed so that batching can compare parameters.
   std::memset(n.params + params_size, 0, Node::kParamBytes - params_size);
+  const Arena::Mark meta_mark = mem_->meta.mark();
   VariableIndex* a = num_args ? static_cast<VariableIndex*>(mem_->meta.allocate(num_args * sizeof(VariableIndex)))
                               : nullptr;
   const Tensor* small[8];
@@ -233,6 +237,15 @@ VariableIndex ComputationGraph::add_node(OpKind op, const Expression* args, unsi
   n.value.d = info.shape(xs, num_args, n);
   n.variable = variable && !info.blocks_gradient;
   n.stamp = revert_count_;
+  if (info.pure && (!info.pure_node || info.pure_node(n)) && cse()) {
+    const VariableIndex same = mem_->cse.find_or_insert(*mem_, idx, revert_count_);
+    if (same != idx) {
+      mem_->meta.rewind(meta_mark);
+      mem_->node(same).merged = true;
+      ++mem_->batch_state().stats.cse_merged;
+      return same;
+    }
+  }
   num_nodes_ = idx + 1;
   if (immediate_compute_) run_forward(idx);
   return idx;
@@ -265,6 +278,11 @@ const Tensor& ComputationGraph::get_gradient(VariableIndex i) {
   DYNET_LITE_CHECK(backward_done_, std::runtime_error,
                    "get_gradient: call backward() first (node " << i << ")");
   Node& n = node(i);
+  DYNET_LITE_CHECK(!n.merged, std::runtime_error,
+                   "get_gradient: node " << i << " (" << ops_[static_cast<unsigned>(n.op)].name
+                                         << ") stands for several equal expressions, merged by common subexpression "
+                                            "elimination, and its gradient is theirs together; build the graph with "
+                                            "set_cse(0) or --dynet-cse 0 to read their gradients one by one");
   bool has_gradient;
   if (mem_->has_batch_groups()) {
     // Batched backward keeps gradients in a dense array and leaves members' Nodes

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "dynet_lite/core/arena.h"
+#include "dynet_lite/core/cse.h"
 #include "dynet_lite/core/node.h"
 #include "dynet_lite/exec/autobatch.h"
 #include "dynet_lite/exec/transposed_weights.h"
@@ -62,6 +63,7 @@ struct GraphMemory {
   std::vector<unsigned char> marks;  // backward: which nodes get a gradient
   WeightGradSink weight_grads;       // backward: weight gradients left for later
   TransposedWeights transposes;      // backward: W^T of the CPU's products, for the pass
+  SubexpressionTable cse;            // the nodes a new node may equal
 
   struct Checkpoint {
     VariableIndex num_nodes;

@@ -59,6 +59,9 @@ DynetParams extract_dynet_params(int& argc, char**& argv, bool shared_parameters
       p.autobatch = parse_number<int>("--dynet-autobatch", take_value().c_str());
       DYNET_LITE_ARG_CHECK(p.autobatch >= 0 && p.autobatch <= 2,
                            "initialize: --dynet-autobatch must be 0, 1 or 2, got " << p.autobatch);
+    } else if (flag == "--dynet-cse") {
+      p.cse = parse_number<int>("--dynet-cse", take_value().c_str());
+      DYNET_LITE_ARG_CHECK(p.cse == 0 || p.cse == 1, "initialize: --dynet-cse must be 0 or 1, got " << p.cse);
     } else if (flag == "--dynet-weight-decay") {
       p.weight_decay = parse_number<float>("--dynet-weight-decay", take_value().c_str());
       DYNET_LITE_ARG_CHECK(p.weight_decay >= 0.f && p.weight_decay < 1.f,
@@ -77,7 +80,7 @@ DynetParams extract_dynet_params(int& argc, char**& argv, bool shared_parameters
     } else {
       DYNET_LITE_ARG_CHECK(false, "initialize: unknown flag '" << arg
                                       << "' (known: --dynet-mem, --dynet-seed, --dynet-autobatch, "
-                                         "--dynet-weight-decay, --dynet-profiling, --dynet-gpus, --dynet-gpu, "
+                                         "--dynet-cse, --dynet-weight-decay, --dynet-profiling, --dynet-gpus, --dynet-gpu, "
                                          "--dynet-devices)");
     }
   }

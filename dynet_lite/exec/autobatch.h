@@ -24,6 +24,7 @@ struct AutobatchStats {
   uint64_t plan_hits = 0;        ///< schedules reused from the plan cache
   uint64_t plan_misses = 0;      ///< schedules computed
   uint64_t graphs = 0;           ///< graphs these counters cover (for totals)
+  uint64_t cse_merged = 0;       ///< expressions that equalled an earlier node (core/cse.h)
   double build_seconds = 0;      ///< from the graph's creation (or clear) to its first forward
   double schedule_seconds = 0;   ///< signatures, grouping, plan look-up
   double copy_seconds = 0;       ///< gathers and scatters (measured with --dynet-profiling only)

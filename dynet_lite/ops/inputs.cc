@@ -2,6 +2,7 @@
 #include <cmath>
 #include <cstring>
 #include <random>
+#include <type_traits>
 #include <vector>
 
 #include "dynet_lite/core/node.h"
@@ -134,7 +135,9 @@ struct LookupParams {
   const unsigned* pindex = nullptr;                // read at forward time
   const std::vector<unsigned>* pindices = nullptr;  // read at forward time
   unsigned index = 0;
+  unsigned unused = 0;  // no padding: graphs compare parameters byte by byte (core/cse.h)
 };
+static_assert(std::has_unique_object_representations_v<LookupParams>, "LookupParams must have no padding");
 
 const unsigned* lookup_indices(const LookupParams& p, unsigned bd) {
   if (p.pindex) return p.pindex;
@@ -263,6 +266,7 @@ void register_input_ops(OpTable& t) {
   // of a minibatch) fill one block together.  Random leaves stay unbatched, so
   // that batching never changes which numbers they draw.
   t.row(OpKind::Constant).batch = BatchKind::Elementwise;
+  t.row(OpKind::Constant).pure = true;
 
   OpInfo& p = t.row(OpKind::Parameter);
   p.name = "parameter";
@@ -272,6 +276,7 @@ void register_input_ops(OpTable& t) {
   p.sets_own_value = true;
   p.trainable_leaf = true;
   p.leaf = true;
+  p.pure = true;
 
   OpInfo& l = t.row(OpKind::Lookup);
   l.name = "lookup";
@@ -285,6 +290,11 @@ void register_input_ops(OpTable& t) {
   l.batch = BatchKind::Custom;
   l.batch_combine = lookup_combine;
   l.batch_key = lookup_batch_key;
+  l.pure = true;
+  l.pure_node = [](const Node& n) {
+    const LookupParams& p = n.p<LookupParams>();
+    return !p.pindex && !p.pindices;
+  };
 }
 
 // ---------------------------------------------------------------- expressions

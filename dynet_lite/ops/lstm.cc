@@ -368,6 +368,8 @@ void register_lstm_ops(OpTable& t) {
   g.backward[0] = gates_backward;
   g.batch = BatchKind::Elementwise;
   g.assigns_gradient = true;
+  // Pure (ops/op_table.cc) unless it draws weight noise.
+  g.pure_node = [](const Node& n) { return n.p<GatesParams>().weightnoise_std == 0.f; };
 
   OpInfo& gd = t.row(OpKind::VanillaLSTMGatesDropout);
   gd.name = "vanilla_lstm_gates_dropout";

@@ -6,6 +6,7 @@
 // too (it sums over the batch by construction).
 #include <cstring>
 #include <string>
+#include <type_traits>
 
 #include "dynet_lite/backends/cpu/eigen.h"
 #include "dynet_lite/backends/cpu/gemm.h"
@@ -122,9 +123,10 @@ bool affine_batch_combine(const Node* const*, unsigned, Node&, ExecContext&) { r
 // ---------------------------------------------------------------- transpose
 
 struct TransposeParams {
-  unsigned char perm[DYNET_MAX_TENSOR_DIM];  // output dim k is input dim perm[k]
-  unsigned char n;
+  unsigned char perm[DYNET_MAX_TENSOR_DIM] = {};  // output dim k is input dim perm[k]; zero past n
+  unsigned char n = 0;
 };
+static_assert(std::has_unique_object_representations_v<TransposeParams>, "compared byte by byte (core/cse.h)");
 
 void print_perm(std::ostream& os, const TransposeParams& p) {
   os << '{';

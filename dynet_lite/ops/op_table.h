@@ -226,6 +226,12 @@ struct OpInfo {
   /// Its CPU backward honours ExecContext::assign_dx for every argument (writes
   /// all of dx when asked to), so its arguments' gradients need no zeroing first.
   bool assigns_gradient = false;
+  /// Two nodes of this op with equal arguments, parameters and shape always have
+  /// equal values (no randomness, no user memory read at forward time), so a
+  /// graph may keep only the first (core/cse.h).  `pure_node`, where set, decides
+  /// per node (lookup(&index) reads the index at forward time, lookup(5) does not).
+  bool pure = false;
+  bool (*pure_node)(const Node& node) = nullptr;
   BatchKind batch = BatchKind::Never;
   BatchCombineFn batch_combine = nullptr;  ///< required for BatchKind::Custom
   BatchKeyFn batch_key = nullptr;          ///< optional for BatchKind::Custom

@@ -1,6 +1,7 @@
 // Reductions over elements, dimensions and the batch.
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 #include <vector>
 
 #include "dynet_lite/backends/cpu/eigen.h"
@@ -79,7 +80,9 @@ void mean_batches_backward(const Tensor* const*, unsigned, const Node&, const Te
 struct DimReduceParams {
   uint32_t mask = 0;
   bool batch = false;
+  unsigned char unused[3] = {};  // no padding: graphs compare parameters byte by byte (core/cse.h)
 };
+static_assert(std::has_unique_object_representations_v<DimReduceParams>, "DimReduceParams must have no padding");
 
 // The input seen as up to 8 groups of adjacent dimensions (the batch is the last
 // one) that are all reduced or all kept, with the output stride of each group.
