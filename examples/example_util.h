@@ -18,6 +18,7 @@
 #include <string>
 #include <sys/stat.h>
 
+#include "dynet_lite/backends/cpu/gemm.h"
 #include "dynet_lite/devices.h"
 #include "dynet_lite/except.h"
 #include "dynet_lite/exec/autobatch.h"
@@ -173,11 +174,21 @@ inline double gemm512_gflops() {
   return 2.0 * n * n * n / best / 1e9;
 }
 
+/// The rates of a timed run's products: `GFLOP/s` counts the multiply-adds the
+/// CPU products executed (cpu::product_macs(), from `macs_before` on), twice each;
+/// `model_GFLOP/s` the model's own count (`model_flops`), which a library that
+/// merges nothing must execute.  They differ by what merging (core/cse.h) saved.
+inline void append_gflops(std::ostream& line, uint64_t macs_before, double model_flops, double seconds) {
+  const double executed = 2.0 * static_cast<double>(dynet_lite::cpu::product_macs() - macs_before);
+  line << " GFLOP/s=" << std::fixed << std::setprecision(2) << executed / seconds / 1e9
+       << " model_GFLOP/s=" << model_flops / seconds / 1e9 << " gemm512_GFLOP/s=" << gemm512_gflops();
+}
+
 /// The end of every benchmark line: batching counters (when on), the machine and
 /// the flags, so that figures from different runs can be compared.
 inline void append_bench_tail(std::ostream& line, bool autobatch, const dynet_lite::AutobatchStats& stats) {
   if (autobatch)
-    line << " autobatch{nodes=" << stats.nodes << " kernels=" << stats.kernels
+    line << " autobatch{nodes=" << stats.nodes << " merged=" << stats.cse_merged << " kernels=" << stats.kernels
          << " batched_groups=" << stats.batched_groups << " split_groups=" << stats.split_groups
          << " bytes_gathered=" << stats.bytes_gathered << " plan_hits=" << stats.plan_hits
          << " plan_misses=" << stats.plan_misses << " schedule_s=" << std::setprecision(3) << stats.schedule_seconds

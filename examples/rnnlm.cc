@@ -542,6 +542,7 @@ int run_bench(const Options& o) {
     }
   };
   step(batches[0], false);  // warm-up
+  const uint64_t macs_before = dynet_lite::cpu::product_macs();
   examples::Timer timer;
   for (const auto& ids : batches) step(ids, true);
   const double seconds = timer.seconds();
@@ -555,16 +556,15 @@ int run_bench(const Options& o) {
       macs += lm.forward_macs(steps, static_cast<unsigned>(ids.size()));  // padding computed too
     }
   }
-  // forward: one product per matrix product; backward: two (d input, d weights); 2 flops a multiply-add
-  const double gflops = 3 * 2 * macs / seconds / 1e9;
+  // the model's count: forward one product per matrix product, backward two (d input, d weights)
   std::ostringstream line;
   line << "T4 rnnlm mode=" << o.bench << " sentences=" << train.size() << " words=" << words
        << " minibatches=" << batches.size() << " seconds=" << std::fixed << std::setprecision(3) << seconds
        << " words/s=" << std::setprecision(1) << words / seconds << " sent/s=" << train.size() / seconds
        << " loss_first_steps=";
   for (size_t i = 0; i < first_losses.size(); ++i) line << (i ? "," : "") << std::setprecision(4) << first_losses[i];
-  line << " loss/word=" << std::setprecision(4) << loss_sum / words << " GFLOP/s=" << std::setprecision(2) << gflops
-       << " gemm512_GFLOP/s=" << examples::gemm512_gflops();
+  line << " loss/word=" << std::setprecision(4) << loss_sum / words;
+  examples::append_gflops(line, macs_before, 3 * 2 * macs, seconds);
   examples::append_bench_tail(line, autobatch, stats);
   std::cout << line.str() << std::endl;
   return 0;

@@ -702,6 +702,7 @@ int run_bench(const Options& o) {
     }
   };
   run(0, WARMUP, false);
+  const uint64_t macs_before = dynet_lite::cpu::product_macs();
   examples::Timer timer;
   run(WARMUP, WARMUP + TIMED, true);
   const double seconds = timer.seconds();
@@ -710,16 +711,15 @@ int run_bench(const Options& o) {
     words += train[k].size();
     macs += tagger.forward_macs(train[k]);
   }
-  // forward: one product per matrix product; backward: two (d input, d weights); 2 flops a multiply-add
-  const double gflops = 3 * 2 * macs / seconds / 1e9;
+  // the model's count: forward one product per matrix product, backward two (d input, d weights)
   std::ostringstream line;
   line << (o.use_char ? "T2 tagger-char" : "T1 tagger") << " mode=" << o.bench << " sentences=" << TIMED
        << " words=" << words << " seconds=" << std::fixed << std::setprecision(3) << seconds
        << " sent/s=" << std::setprecision(1) << TIMED / seconds << " words/s=" << words / seconds
        << " loss_first_steps=";
   for (size_t i = 0; i < first_losses.size(); ++i) line << (i ? "," : "") << std::setprecision(4) << first_losses[i];
-  line << " loss/word=" << std::setprecision(4) << loss_sum / words << " GFLOP/s=" << std::setprecision(2) << gflops
-       << " gemm512_GFLOP/s=" << examples::gemm512_gflops();
+  line << " loss/word=" << std::setprecision(4) << loss_sum / words;
+  examples::append_gflops(line, macs_before, 3 * 2 * macs, seconds);
   examples::append_bench_tail(line, autobatch, stats);
   std::cout << line.str() << std::endl;
   return 0;

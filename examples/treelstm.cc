@@ -524,6 +524,7 @@ int run_bench(const Options& o) {
     }
   };
   run(0, WARMUP, false);
+  const uint64_t macs_before = dynet_lite::cpu::product_macs();
   examples::Timer timer;
   run(WARMUP, WARMUP + TIMED, true);
   const double seconds = timer.seconds();
@@ -534,15 +535,14 @@ int run_bench(const Options& o) {
     nodes += train[k].size();
     macs += TreeClassifier::forward_macs(train[k], false);
   }
-  // forward: one product per matrix product; backward: two (d input, d weights); 2 flops a multiply-add
-  const double gflops = 3 * 2 * macs / seconds / 1e9;
+  // the model's count: forward one product per matrix product, backward two (d input, d weights)
   std::ostringstream line;
   line << "T3 treelstm mode=" << o.bench << " trees=" << TIMED << " words=" << words << " nodes=" << nodes
        << " seconds=" << std::fixed << std::setprecision(3) << seconds << " trees/s=" << std::setprecision(1)
        << TIMED / seconds << " words/s=" << words / seconds << " loss_first_steps=";
   for (size_t i = 0; i < first_losses.size(); ++i) line << (i ? "," : "") << std::setprecision(4) << first_losses[i];
-  line << " loss/tree=" << std::setprecision(4) << loss_sum / TIMED << " GFLOP/s=" << std::setprecision(2) << gflops
-       << " gemm512_GFLOP/s=" << examples::gemm512_gflops();
+  line << " loss/tree=" << std::setprecision(4) << loss_sum / TIMED;
+  examples::append_gflops(line, macs_before, 3 * 2 * macs, seconds);
   examples::append_bench_tail(line, autobatch, stats);
   std::cout << line.str() << std::endl;
   return 0;

@@ -1,5 +1,6 @@
 #include "dynet_lite/core/cse.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "dynet_lite/core/graph_memory.h"
@@ -8,50 +9,97 @@ namespace dynet_lite {
 
 namespace {
 
-inline uint64_t mix(uint64_t h, uint64_t v) {
-  h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
-  return h * 0xff51afd7ed558ccdULL;
-}
+constexpr uint64_t kMul = 0x9e3779b97f4a7c15ULL;
+inline uint64_t mix(uint64_t h, uint64_t v) { return (h ^ v) * kMul; }
+inline uint64_t finish(uint64_t h) { return h ^ (h >> 31); }
+inline uint64_t index_key(VariableIndex i) { return (uint64_t(i) + 1) * 0xd6e8feb86659fd93ULL; }
 
-uint64_t subexpression_hash(const Node& n) {
-  uint64_t h = mix(static_cast<uint64_t>(n.op), n.num_args | (uint64_t(n.variable) << 16));
-  h = mix(h, reinterpret_cast<uintptr_t>(n.value.device));
-  const Dim& d = n.value.d;
-  h = mix(h, d.nd | (static_cast<uint64_t>(d.bd) << 32));
-  for (unsigned i = 0; i < d.nd; ++i) h = mix(h, d.d[i]);
-  for (unsigned k = 0; k < n.num_args; ++k) h = mix(h, n.args[k]);
+// Everything of a node but its arguments (and, unless `with_shape`, its shape);
+// `words`: how many 8-byte words of its parameters may be non-zero.
+uint64_t own_hash(const Node& n, size_t words, bool with_shape = true) {
+  uint64_t h = mix(static_cast<uint64_t>(n.op) | (uint64_t(n.num_args) << 16) | (uint64_t(n.variable) << 32),
+                   reinterpret_cast<uintptr_t>(n.value.device));
+  if (with_shape) {
+    const Dim& d = n.value.d;
+    h = mix(h, d.nd | (static_cast<uint64_t>(d.bd) << 32));
+    for (unsigned i = 0; i < d.nd; i += 2) h = mix(h, d.d[i] | (i + 1 < d.nd ? uint64_t(d.d[i + 1]) << 32 : 0));
+  }
   uint64_t w[Node::kParamBytes / 8];
   std::memcpy(w, n.params, sizeof(w));
-  for (uint64_t x : w) h = mix(h, x);
+  for (size_t k = 0; k < words; ++k) h = mix(h, w[k]);
   return h;
+}
+
+bool same_own(const Node& a, const Node& b) {
+  return a.op == b.op && a.num_args == b.num_args && a.variable == b.variable && a.value.device == b.value.device &&
+         a.value.d == b.value.d && std::memcmp(a.params, b.params, Node::kParamBytes) == 0;
+}
+
+bool pure_leaf(const OpInfo* ops, const Node& n) {
+  const OpInfo& info = ops[static_cast<unsigned>(n.op)];
+  return info.leaf && is_pure(info, n);
 }
 
 }  // namespace
 
-bool same_subexpression(const Node& a, const Node& b) {
-  if (a.op != b.op || a.num_args != b.num_args || a.variable != b.variable || a.value.device != b.value.device ||
-      a.value.d != b.value.d)
-    return false;
-  for (unsigned k = 0; k < a.num_args; ++k)
-    if (a.args[k] != b.args[k]) return false;
-  return std::memcmp(a.params, b.params, Node::kParamBytes) == 0;
+bool is_pure(const OpInfo& info, const Node& n) { return info.pure && (!info.pure_node || info.pure_node(n)); }
+
+void SubexpressionTable::set_key(VariableIndex idx, uint64_t key, uint32_t stamp) {
+  if (idx >= keys_.size()) keys_.resize(std::max<size_t>(1024, 2 * size_t(idx)), Key{0, 0, 0});
+  keys_[idx] = Key{key, generation_, stamp};
 }
 
-VariableIndex SubexpressionTable::find_or_insert(const GraphMemory& m, VariableIndex idx, uint32_t stamp) {
+uint64_t SubexpressionTable::key_of(const GraphMemory& m, const OpInfo* ops, VariableIndex a) const {
+  const Node& n = m.node(a);
+  if (a < keys_.size() && keys_[a].generation == generation_ && keys_[a].stamp == n.stamp) return keys_[a].key;
+  // Added while merging was off.
+  return pure_leaf(ops, n) ? finish(own_hash(n, Node::kParamBytes / 8)) : index_key(a);
+}
+
+uint64_t SubexpressionTable::prepare(const GraphMemory& m, const OpInfo* ops, VariableIndex idx, size_t params_size) {
   const Node& n = m.node(idx);
-  const uint64_t h = subexpression_hash(n);
+  if (n.num_args == 0 || !is_pure(ops[static_cast<unsigned>(n.op)], n)) return 0;
+  uint64_t h = own_hash(n, (params_size + 7) / 8, false);
+  for (unsigned k = 0; k < n.num_args; ++k) h = mix(h, key_of(m, ops, n.args[k]));
+  h = finish(h) | 1;  // never 0
   if (2 * (count_ + 1) > slots_.size()) grow();
+  __builtin_prefetch(&slots_[h & (slots_.size() - 1)]);
+  return h;
+}
+
+VariableIndex SubexpressionTable::add(GraphMemory& m, const OpInfo* ops, VariableIndex idx, uint64_t h,
+                                      size_t params_size, uint32_t stamp) {
+  const Node& n = m.node(idx);
+  if (h == 0) {
+    set_key(idx, n.num_args == 0 && is_pure(ops[static_cast<unsigned>(n.op)], n)
+                     ? finish(own_hash(n, (params_size + 7) / 8))
+                     : index_key(idx),
+            stamp);
+    return idx;
+  }
   const size_t mask = slots_.size() - 1;
   for (size_t s = h & mask;; s = (s + 1) & mask) {
     Slot& slot = slots_[s];
     if (slot.generation != generation_) {
       slot = Slot{h, idx, generation_};
       ++count_;
+      set_key(idx, index_key(idx), stamp);
       return idx;
     }
     if (slot.hash != h || slot.node >= idx) continue;  // a node reverted away may have left its slot
     const Node& other = m.node(slot.node);
-    if (other.stamp == stamp && same_subexpression(other, n)) return slot.node;
+    if (other.stamp != stamp || !same_own(other, n)) continue;
+    bool same = true;
+    for (unsigned k = 0; k < n.num_args && same; ++k) {
+      const VariableIndex a = other.args[k], b = n.args[k];
+      same = a == b || (pure_leaf(ops, m.node(a)) && same_own(m.node(a), m.node(b)));
+    }
+    if (!same) continue;
+    // The node and the arguments told equal stand for their copies from now on.
+    m.node(slot.node).merged = true;
+    for (unsigned k = 0; k < n.num_args; ++k)
+      if (other.args[k] != n.args[k]) m.node(other.args[k]).merged = m.node(n.args[k]).merged = true;
+    return slot.node;
   }
 }
 

@@ -233,15 +233,19 @@ VariableIndex ComputationGraph::add_node(OpKind op, const Expression* args, unsi
   n.value.v = nullptr;
   n.value.device = dev;
   n.value.mem_pool = DeviceMempool::FXS;
-  if (leaf_dim) n.value.d = *leaf_dim;
-  n.value.d = info.shape(xs, num_args, n);
   n.variable = variable && !info.blocks_gradient;
   n.stamp = revert_count_;
-  if (info.pure && (!info.pure_node || info.pure_node(n)) && cse()) {
-    const VariableIndex same = mem_->cse.find_or_insert(*mem_, idx, revert_count_);
+  const bool cse_on = cse();
+  // The lookup's hash before the shape, so that its slot is fetched meanwhile.
+  const uint64_t cse_hash = cse_on ? mem_->cse.prepare(*mem_, ops_, idx, params_size) : 0;
+  if (leaf_dim) n.value.d = *leaf_dim;
+  n.value.d = info.shape(xs, num_args, n);
+  // Leaves stay apart (they cost nothing, and a lookup block read in place by
+  // the next batched group keeps its layout); their consumers merge.
+  if (cse_on) {
+    const VariableIndex same = mem_->cse.add(*mem_, ops_, idx, cse_hash, params_size, revert_count_);
     if (same != idx) {
       mem_->meta.rewind(meta_mark);
-      mem_->node(same).merged = true;
       ++mem_->batch_state().stats.cse_merged;
       return same;
     }

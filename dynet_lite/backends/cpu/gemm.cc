@@ -398,6 +398,8 @@ inline bool packing_pays(size_t a_floats, size_t n, size_t cut) { return n >= kP
 
 namespace detail {
 
+thread_local uint64_t product_macs = 0;
+
 void gemm_large(const float* w, const float* x, float* y, size_t m, size_t k, size_t n, bool accumulate) {
   if (n == 1) {  // a matrix-vector product: Eigen packs nothing
     if (accumulate)

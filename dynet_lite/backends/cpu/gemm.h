@@ -21,6 +21,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 
 #include <Eigen/Core>
 
@@ -119,9 +120,18 @@ void gemm_large(const float* w, const float* x, float* y, size_t m, size_t k, si
 void gemm_tn_large(const float* w, const float* dy, float* dx, size_t m, size_t k, size_t n);
 void gemm_nt_large(const float* dy, const float* x, float* dw, size_t m, size_t k, size_t n);
 
+extern thread_local uint64_t product_macs;
+
 }  // namespace detail
 
+/// Multiply-adds that gemm, gemm_tn and gemm_nt have run on this thread: the
+/// benchmarks divide what a timed run adds to it by the time, for the rate at
+/// which products were actually executed (work merged away by core/cse.h, or
+/// never needed, is not in it).
+inline uint64_t product_macs() { return detail::product_macs; }
+
 inline void gemm(const float* w, const float* x, float* y, size_t m, size_t k, size_t n, bool accumulate) {
+  detail::product_macs += m * k * n;
   if (m * k * n > detail::kSmallProduct) return detail::gemm_large(w, x, y, m, k, n, accumulate);
   if (accumulate)
     detail::columns_times_scalars<true>(w, m, k, x, 1, k, y, n);
@@ -130,11 +140,13 @@ inline void gemm(const float* w, const float* x, float* y, size_t m, size_t k, s
 }
 
 inline void gemm_tn(const float* w, const float* dy, float* dx, size_t m, size_t k, size_t n) {
+  detail::product_macs += m * k * n;
   if (m * k * n > detail::kSmallProduct) return detail::gemm_tn_large(w, dy, dx, m, k, n);
   detail::small_tn(w, dy, dx, m, k, n);
 }
 
 inline void gemm_nt(const float* dy, const float* x, float* dw, size_t m, size_t k, size_t n) {
+  detail::product_macs += m * k * n;
   if (n == 1 || m * k * n > detail::kSmallProduct) return detail::gemm_nt_large(dy, x, dw, m, k, n);
   detail::columns_times_scalars<true>(dy, m, n, x, k, 1, dw, k);
 }
