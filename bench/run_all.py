@@ -15,6 +15,9 @@ libtorch) to the tasks that have one: its runs join each round of the task's
 dynet_lite runs, and a second table gives the ratios dynet_lite / libtorch of the
 medians, as BENCHMARKS.md asks of comparisons (same sitting, interleaved).
 
+The autobatching tasks also run b64-auto-nocse: b64-auto with --dynet-cse 0
+(without merging equal expressions, core/cse.h), compared with DyNet's b64-auto.
+
 --dynet does the same with DyNet 2.1 itself (bench/dynet_*, built when
 scripts/build_dynet.sh has installed DyNet), in every mode of every task, and
 gives the ratios dynet_lite / DyNet next to the issue's targets (b64-auto at
@@ -35,11 +38,16 @@ import sys
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 TASKS = {
-    "tagger": (["examples/tagger"], ["b1", "b64", "b64-auto", "b64-depth"], "sent/s"),
-    "tagger-char": (["examples/tagger", "--char"], ["b1", "b64", "b64-auto", "b64-depth"], "sent/s"),
-    "treelstm": (["examples/treelstm"], ["b1", "b64", "b64-auto", "b64-depth"], "trees/s"),
-    "rnnlm": (["examples/rnnlm"], ["manual-1", "manual-4", "manual-16", "manual-64", "b64-auto"], "words/s"),
+    "tagger": (["examples/tagger"], ["b1", "b64", "b64-auto", "b64-auto-nocse", "b64-depth"], "sent/s"),
+    "tagger-char": (["examples/tagger", "--char"], ["b1", "b64", "b64-auto", "b64-auto-nocse", "b64-depth"], "sent/s"),
+    "treelstm": (["examples/treelstm"], ["b1", "b64", "b64-auto", "b64-auto-nocse", "b64-depth"], "trees/s"),
+    "rnnlm": (["examples/rnnlm"], ["manual-1", "manual-4", "manual-16", "manual-64", "b64-auto", "b64-auto-nocse"],
+              "words/s"),
 }
+# dynet_lite's own modes: b64-auto without merging equal expressions (--dynet-cse 0;
+# the autobatching modes merge them by default), compared with DyNet's b64-auto.
+OWN_MODES = {"b64-auto-nocse": ["--bench", "b64-auto", "--dynet-cse", "0"]}
+DYNET_PEER = {"b64-auto-nocse": "b64-auto"}
 
 
 # The libtorch programs of the tasks that have one, and their modes; each
@@ -129,8 +137,8 @@ def main():
             continue
         prog, modes, unit = TASKS[task]
         extra = (["--dynet-gpus", "1"] if a.gpu else []) + (["--data-dir", a.data_dir] if a.data_dir else [])
-        runs = [(task, mode, [os.path.join(build, prog[0])] + prog[1:] + ["--bench", mode] + extra)
-                for mode in modes]
+        runs = [(task, mode, [os.path.join(build, prog[0])] + prog[1:] + OWN_MODES.get(mode, ["--bench", mode]) +
+                 extra) for mode in modes]
         if a.torch and task in TORCH_TASKS:
             tprog, tmodes = TORCH_TASKS[task]
             runs += [(task + "-libtorch", mode, [os.path.join(build, tprog[0])] + tprog[1:] + ["--bench", mode])
@@ -141,7 +149,7 @@ def main():
                                                           if task in DYNET_COMPACT else []):
                 runs += [(task + suffix, mode, [os.path.join(build, dprog[0])] + dprog[1:] + extra_args +
                           ["--bench", mode] + (["--data-dir", a.data_dir] if a.data_dir else []))
-                         for mode in modes]
+                         for mode in modes if mode not in OWN_MODES]
         results = {(name, mode): [] for name, mode, _ in runs}
         for _ in range(a.runs):  # one round: every mode of both libraries, then the next round
             for name, mode, cmd in runs:
@@ -165,9 +173,10 @@ def main():
                     ratios.append((task, mode, peer[1], medians[(task, mode)], medians[peer], unit))
         if a.dynet and task in DYNET_TASKS:
             for mode in modes:
-                if (task + "-dynet", mode) in medians:
-                    compact = medians.get((task + "-dynet-compact", mode))
-                    dynet_ratios.append((task, mode, medians[(task, mode)], medians[(task + "-dynet", mode)],
+                peer = DYNET_PEER.get(mode, mode)
+                if (task + "-dynet", peer) in medians:
+                    compact = medians.get((task + "-dynet-compact", peer))
+                    dynet_ratios.append((task, mode, medians[(task, mode)], medians[(task + "-dynet", peer)],
                                          compact, unit))
     if dynet_ratios:
         print()
@@ -175,7 +184,7 @@ def main():
         print("| --- | --- | --- | --- | --- | --- | --- |")
         for task, mode, ours, theirs, compact, unit in dynet_ratios:
             best = max(theirs, compact or 0)
-            target = DYNET_TARGET.get((task, mode))
+            target = DYNET_TARGET.get((task, DYNET_PEER.get(mode, mode)))
             print("| %s | %s | %.0f %s | %.0f | %s | %.2fx | %s |" % (
                 task, mode, ours, unit, theirs, "%.0f" % compact if compact else "-", ours / best,
                 "" if target is None else ">= %.2fx (%s)" % (target, "met" if ours / best >= target else "not met")))

@@ -2,6 +2,7 @@
 // Small helpers shared by the example programs (tagger, treelstm): strict
 // command-line numbers, a progress bar on stderr, atomic file writes, data paths,
 // and the machine/flags description printed with benchmark figures.
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <Eigen/Dense>
@@ -16,7 +17,6 @@
 #include <sstream>
 #include <stdexcept>
 #include <string>
-#include <sys/stat.h>
 
 #include "dynet_lite/backends/cpu/gemm.h"
 #include "dynet_lite/devices.h"

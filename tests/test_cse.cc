@@ -52,9 +52,9 @@ BOOST_AUTO_TEST_CASE(equal_expressions_are_one_node) {
   BOOST_CHECK_EQUAL(cg.size(), size + 4);  // W2, z1, z2, x1 + z1
   BOOST_CHECK_EQUAL(cg.autobatch_stats().cse_merged, 6u);
   // Equal up to something that matters: not merged.
-  BOOST_CHECK_NE(tanh(lookup(cg, m.emb, 4)).i, tanh(x1).i);        // another row
-  BOOST_CHECK_NE(tanh(const_lookup(cg, m.emb, 3)).i, tanh(x1).i);  // no gradient
-  BOOST_CHECK_NE(pick_range(h1, 0, 2).i, pick_range(h1, 1, 3).i);  // other parameters
+  BOOST_CHECK_NE(tanh(lookup(cg, m.emb, 4)).i, tanh(x1).i);                     // another row
+  BOOST_CHECK_NE(tanh(const_lookup(cg, m.emb, 3)).i, tanh(x1).i);               // no gradient
+  BOOST_CHECK_NE(pick_range(h1, 0, 2).i, pick_range(h1, 1, 3).i);               // other parameters
   BOOST_CHECK_NE(tanh(zeros(cg, Dim({4}))).i, tanh(zeros(cg, Dim({2, 2}))).i);  // another shape
   BOOST_CHECK_NE(tanh(zeros(cg, Dim({4}))).i, tanh(ones(cg, Dim({4}))).i);
   BOOST_CHECK_NE((x1 - h1).i, (h1 - x1).i);  // argument order
@@ -129,7 +129,8 @@ BOOST_AUTO_TEST_CASE(a_merged_node_refuses_to_report_its_gradient) {
   Expression loss = sum_elems(tanh(x) + tanh(y) + z);  // tanh(y) is tanh(x)
   cg.forward(loss);
   cg.backward(loss);
-  test::check_throws_with<std::runtime_error>([&] { cg.get_gradient(y); }, {"get_gradient: node", "(lookup) stands for several equal expressions"});
+  test::check_throws_with<std::runtime_error>([&] { cg.get_gradient(y); },
+                                              {"get_gradient: node", "(lookup) stands for several equal expressions"});
   test::check_throws_with<std::runtime_error>([&] { cg.get_gradient(x); }, {"--dynet-cse 0"});
   test::check_throws_with<std::runtime_error>([&] { cg.get_gradient(tanh(x)); }, {"(tanh) stands for"});
   // z was built once: its gradient is its own.
@@ -235,5 +236,6 @@ BOOST_AUTO_TEST_CASE(the_flag) {
   const char* bad[] = {"prog", "--dynet-cse=2", nullptr};
   argc = 2;
   argv = const_cast<char**>(bad);
-  test::check_throws_with<std::invalid_argument>([&] { extract_dynet_params(argc, argv); }, {"--dynet-cse must be 0 or 1, got 2"});
+  test::check_throws_with<std::invalid_argument>([&] { extract_dynet_params(argc, argv); },
+                                                 {"--dynet-cse must be 0 or 1, got 2"});
 }

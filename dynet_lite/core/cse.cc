@@ -68,12 +68,14 @@ uint64_t SubexpressionTable::prepare(const GraphMemory& m, const OpInfo* ops, Va
 }
 
 VariableIndex SubexpressionTable::add(GraphMemory& m, const OpInfo* ops, VariableIndex idx, uint64_t h,
-                                      size_t params_size, uint32_t stamp) {
+                                      uint32_t stamp) {
   const Node& n = m.node(idx);
   if (h == 0) {
-    set_key(idx, n.num_args == 0 && is_pure(ops[static_cast<unsigned>(n.op)], n)
-                     ? finish(own_hash(n, (params_size + 7) / 8))
-                     : index_key(idx),
+    // A pure leaf's key hashes all its parameter words, as key_of() does for
+    // one added while merging was off.
+    set_key(idx,
+            n.num_args == 0 && is_pure(ops[static_cast<unsigned>(n.op)], n) ? finish(own_hash(n, Node::kParamBytes / 8))
+                                                                            : index_key(idx),
             stamp);
     return idx;
   }

@@ -54,8 +54,7 @@ class SubexpressionTable {
   /// as merged, or `idx` after recording it.  Every node added while merging is
   /// on comes here, so that its consumers find its key.  Nodes of another
   /// `stamp` (before a revert) are not reused.  `ops`: the op table's rows.
-  VariableIndex add(GraphMemory& m, const OpInfo* ops, VariableIndex idx, uint64_t hash, size_t params_size,
-                    uint32_t stamp);
+  VariableIndex add(GraphMemory& m, const OpInfo* ops, VariableIndex idx, uint64_t hash, uint32_t stamp);
 
  private:
   struct Slot {

@@ -243,7 +243,7 @@ VariableIndex ComputationGraph::add_node(OpKind op, const Expression* args, unsi
   // Leaves stay apart (they cost nothing, and a lookup block read in place by
   // the next batched group keeps its layout); their consumers merge.
   if (cse_on) {
-    const VariableIndex same = mem_->cse.add(*mem_, ops_, idx, cse_hash, params_size, revert_count_);
+    const VariableIndex same = mem_->cse.add(*mem_, ops_, idx, cse_hash, revert_count_);
     if (same != idx) {
       mem_->meta.rewind(meta_mark);
       ++mem_->batch_state().stats.cse_merged;

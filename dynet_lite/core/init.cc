@@ -78,10 +78,12 @@ DynetParams extract_dynet_params(int& argc, char**& argv, bool shared_parameters
       p.devices = take_value();
       p.ids_requested = true;
     } else {
-      DYNET_LITE_ARG_CHECK(false, "initialize: unknown flag '" << arg
-                                      << "' (known: --dynet-mem, --dynet-seed, --dynet-autobatch, "
-                                         "--dynet-cse, --dynet-weight-decay, --dynet-profiling, --dynet-gpus, --dynet-gpu, "
-                                         "--dynet-devices)");
+      DYNET_LITE_ARG_CHECK(false,
+                           "initialize: unknown flag '"
+                               << arg
+                               << "' (known: --dynet-mem, --dynet-seed, --dynet-autobatch, "
+                                  "--dynet-cse, --dynet-weight-decay, --dynet-profiling, --dynet-gpus, --dynet-gpu, "
+                                  "--dynet-devices)");
     }
   }
   argc = out;

@@ -176,10 +176,10 @@ std::string AutobatchStats::summary() const {
                 "scattered %llu B), plan cache %llu hits / %llu misses, %llu expressions merged",
                 static_cast<unsigned long long>(nodes), static_cast<unsigned long long>(kernels),
                 static_cast<unsigned long long>(batched_groups), static_cast<unsigned long long>(split_groups),
-                static_cast<unsigned long long>(nodes), ms(build_seconds), ms(schedule_seconds), ms(forward_seconds), ms(backward_seconds), ms(copy_seconds),
-                static_cast<unsigned long long>(bytes_gathered), static_cast<unsigned long long>(bytes_scattered),
-                static_cast<unsigned long long>(plan_hits), static_cast<unsigned long long>(plan_misses),
-                static_cast<unsigned long long>(cse_merged));
+                static_cast<unsigned long long>(nodes), ms(build_seconds), ms(schedule_seconds), ms(forward_seconds),
+                ms(backward_seconds), ms(copy_seconds), static_cast<unsigned long long>(bytes_gathered),
+                static_cast<unsigned long long>(bytes_scattered), static_cast<unsigned long long>(plan_hits),
+                static_cast<unsigned long long>(plan_misses), static_cast<unsigned long long>(cse_merged));
   return buf;
 }
 

@@ -13,6 +13,7 @@ namespace {
 // (pick, pickneglogsoftmax, hinge, select_rows, ...), and the rarer ops, which
 // gain nothing from it.
 void mark_pure_ops(OpTable& t) {
+  // clang-format off
   static const OpKind kPure[] = {
       OpKind::Add, OpKind::Subtract, OpKind::CMult, OpKind::CDiv, OpKind::Negate, OpKind::AddScalar,
       OpKind::MultiplyScalar, OpKind::ScalarMinus, OpKind::ScalarDivide, OpKind::Pow, OpKind::Max, OpKind::Min,
@@ -26,6 +27,7 @@ void mark_pure_ops(OpTable& t) {
       OpKind::ScaleGradient, OpKind::LayerNorm, OpKind::VanillaLSTMGates, OpKind::VanillaLSTMC,
       OpKind::VanillaLSTMH, OpKind::TreeLSTMGates, OpKind::TreeLSTMGatesAffine, OpKind::TreeLSTMC,
       OpKind::TreeLSTMH};
+  // clang-format on
   for (OpKind op : kPure) t.row(op).pure = true;
 }
 
