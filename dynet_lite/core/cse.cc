@@ -35,14 +35,20 @@ bool same_own(const Node& a, const Node& b) {
          a.value.d == b.value.d && std::memcmp(a.params, b.params, Node::kParamBytes) == 0;
 }
 
+bool is_pure(const OpInfo& info, const Node& n) { return info.pure && (!info.pure_node || info.pure_node(n)); }
+
 bool pure_leaf(const OpInfo* ops, const Node& n) {
   const OpInfo& info = ops[static_cast<unsigned>(n.op)];
   return info.leaf && is_pure(info, n);
 }
 
-}  // namespace
+// A node's key computed from the node itself (see Key): a pure leaf's hashes
+// all its parameter words, so that it does not depend on how it was added.
+uint64_t key_from_node(const OpInfo* ops, const Node& n, VariableIndex i) {
+  return pure_leaf(ops, n) ? finish(own_hash(n, Node::kParamBytes / 8)) : index_key(i);
+}
 
-bool is_pure(const OpInfo& info, const Node& n) { return info.pure && (!info.pure_node || info.pure_node(n)); }
+}  // namespace
 
 void SubexpressionTable::set_key(VariableIndex idx, uint64_t key, uint32_t stamp) {
   if (idx >= keys_.size()) keys_.resize(std::max<size_t>(1024, 2 * size_t(idx)), Key{0, 0, 0});
@@ -52,8 +58,7 @@ void SubexpressionTable::set_key(VariableIndex idx, uint64_t key, uint32_t stamp
 uint64_t SubexpressionTable::key_of(const GraphMemory& m, const OpInfo* ops, VariableIndex a) const {
   const Node& n = m.node(a);
   if (a < keys_.size() && keys_[a].generation == generation_ && keys_[a].stamp == n.stamp) return keys_[a].key;
-  // Added while merging was off.
-  return pure_leaf(ops, n) ? finish(own_hash(n, Node::kParamBytes / 8)) : index_key(a);
+  return key_from_node(ops, n, a);  // added while merging was off
 }
 
 uint64_t SubexpressionTable::prepare(const GraphMemory& m, const OpInfo* ops, VariableIndex idx, size_t params_size) {
@@ -70,13 +75,8 @@ uint64_t SubexpressionTable::prepare(const GraphMemory& m, const OpInfo* ops, Va
 VariableIndex SubexpressionTable::add(GraphMemory& m, const OpInfo* ops, VariableIndex idx, uint64_t h,
                                       uint32_t stamp) {
   const Node& n = m.node(idx);
-  if (h == 0) {
-    // A pure leaf's key hashes all its parameter words, as key_of() does for
-    // one added while merging was off.
-    set_key(idx,
-            n.num_args == 0 && is_pure(ops[static_cast<unsigned>(n.op)], n) ? finish(own_hash(n, Node::kParamBytes / 8))
-                                                                            : index_key(idx),
-            stamp);
+  if (h == 0) {  // not looked up
+    set_key(idx, key_from_node(ops, n, idx), stamp);
     return idx;
   }
   const size_t mask = slots_.size() - 1;

@@ -79,7 +79,4 @@ class SubexpressionTable {
   uint32_t generation_ = 1;
 };
 
-/// Whether nodes of this op with this node's parameters may be merged.
-bool is_pure(const OpInfo& info, const Node& n);
-
 }  // namespace dynet_lite
