@@ -1,7 +1,16 @@
 #include "dynet_lite/ops/op_table.h"
 
+#include "dynet_lite/backends/cpu/isa.h"
+
 #include <string>
 #include <vector>
+
+#if DYNET_LITE_HAVE_ISA_AVX2
+extern "C" void dynet_lite_register_cpu_ops_avx2(dynet_lite::OpTable& t);
+#endif
+#if DYNET_LITE_HAVE_ISA_AVX512
+extern "C" void dynet_lite_register_cpu_ops_avx512(dynet_lite::OpTable& t);
+#endif
 
 namespace dynet_lite {
 
@@ -31,29 +40,33 @@ void mark_pure_ops(OpTable& t) {
   for (OpKind op : kPure) t.row(op).pure = true;
 }
 
+// The rows with the CPU kernels of one instruction set (backends/cpu/isa.h).
+void register_cpu_ops(OpTable& t, cpu::Isa isa) {
+  switch (isa) {
+    case cpu::Isa::Baseline:
+      break;
+    case cpu::Isa::Avx2:
+#if DYNET_LITE_HAVE_ISA_AVX2
+      return dynet_lite_register_cpu_ops_avx2(t);
+#else
+      break;
+#endif
+    case cpu::Isa::Avx512:
+#if DYNET_LITE_HAVE_ISA_AVX512
+      return dynet_lite_register_cpu_ops_avx512(t);
+#else
+      break;
+#endif
+  }
+  register_cpu_ops(t);
+}
+
 struct FilledTable {
   OpTable table;
   std::vector<std::string> incomplete_names;
   std::vector<const char*> incomplete;
-  FilledTable() {
-    register_input_ops(table);
-    register_arith_ops(table);
-    register_unary_ops(table);
-    register_matrix_ops(table);
-    register_softmax_ops(table);
-    register_loss_ops(table);
-    register_reduce_ops(table);
-    register_shape_ops(table);
-    register_random_ops(table);
-    register_norm_ops(table);
-    register_trig_ops(table);
-    register_stats_ops(table);
-    register_structured_ops(table);
-    register_conv_ops(table);
-    register_linalg_ops(table);
-    register_lstm_ops(table);
-    register_treelstm_ops(table);
-    register_device_ops(table);
+  explicit FilledTable(cpu::Isa isa) {
+    register_cpu_ops(table, isa);
     register_cuda_kernels(table);
     mark_pure_ops(table);
     for (unsigned i = 0; i < kNumOps; ++i) {
@@ -65,9 +78,23 @@ struct FilledTable {
     for (const std::string& s : incomplete_names) incomplete.push_back(s.c_str());
   }
 };
-const FilledTable& filled() {
-  static const FilledTable t;
+
+// One table per instruction set, filled when first used.
+template <cpu::Isa kIsa>
+const FilledTable& filled_for() {
+  static const FilledTable t(kIsa);
   return t;
+}
+const FilledTable& filled() {
+  switch (cpu::active_isa()) {
+    case cpu::Isa::Avx2:
+      return filled_for<cpu::Isa::Avx2>();
+    case cpu::Isa::Avx512:
+      return filled_for<cpu::Isa::Avx512>();
+    case cpu::Isa::Baseline:
+      break;
+  }
+  return filled_for<cpu::Isa::Baseline>();
 }
 }  // namespace
 

@@ -273,6 +273,8 @@ void register_linalg_ops(OpTable& t);
 void register_lstm_ops(OpTable& t);
 void register_treelstm_ops(OpTable& t);
 void register_device_ops(OpTable& t);
+/// All of the above: the rows with this compile's CPU kernels (ops/cpu_kernels.cc).
+void register_cpu_ops(OpTable& t);
 /// Filled by the CUDA backend when it is built; a no-op otherwise.
 void register_cuda_kernels(OpTable& t);
 

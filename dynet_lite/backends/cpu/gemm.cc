@@ -1,5 +1,7 @@
 #include "dynet_lite/backends/cpu/gemm.h"
 
+#include "dynet_lite/backends/cpu/isa.h"
+
 #include <unistd.h>
 
 #include <algorithm>
@@ -394,13 +396,12 @@ size_t packed_weight_floats() {
 }
 inline bool packing_pays(size_t a_floats, size_t n, size_t cut) { return n >= kPackedMinCols && a_floats >= cut; }
 
-}  // namespace
+// ---------------------------------------------------------------- entry points
+// The large products of this compile; detail::gemm_large and its siblings call
+// these directly in a per-instruction-set compile, and through the chosen set's
+// table (isa.h) in the baseline one.
 
-namespace detail {
-
-thread_local uint64_t product_macs = 0;
-
-void gemm_large(const float* w, const float* x, float* y, size_t m, size_t k, size_t n, bool accumulate) {
+void gemm_large_here(const float* w, const float* x, float* y, size_t m, size_t k, size_t n, bool accumulate) {
   if (n == 1) {  // a matrix-vector product: Eigen packs nothing
     if (accumulate)
       Vec(y, m).noalias() += block(w, m, 0, 0, m, k) * ConstVec(x, k);
@@ -425,7 +426,7 @@ void gemm_large(const float* w, const float* x, float* y, size_t m, size_t k, si
     nopack_product<false>(w, m, k, Scalars{x, 1, k}, n, y);
 }
 
-void gemm_tn_large(const float* w, const float* dy, float* dx, size_t m, size_t k, size_t n) {
+void gemm_tn_large_here(const float* w, const float* dy, float* dx, size_t m, size_t k, size_t n) {
   if (n == 1) {
     Vec(dx, k).noalias() += block(w, m, 0, 0, m, k).transpose() * ConstVec(dy, m);
     return;
@@ -447,7 +448,7 @@ void gemm_tn_large(const float* w, const float* dy, float* dx, size_t m, size_t 
       }
 }
 
-void gemm_nt_large(const float* dy, const float* x, float* dw, size_t m, size_t k, size_t n) {
+void gemm_nt_large_here(const float* dy, const float* x, float* dw, size_t m, size_t k, size_t n) {
   if (n == 1) {
     rank1_update(dy, x, dw, m, k);
     return;
@@ -466,6 +467,47 @@ void gemm_nt_large(const float* dy, const float* x, float* dw, size_t m, size_t 
     nopack_product<true>(dy + t0 * m, m, std::min(kDepthSlice, n - t0), Scalars{x + t0 * k, k, 1}, k, dw);
 }
 
+}  // namespace
+
+namespace detail {
+
+#ifdef DYNET_LITE_ISA
+// The counter is the baseline compile's: one per thread, whichever set runs.
+void gemm_large(const float* w, const float* x, float* y, size_t m, size_t k, size_t n, bool accumulate) {
+  gemm_large_here(w, x, y, m, k, n, accumulate);
+}
+void gemm_tn_large(const float* w, const float* dy, float* dx, size_t m, size_t k, size_t n) {
+  gemm_tn_large_here(w, dy, dx, m, k, n);
+}
+void gemm_nt_large(const float* dy, const float* x, float* dw, size_t m, size_t k, size_t n) {
+  gemm_nt_large_here(dy, x, dw, m, k, n);
+}
+#else
+thread_local uint64_t product_macs = 0;
+
+void gemm_large(const float* w, const float* x, float* y, size_t m, size_t k, size_t n, bool accumulate) {
+  if (const ProductKernels* wider = product_kernels(active_isa())) return wider->gemm_large(w, x, y, m, k, n, accumulate);
+  gemm_large_here(w, x, y, m, k, n, accumulate);
+}
+void gemm_tn_large(const float* w, const float* dy, float* dx, size_t m, size_t k, size_t n) {
+  if (const ProductKernels* wider = product_kernels(active_isa())) return wider->gemm_tn_large(w, dy, dx, m, k, n);
+  gemm_tn_large_here(w, dy, dx, m, k, n);
+}
+void gemm_nt_large(const float* dy, const float* x, float* dw, size_t m, size_t k, size_t n) {
+  if (const ProductKernels* wider = product_kernels(active_isa())) return wider->gemm_nt_large(dy, x, dw, m, k, n);
+  gemm_nt_large_here(dy, x, dw, m, k, n);
+}
+#endif
+
 }  // namespace detail
 }  // namespace cpu
 }  // namespace dynet_lite
+
+#ifdef DYNET_LITE_ISA
+extern "C" const dynet_lite::cpu::ProductKernels* DYNET_LITE_ISA_ENTRY(dynet_lite_product_kernels)() {
+  static const dynet_lite::cpu::ProductKernels kernels{dynet_lite::cpu::detail::gemm_large,
+                                                       dynet_lite::cpu::detail::gemm_tn_large,
+                                                       dynet_lite::cpu::detail::gemm_nt_large};
+  return &kernels;
+}
+#endif
