@@ -193,7 +193,7 @@ static int overhead_main(int argc, char** argv) {
             << o.graphs << " graphs timed after " << o.warmup << " warm-up graphs, one thread, "
             << (o.runs > 1 ? std::to_string(o.runs) + " runs (separate processes)" : std::string("1 run")) << "\n";
   bench::print_environment(std::cout);
-  std::cout << "device:   " << default_device()->name << "\n";
+  std::cout << "device:   " << default_device()->name << ", CPU kernels " << cpu_kernels() << "\n";
 
   if (o.runs == 1) {
     Result r = run(o);

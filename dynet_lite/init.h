@@ -31,6 +31,10 @@ void initialize(int& argc, char**& argv, bool shared_parameters = false);
 void cleanup();
 /// Whether the CUDA backend is compiled into this build.
 bool has_cuda_backend();
+/// The instruction set of the CPU kernels in use: "avx512", "avx2" or "sse2",
+/// the widest this CPU runs, or the one the environment variable DYNET_LITE_ISA
+/// names (see the README, "Build options").
+const char* cpu_kernels();
 
 /// The settings in force (from initialize(), or the defaults).
 const DynetParams& current_params();

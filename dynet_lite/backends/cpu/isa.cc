@@ -1,5 +1,7 @@
 #include "dynet_lite/backends/cpu/isa.h"
 
+#include "dynet_lite/init.h"
+
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
@@ -149,4 +151,7 @@ const ProductKernels* product_kernels(Isa isa) {
 }
 
 }  // namespace cpu
+
+const char* cpu_kernels() { return cpu::isa_name(cpu::active_isa()); }
+
 }  // namespace dynet_lite
