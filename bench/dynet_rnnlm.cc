@@ -1,5 +1,5 @@
 // dynet_rnnlm: BENCHMARKS.md task T4 (LSTM language model) written for DyNet
-// 2.1 itself, compared with dynet_lite's `rnnlm --bench` in the same sitting
+// 2.1 itself, compared with dynet_lite's `rnnlm --bench` in the same rounds
 // (bench/run_all.py --dynet).
 //
 // The model code is examples/rnnlm.cc's, unchanged but for the namespace: word

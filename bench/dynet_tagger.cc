@@ -1,6 +1,6 @@
 // dynet_tagger: BENCHMARKS.md tasks T1 `tagger` and T2 `tagger-char` written
 // for DyNet 2.1 itself, so that dynet_lite's figures can be compared with
-// DyNet's on the same machine in the same sitting (bench/run_all.py --dynet;
+// DyNet's on the same machine in the same rounds (bench/run_all.py --dynet;
 // DyNet is built by scripts/build_dynet.sh with its own default flags).
 //
 // The model code is examples/tagger.cc's, unchanged but for the namespace: that

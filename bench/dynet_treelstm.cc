@@ -1,6 +1,6 @@
 // dynet_treelstm: BENCHMARKS.md task T3 (binary Tree-LSTM sentiment classifier)
 // written for DyNet 2.1 itself, compared with dynet_lite's `treelstm --bench` in
-// the same sitting (bench/run_all.py --dynet).
+// the same rounds (bench/run_all.py --dynet).
 //
 // The model is the one examples/treelstm.cc trains: the N-ary Tree-LSTM of Tai
 // et al. 2015 (N = 2, 128 units) as dynet_lite's NaryTreeLSTMBuilder computes

@@ -13,14 +13,14 @@ figure and the spread (min-max) of the throughput.
 --torch adds the libtorch reference (bench/torch_*, built when CMake finds
 libtorch) to the tasks that have one: its runs join each round of the task's
 dynet_lite runs, and a second table gives the ratios dynet_lite / libtorch of the
-medians, as BENCHMARKS.md asks of comparisons (same sitting, interleaved).
+medians, as BENCHMARKS.md asks of comparisons (same rounds, interleaved).
 
 The autobatching tasks also run b64-auto-nocse: b64-auto with --dynet-cse 0
 (without merging equal expressions, core/cse.h), compared with DyNet's b64-auto.
 
 --dynet does the same with DyNet 2.1 itself (bench/dynet_*, built when
 scripts/build_dynet.sh has installed DyNet), in every mode of every task, and
-gives the ratios dynet_lite / DyNet next to the issue's targets (b64-auto at
+gives the ratios dynet_lite / DyNet next to the project's targets (b64-auto at
 least 2x, b1 at least 1.5x, rnnlm manual-64 at least 7200 / 5800 = 1.24x).
 
 --gpu runs the dynet_lite programs with --dynet-gpus 1 (parameters and graphs on
@@ -58,10 +58,9 @@ TORCH_TASKS = {
 }
 TORCH_PEER = {"b1": "b1", "b64": "b64", "b64-auto": "b64", "b64-depth": "b64"}
 
-# The DyNet programs (run in dynet_lite's modes of the task) and issue 5's targets for the
-# ratio dynet_lite / DyNet (its DyNet figures: tagger, tagger-char and treelstm
-# b64-auto twice DyNet's and b1 1.5 times; rnnlm manual-64 7,200 words/s where
-# DyNet does 5,800).
+# The DyNet programs (run in dynet_lite's modes of the task) and the targets for the
+# ratio dynet_lite / DyNet: tagger, tagger-char and treelstm b64-auto twice DyNet's
+# and b1 1.5 times; rnnlm manual-64 7,200 words/s where DyNet does 5,800.
 # The LSTM tasks run DyNet with each of its two builders of the same LSTM:
 # VanillaLSTMBuilder (separate operations per gate) and CompactVanillaLSTMBuilder
 # (fused gates, which DyNet batches much better); the ratio is taken against the

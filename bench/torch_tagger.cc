@@ -1,6 +1,6 @@
 // torch_tagger: BENCHMARKS.md task T1 (BiLSTM POS tagger) written per instance in
 // eager libtorch, the reference that dynet_lite's `tagger --bench` figures are
-// compared with (run both in the same sitting: bench/run_all.py --torch).
+// compared with (run both in the same rounds: bench/run_all.py --torch).
 //
 // It mirrors examples/tagger.cc's benchmark mode: the same CoNLL-U reader
 // (dynet_lite/io/conllu.h), the same vocabulary (train words seen at least twice,
