@@ -3,11 +3,12 @@
 #include <algorithm>
 #include <chrono>
 
+#include "dynet_lite/except.h"
 #include "dynet_lite/exec/batch_memory.h"
 #include "dynet_lite/exec/exec_context.h"
 #include "dynet_lite/exec/executor.h"
 #include "dynet_lite/exec/signature.h"
-#include "dynet_lite/expr.h"
+#include "dynet_lite/ops/op_table.h"
 
 namespace dynet_lite {
 
