@@ -22,6 +22,7 @@ struct Node;
 struct Expression;
 struct GraphMemory;
 struct AutobatchStats;
+class Executor;
 
 class ComputationGraph {
  public:
@@ -63,7 +64,7 @@ class ComputationGraph {
   /// 0 plain execution, 1 agenda batching, 2 depth batching (this graph only).
   void set_autobatch(int strategy) { autobatch_ = strategy; }
   int autobatch() const { return autobatch_; }
-  /// Common subexpression elimination (core/cse.h): an expression equal to one
+  /// Common subexpression elimination (exec/cse.h): an expression equal to one
   /// already in the graph (same pure op, arguments and parameters) returns that
   /// node.  Off, on, or (the default, -1, or --dynet-cse) on while autobatching.
   void set_cse(int mode) { cse_ = mode; }
@@ -105,26 +106,21 @@ class ComputationGraph {
  private:
   void check_index(VariableIndex i, const char* what) const;
   void run_forward(VariableIndex last);
-  void run_forward_batched(VariableIndex last);           // exec/autobatch.cc
-  void backward_batched(VariableIndex last, bool full);  // exec/autobatch.cc
+  void note_first_forward();
 
   const OpInfo* ops_;  // the op table's rows
   std::unique_ptr<GraphMemory> mem_;
-  VariableIndex grads_upto_ = 0;  // nodes [0, grads_upto_] have gradients after backward
-  bool grads_full_ = false;       // the last backward() was full: constant nodes have gradients too
   VariableIndex num_nodes_ = 0;
-  VariableIndex evaluated_ = 0;  // nodes [0, evaluated_) have values
-  bool backward_done_ = false;
   unsigned id_;
   unsigned revert_count_ = 0;
   int64_t build_start_ns_ = 0;  // creation or clear(), for the profile's build time
   bool build_timed_ = false;
-  void note_first_forward();
   bool immediate_compute_ = false;
   bool check_validity_ = false;
   int autobatch_ = 0;
   int cse_ = -1;
   std::mt19937 rng_;
+  std::unique_ptr<Executor> executor_;  // runs the nodes (exec/executor.h)
 };
 
 }  // namespace dynet_lite

@@ -6,9 +6,9 @@
 #include <vector>
 
 #include "dynet_lite/core/arena.h"
-#include "dynet_lite/core/cse.h"
 #include "dynet_lite/core/node.h"
-#include "dynet_lite/exec/autobatch.h"
+#include "dynet_lite/exec/batch_state.h"
+#include "dynet_lite/exec/cse.h"
 #include "dynet_lite/exec/transposed_weights.h"
 #include "dynet_lite/exec/weight_grads.h"
 
@@ -27,6 +27,15 @@ struct DeviceArenas {
   Arena gathers;
   Arena grads;    // gradients, reset by each backward()
   Arena scratch;  // per-kernel temporaries
+};
+
+/// What backward knows of a node's gradient.
+enum class GradientMark : unsigned char {
+  None,   ///< no gradient flows to it
+  Flows,  ///< it gets a gradient
+  /// It gets a gradient, part of which kernels left for later as weight-gradient
+  /// terms (weight_grads.h): they are summed into it before anything reads it.
+  PendingWeightGrads,
 };
 
 struct GraphMemory {
@@ -60,7 +69,7 @@ struct GraphMemory {
   Arena meta;  // argument lists, copies of user data
   std::vector<std::unique_ptr<DeviceArenas>> device_arenas;
   std::vector<const Tensor*> xs;     // argument tensors of the node being run
-  std::vector<unsigned char> marks;  // backward: which nodes get a gradient
+  std::vector<GradientMark> marks;   // backward: which nodes get a gradient
   WeightGradSink weight_grads;       // backward: weight gradients left for later
   TransposedWeights transposes;      // backward: W^T of the CPU's products, for the pass
   SubexpressionTable cse;            // the nodes a new node may equal

@@ -1,14 +1,16 @@
-// ComputationGraph: adding nodes, checkpoints, and access to values.
-// Running the nodes lives in exec/.
+// ComputationGraph: adding nodes (shape inference, merging equal expressions),
+// checkpoints, and access to values.  Running the nodes is its executor's job
+// (exec/executor.h).
 #include <atomic>
 #include <chrono>
 #include <cstring>
-#include <ostream>
 #include <iostream>
+#include <ostream>
 
-#include "dynet_lite/core/graph_memory.h"
 #include "dynet_lite/core/random.h"
 #include "dynet_lite/dynet.h"
+#include "dynet_lite/exec/executor.h"
+#include "dynet_lite/exec/graph_memory.h"
 #include "dynet_lite/expr.h"
 
 namespace dynet_lite {
@@ -20,89 +22,7 @@ int64_t now_ns() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
       .count();
 }
-
-struct Pool {
-  std::vector<std::unique_ptr<GraphMemory>> free;
-};
-Pool& thread_pool() {
-  thread_local Pool pool;
-  return pool;
-}
 }  // namespace
-
-// ------------------------------------------------------------ GraphMemory
-
-GraphMemory::GraphMemory(size_t hint_bytes) : meta(cpu_device(), 64 * 1024), hint(hint_bytes) {
-  device_arenas.push_back(std::make_unique<DeviceArenas>(cpu_device(), hint_bytes));
-  xs.reserve(16);
-}
-
-GraphMemory::~GraphMemory() {
-  for (Node* c : node_chunks) delete[] c;
-}
-
-void GraphMemory::add_node_chunk() { node_chunks.push_back(new Node[kChunkNodes]); }
-
-DeviceArenas& GraphMemory::arenas_slow(Device* d) {
-  for (auto& a : device_arenas)
-    if (a->device == d) return *a;
-  device_arenas.push_back(std::make_unique<DeviceArenas>(d, hint));
-  return *device_arenas.back();
-}
-
-void GraphMemory::retire_batch_state() {
-  if (!batch_state_) return;
-  batch_state_->clear_groups();
-  if (batch_state_->stats.nodes > 0) {
-    batch_state_->stats.graphs = 1;
-    if (current_params().profiling > 0)
-      std::cerr << "[dynet_lite profile] " << batch_state_->stats.summary() << std::endl;
-  }
-  add_to_autobatch_totals(batch_state_->stats);
-  batch_state_->stats = AutobatchStats();
-}
-
-void GraphMemory::reset() {
-  retire_batch_state();
-  meta.reset();
-  for (auto& a : device_arenas) {
-    a->values.reset();
-    a->gathers.reset();
-    a->grads.reset();
-    a->scratch.reset();
-  }
-  checkpoints.clear();
-  cse.reset();
-}
-
-size_t GraphMemory::capacity_bytes() const {
-  size_t s = meta.capacity_bytes() + node_chunks.size() * kChunkNodes * sizeof(Node);
-  for (auto& a : device_arenas)
-    s += a->values.capacity_bytes() + a->gathers.capacity_bytes() + a->grads.capacity_bytes() +
-         a->scratch.capacity_bytes();
-  return s;
-}
-
-std::unique_ptr<GraphMemory> acquire_graph_memory() {
-  Pool& p = thread_pool();
-  if (!p.free.empty()) {
-    std::unique_ptr<GraphMemory> m = std::move(p.free.back());
-    p.free.pop_back();
-    return m;
-  }
-  return std::make_unique<GraphMemory>(default_arena_bytes());
-}
-
-void release_graph_memory(std::unique_ptr<GraphMemory> m) {
-  m->reset();
-  Pool& p = thread_pool();
-  // A thread rarely has more than a few graphs alive; keep a handful for reuse.
-  if (p.free.size() < 8) p.free.push_back(std::move(m));
-}
-
-void drain_graph_memory_pool() { thread_pool().free.clear(); }
-
-void cleanup() { drain_graph_memory_pool(); }
 
 // ------------------------------------------------------------ ComputationGraph
 
@@ -112,7 +32,8 @@ ComputationGraph::ComputationGraph()
       id_(next_graph_id.fetch_add(1, std::memory_order_relaxed)),
       autobatch_(current_params().autobatch),
       cse_(current_params().cse),
-      rng_(with_global_rng([](std::mt19937& g) { return g(); })) {
+      rng_(with_global_rng([](std::mt19937& g) { return g(); })),
+      executor_(std::make_unique<Executor>(*mem_, rng_)) {
   build_start_ns_ = now_ns();
   mem_->batch_state().profiling = current_params().profiling > 0;
 }
@@ -126,16 +47,15 @@ ComputationGraph::~ComputationGraph() { release_graph_memory(std::move(mem_)); }
 
 void ComputationGraph::clear() {
   mem_->reset();
+  executor_->reset();
   num_nodes_ = 0;
-  evaluated_ = 0;
-  backward_done_ = false;
   id_ = next_graph_id.fetch_add(1, std::memory_order_relaxed);
   build_start_ns_ = now_ns();
   build_timed_ = false;
 }
 
 void ComputationGraph::checkpoint() {
-  GraphMemory::Checkpoint c{num_nodes_, evaluated_, mem_->meta.mark(), {}, {}};
+  GraphMemory::Checkpoint c{num_nodes_, executor_->evaluated(), mem_->meta.mark(), {}, {}};
   for (auto& a : mem_->device_arenas) {
     c.values.push_back(a->values.mark());
     c.gathers.push_back(a->gathers.mark());
@@ -150,18 +70,11 @@ void ComputationGraph::revert() {
   ++revert_count_;
   num_nodes_ = c.num_nodes;
   mem_->meta.rewind(c.meta);
-  // Values computed after the checkpoint (even of older nodes) are dropped.
-  evaluated_ = std::min(evaluated_, c.evaluated);
-  if (mem_->batch_state_) {
-    // Groups run after the checkpoint hold only nodes computed after it.
-    auto& groups = mem_->batch_state_->groups;
-    while (!groups.empty() && groups.back().members[0] >= evaluated_) groups.pop_back();
-  }
+  executor_->revert(c.evaluated);
   for (size_t k = 0; k < c.values.size(); ++k) {
     mem_->device_arenas[k]->values.rewind(c.values[k]);
     mem_->device_arenas[k]->gathers.rewind(c.gathers[k]);
   }
-  backward_done_ = false;
 }
 
 Node& ComputationGraph::node(VariableIndex i) { return mem_->node(i); }
@@ -267,7 +180,7 @@ const Tensor& ComputationGraph::forward(VariableIndex last) {
 
 const Tensor& ComputationGraph::incremental_forward(VariableIndex last) {
   check_index(last, "incremental_forward");
-  if (last >= evaluated_) run_forward(last);
+  if (last >= executor_->evaluated()) run_forward(last);
   return node(last).value;
 }
 
@@ -279,7 +192,7 @@ const Tensor& ComputationGraph::get_value(const Expression& e) {
 
 const Tensor& ComputationGraph::get_gradient(VariableIndex i) {
   check_index(i, "get_gradient");
-  DYNET_LITE_CHECK(backward_done_, std::runtime_error,
+  DYNET_LITE_CHECK(executor_->backward_done(), std::runtime_error,
                    "get_gradient: call backward() first (node " << i << ")");
   Node& n = node(i);
   DYNET_LITE_CHECK(!n.merged, std::runtime_error,
@@ -287,18 +200,7 @@ const Tensor& ComputationGraph::get_gradient(VariableIndex i) {
                                          << ") stands for several equal expressions, merged by common subexpression "
                                             "elimination, and its gradient is theirs together; build the graph with "
                                             "set_cse(0) or --dynet-cse 0 to read their gradients one by one");
-  bool has_gradient;
-  if (mem_->has_batch_groups()) {
-    // Batched backward keeps gradients in a dense array and leaves members' Nodes
-    // alone.  A constant node batched with nodes that need gradients has a slot
-    // too; without `full` it reports zero, as in plain execution.
-    std::vector<float*>& grad_of = mem_->batch_state().grad_of;
-    has_gradient = i < grad_of.size() && grad_of[i] && (grads_full_ || n.variable);
-    if (has_gradient) n.grad = Tensor(n.value.d, grad_of[i], n.value.device, DeviceMempool::DEDFS);
-  } else {
-    has_gradient = i <= grads_upto_ && mem_->marks.size() > i && mem_->marks[i];
-  }
-  if (!has_gradient) {
+  if (!executor_->find_gradient(i, n)) {
     // No gradient flowed here: the loss does not depend on this node.
     DeviceArenas& da = mem_->arenas(n.value.device);
     n.grad = Tensor(n.value.d, da.grads.allocate_floats(n.value.d.size()), n.value.device, DeviceMempool::DEDFS);
@@ -312,19 +214,37 @@ const Tensor& ComputationGraph::get_gradient(const Expression& e) {
 }
 
 void ComputationGraph::invalidate() {
-  evaluated_ = 0;
-  backward_done_ = false;
-  if (mem_->batch_state_) mem_->batch_state_->clear_groups();
-  for (auto& a : mem_->device_arenas) {
-    a->values.reset();
-    a->gathers.reset();
-    a->grads.reset();
-  }
+  executor_->invalidate();
   for (auto& c : mem_->checkpoints) {
     c.evaluated = 0;
     for (auto& m : c.values) m = Arena::Mark{};
     for (auto& m : c.gathers) m = Arena::Mark{};
   }
+}
+
+void ComputationGraph::run_forward(VariableIndex last) {
+  if (!build_timed_) note_first_forward();
+  executor_->forward(last, RunOptions{autobatch_strategy(autobatch_), check_validity_});
+}
+
+void ComputationGraph::backward(const Expression& last, bool full) {
+  DYNET_LITE_ARG_CHECK(last.pg == this && !last.is_stale(),
+                       "backward: the expression is stale or belongs to another graph");
+  backward(last.i, full);
+}
+
+void ComputationGraph::backward(VariableIndex last, bool full) {
+  check_index(last, "backward");
+  incremental_forward(last);
+  const Node& target = node(last);
+  DYNET_LITE_DIM_CHECK(target.value.d.batch_size() == 1,
+                       "backward: the loss must be a scalar (one element per batch element), but node "
+                           << last << " (" << op_name(target.op) << ") has shape " << target.value.d);
+  executor_->backward(last, full, RunOptions{autobatch_strategy(autobatch_), check_validity_});
+}
+
+AutobatchStats ComputationGraph::autobatch_stats() const {
+  return mem_->batch_state_ ? mem_->batch_state_->stats : AutobatchStats();
 }
 
 void ComputationGraph::print_graphviz() const { print_graphviz(std::cerr); }

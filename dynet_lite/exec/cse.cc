@@ -1,32 +1,28 @@
-#include "dynet_lite/core/cse.h"
+#include "dynet_lite/exec/cse.h"
 
 #include <algorithm>
 #include <cstring>
 
-#include "dynet_lite/core/graph_memory.h"
+#include "dynet_lite/core/hash.h"
+#include "dynet_lite/exec/graph_memory.h"
 
 namespace dynet_lite {
 
 namespace {
 
-constexpr uint64_t kMul = 0x9e3779b97f4a7c15ULL;
-inline uint64_t mix(uint64_t h, uint64_t v) { return (h ^ v) * kMul; }
-inline uint64_t finish(uint64_t h) { return h ^ (h >> 31); }
+using hash::finish;
+using hash::mix_fast;
 inline uint64_t index_key(VariableIndex i) { return (uint64_t(i) + 1) * 0xd6e8feb86659fd93ULL; }
 
 // Everything of a node but its arguments (and, unless `with_shape`, its shape);
 // `words`: how many 8-byte words of its parameters may be non-zero.
 uint64_t own_hash(const Node& n, size_t words, bool with_shape = true) {
-  uint64_t h = mix(static_cast<uint64_t>(n.op) | (uint64_t(n.num_args) << 16) | (uint64_t(n.variable) << 32),
-                   reinterpret_cast<uintptr_t>(n.value.device));
-  if (with_shape) {
-    const Dim& d = n.value.d;
-    h = mix(h, d.nd | (static_cast<uint64_t>(d.bd) << 32));
-    for (unsigned i = 0; i < d.nd; i += 2) h = mix(h, d.d[i] | (i + 1 < d.nd ? uint64_t(d.d[i + 1]) << 32 : 0));
-  }
+  uint64_t h = mix_fast(static_cast<uint64_t>(n.op) | (uint64_t(n.num_args) << 16) | (uint64_t(n.variable) << 32),
+                        reinterpret_cast<uintptr_t>(n.value.device));
+  if (with_shape) h = hash::dim(h, n.value.d, mix_fast);
   uint64_t w[Node::kParamBytes / 8];
   std::memcpy(w, n.params, sizeof(w));
-  for (size_t k = 0; k < words; ++k) h = mix(h, w[k]);
+  for (size_t k = 0; k < words; ++k) h = mix_fast(h, w[k]);
   return h;
 }
 
@@ -65,7 +61,7 @@ uint64_t SubexpressionTable::prepare(const GraphMemory& m, const OpInfo* ops, Va
   const Node& n = m.node(idx);
   if (n.num_args == 0 || !is_pure(ops[static_cast<unsigned>(n.op)], n)) return 0;
   uint64_t h = own_hash(n, (params_size + 7) / 8, false);
-  for (unsigned k = 0; k < n.num_args; ++k) h = mix(h, key_of(m, ops, n.args[k]));
+  for (unsigned k = 0; k < n.num_args; ++k) h = mix_fast(h, key_of(m, ops, n.args[k]));
   h = finish(h) | 1;  // never 0
   if (2 * (count_ + 1) > slots_.size()) grow();
   __builtin_prefetch(&slots_[h & (slots_.size() - 1)]);

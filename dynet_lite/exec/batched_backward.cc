@@ -1,0 +1,306 @@
+// Batched backward: the groups of batched forward replayed in reverse, each
+// group's gradients side by side in one block, laid out as its values were.
+#include <algorithm>
+#include <chrono>
+
+#include "dynet_lite/except.h"
+#include "dynet_lite/exec/batch_memory.h"
+#include "dynet_lite/exec/exec_context.h"
+#include "dynet_lite/exec/executor.h"
+#include "dynet_lite/exec/signature.h"
+#include "dynet_lite/ops/op_table.h"
+
+namespace dynet_lite {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+inline VariableIndex node_id(uint32_t arg_id) { return arg_id & ~BatchGroup::kVariableBit; }
+
+/// One backward pass over the recorded groups.  Each group that needs a gradient
+/// gets a block for its members' gradients, side by side, zeroed only when
+/// something first writes to it (ensure_zero): zeroed up front, megabytes per
+/// graph left the caches before the kernels came to add to them.
+class BatchedBackward {
+ public:
+  BatchedBackward(GraphMemory& m, BatchState& st, std::mt19937& rng, bool full, const RunOptions& options)
+      : m_(m), st_(st), bk_(st.backward), grad_of_(st.node_gradients), rng_(rng), full_(full), options_(options) {}
+
+  /// Marks the nodes that get a gradient and gives their groups blocks.
+  void prepare(VariableIndex last) {
+    // Groups may hold nodes past `last` (computed by a later forward): they take
+    // part with zero gradient.
+    VariableIndex top = last;
+    for (const BatchGroup& g : st_.groups)
+      for (unsigned j = 0; j < g.k; ++j) top = std::max(top, g.members[j]);
+    m_.marks.assign(top + 1, GradientMark::None);
+    grad_of_.assign(top + 1, nullptr);
+    for (auto& a : m_.device_arenas) a->grads.reset();
+    m_.weight_grads.reset();
+    m_.transposes.reset(&m_.device_arenas.front()->grads);
+    if (full_ || m_.node(last).variable) m_.marks[last] = GradientMark::Flows;
+    allocate_blocks(top);
+  }
+
+  /// Runs the groups in reverse from the loss `last` (marked by prepare()).
+  void run(VariableIndex last) {
+    Node& target = m_.node(last);
+    ensure_zero(last);
+    target.value.device->fill(grad_of_[last], 1.f, target.value.d.size());
+    for (size_t gi = st_.groups.size(); gi-- > 0;)
+      if (bk_.group_needs_gradient[gi]) backward_group(st_.groups[gi]);
+    if (!m_.weight_grads.empty()) m_.weight_grads.flush_all(m_.arenas(target.value.device).scratch);
+  }
+
+ private:
+  /// Which groups need a gradient (a member is marked), their blocks, and the
+  /// marks of their arguments.  Only grad_of_ is set here: a member's Node (its
+  /// grad tensor) is written when a kernel or the user needs it
+  /// (gradient_tensor, get_gradient), not for each of the thousands of members,
+  /// whose Nodes are rarely in cache.
+  void allocate_blocks(VariableIndex top) {
+    const size_t ngroups = st_.groups.size();
+    bk_.group_needs_gradient.assign(ngroups, 0);
+    bk_.group_of.resize(top + 1);
+    bk_.unzeroed_block.assign(ngroups, nullptr);
+    bk_.block_floats.resize(ngroups);
+    for (size_t gi = ngroups; gi-- > 0;) {
+      const BatchGroup& g = st_.groups[gi];
+      bool any = false;
+      for (unsigned j = 0; j < g.k; ++j) any |= m_.marks[g.members[j]] != GradientMark::None;
+      if (!any) continue;  // its members keep grad_of_ null: no gradient
+      bk_.group_needs_gradient[gi] = 1;
+      const Node& n0 = m_.node(g.members[0]);
+      const size_t sz = n0.value.d.size();
+      float* block = m_.arenas(n0.value.device).grads.allocate_floats(sz * g.k);
+      bk_.unzeroed_block[gi] = block;
+      bk_.block_floats[gi] = sz * g.k;
+      for (unsigned j = 0; j < g.k; ++j) {
+        m_.marks[g.members[j]] = GradientMark::Flows;
+        grad_of_[g.members[j]] = block + j * sz;
+        bk_.group_of[g.members[j]] = static_cast<uint32_t>(gi);
+      }
+      if (!op_info(n0.op).blocks_gradient) mark_arguments(g, n0);
+    }
+  }
+
+  /// Marks the arguments of g's members that need a gradient.
+  void mark_arguments(const BatchGroup& g, const Node& n0) {
+    if (g.arg_ids) {  // from the group's argument list
+      for (size_t e = 0, n = size_t(n0.num_args) * g.k; e < n; ++e)
+        if (full_ || (g.arg_ids[e] & BatchGroup::kVariableBit)) m_.marks[node_id(g.arg_ids[e])] = GradientMark::Flows;
+      return;
+    }
+    for (unsigned j = 0; j < g.k; ++j) {
+      const Node& nj = m_.node(g.members[j]);
+      for (unsigned p = 0; p < nj.num_args; ++p)
+        if (full_ || m_.node(nj.args[p]).variable) m_.marks[nj.args[p]] = GradientMark::Flows;
+    }
+  }
+
+  /// Zeroes the gradient block of node i's group unless done already (the block
+  /// pointer is cleared once it is).  Called for the loss and before every kernel
+  /// that writes to a marked argument: every marked node has a writer.
+  void ensure_zero(VariableIndex i) {
+    const uint32_t gi = bk_.group_of[i];
+    if (float* block = bk_.unzeroed_block[gi]) {
+      m_.node(i).value.device->fill(block, 0.f, bk_.block_floats[gi]);
+      bk_.unzeroed_block[gi] = nullptr;
+    }
+  }
+
+  /// Whether a kernel that writes the floats [dx, dx + n) of node i's group's
+  /// block may assign them instead of adding (OpInfo::assigns_gradient): when
+  /// nothing has written the block yet.  Claims the block if so, zeroing only the
+  /// rest of it (the members past a shorter next step, say): the part assigned is
+  /// never zeroed, a pass over megabytes of gradient per graph saved.
+  bool claim_block(VariableIndex i, float* dx, size_t n) {
+    const uint32_t gi = bk_.group_of[i];
+    float* block = bk_.unzeroed_block[gi];
+    if (!block) return false;
+    const size_t before = static_cast<size_t>(dx - block), total = bk_.block_floats[gi];
+    if (before + n > total) return false;  // contiguous across two groups' blocks
+    Device* dev = m_.node(i).value.device;
+    if (before) dev->fill(block, 0.f, before);
+    if (before + n < total) dev->fill(dx + n, 0.f, total - before - n);
+    bk_.unzeroed_block[gi] = nullptr;
+    return true;
+  }
+
+  /// The gradient tensor of node i, written into its Node (kernels of one node
+  /// take a Tensor reference).
+  Tensor& gradient_tensor(VariableIndex i) {
+    Node& n = m_.node(i);
+    n.grad = Tensor(n.value.d, grad_of_[i], n.value.device, DeviceMempool::DEDFS);
+    return n.grad;
+  }
+
+  /// A CPU kernel may leave the product term of a parameter's gradient for
+  /// later; the node is then marked PendingWeightGrads and flushed when its group
+  /// is reached.  (Only parameters here: finding a computed weight among the
+  /// members of every group would cost more than it saves, since batched
+  /// products are rarely thin.)
+  WeightGradSink* offer_sink(const Node& a, const Device* dev) {
+    return is_shared_leaf(a) && dev->type == DeviceType::CPU ? &m_.weight_grads : nullptr;
+  }
+
+  /// Runs kernel call `b` for argument ai, marking it when it left weight
+  /// gradients for later.
+  template <class Call>
+  void call_noting_sink(VariableIndex ai, Call call) {
+    const size_t pending = m_.weight_grads.size();
+    call();
+    if (m_.weight_grads.size() != pending) m_.marks[ai] = GradientMark::PendingWeightGrads;
+  }
+
+  void backward_group(const BatchGroup& g) {
+    Node& n0 = m_.node(g.members[0]);
+    const OpInfo& info = op_info(n0.op);
+    if (options_.check_validity)
+      for (unsigned j = 0; j < g.k; ++j)
+        check_finite(gradient_tensor(g.members[j]), "gradient", op_name(m_.node(g.members[j]).op), g.members[j]);
+    if (info.accumulate) {
+      accumulate(g, n0, info);
+      return;
+    }
+    if (info.blocks_gradient || n0.num_args == 0) return;
+    Device* dev = n0.value.device;
+    BackwardFn b = backward_kernel(info, dev);
+    DeviceArenas& da = m_.arenas(dev);
+    ExecContext ctx(&da.values, &da.scratch, &rng_, dev, &m_.meta);
+    ctx.set_transposes(dev->type == DeviceType::CPU ? &m_.transposes : nullptr);
+    const bool may_assign = info.assigns_gradient && dev->type == DeviceType::CPU;
+    if (g.k == 1) {
+      backward_single(g.members[0], n0, b, da, ctx, may_assign);
+      return;
+    }
+    Node& v = *g.exec;
+    const Tensor dy(v.value.d, grad_of_[g.members[0]], dev, DeviceMempool::DEDFS);
+    for (unsigned p = 0; p < n0.num_args; ++p) {
+      Arena::Mark mark = da.scratch.mark();
+      if (!g.stacked[p])
+        backward_shared_argument(g, n0, dy, p, b, ctx);
+      else
+        backward_stacked_argument(g, n0, dy, p, b, ctx, may_assign);
+      da.scratch.rewind(mark);
+    }
+  }
+
+  /// Leaves (parameters, lookups): their gradients go into the model.
+  void accumulate(const BatchGroup& g, const Node& n0, const OpInfo& info) {
+    if (info.accumulate_group && g.k > 1) {
+      // Not offered the weight-gradient sink (not parameters): nothing to flush.
+      st_.member_nodes.resize(g.k);
+      for (unsigned j = 0; j < g.k; ++j) st_.member_nodes[j] = &m_.node(g.members[j]);
+      Device* dev = n0.value.device;
+      DeviceArenas& da = m_.arenas(dev);
+      ExecContext ctx(&da.values, &da.scratch, &rng_, dev, &m_.meta);
+      info.accumulate_group(st_.member_nodes.data(), g.k, grad_of_[g.members[0]], ctx);
+      return;
+    }
+    for (unsigned j = 0; j < g.k; ++j) {
+      const VariableIndex i = g.members[j];
+      Node& node = m_.node(i);
+      // Every use has run: the weight gradients left for later are summed now,
+      // before they are read.
+      if (m_.marks[i] == GradientMark::PendingWeightGrads)
+        m_.weight_grads.flush(grad_of_[i], m_.arenas(node.value.device).scratch);
+      if (node.variable) info.accumulate(node, gradient_tensor(i));
+    }
+  }
+
+  /// A group of one: the node's own kernel, argument by argument.
+  void backward_single(VariableIndex i, Node& n, BackwardFn b, DeviceArenas& da, ExecContext& ctx, bool may_assign) {
+    m_.xs.resize(n.num_args);
+    for (unsigned p = 0; p < n.num_args; ++p) m_.xs[p] = &m_.node(n.args[p]).value;
+    const Tensor& dy = gradient_tensor(i);
+    for (unsigned p = 0; p < n.num_args; ++p) {
+      const VariableIndex ai = n.args[p];
+      Node& a = m_.node(ai);
+      if (m_.marks[ai] == GradientMark::None) continue;
+      // Parameters' gradients are never assigned: a kernel may leave their
+      // terms for later (weight_grads.h).
+      const bool assign = may_assign && !is_shared_leaf(a) && claim_block(ai, grad_of_[ai], a.value.d.size());
+      if (!assign) ensure_zero(ai);
+      Arena::Mark mark = da.scratch.mark();
+      ctx.set_weight_grads(offer_sink(a, ctx.device()));
+      ctx.set_assign_dx(assign);
+      call_noting_sink(ai, [&] { b(m_.xs.data(), n.num_args, n, dy, p, gradient_tensor(ai), ctx); });
+      ctx.set_assign_dx(false);
+      da.scratch.rewind(mark);
+    }
+  }
+
+  /// An argument passed once to the group's kernel (shared by every member).
+  void backward_shared_argument(const BatchGroup& g, const Node& n0, const Tensor& dy, unsigned p, BackwardFn b,
+                                ExecContext& ctx) {
+    const VariableIndex ai = n0.args[p];
+    if (m_.marks[ai] == GradientMark::None) return;
+    ensure_zero(ai);
+    Tensor& dx = gradient_tensor(ai);
+    ctx.set_weight_grads(offer_sink(m_.node(ai), ctx.device()));
+    call_noting_sink(ai, [&] { b(g.xs, n0.num_args, *g.exec, dy, p, dx, ctx); });
+    ctx.set_weight_grads(nullptr);
+  }
+
+  /// An argument stacked from the members': its gradients are written in place
+  /// when they lie side by side as the stacked value did, else computed into
+  /// scratch and added to each member's argument.
+  void backward_stacked_argument(const BatchGroup& g, const Node& n0, const Tensor& dy, unsigned p, BackwardFn b,
+                                 ExecContext& ctx, bool may_assign) {
+    const size_t sz = m_.node(n0.args[p]).value.d.size();
+    const uint32_t* ids = g.arg_ids + size_t(p) * g.k;
+    const float* base = grad_of_[n0.args[p]];
+    bool contiguous = true, any = false;
+    for (unsigned j = 0; j < g.k; ++j) {
+      const VariableIndex aj = node_id(ids[j]);
+      const bool marked = m_.marks[aj] != GradientMark::None;
+      any |= marked;
+      contiguous &= marked && grad_of_[aj] == base + j * sz;
+    }
+    if (!any) return;
+    const bool assign = contiguous && may_assign && claim_block(n0.args[p], grad_of_[n0.args[p]], sz * g.k);
+    if (!assign)
+      for (unsigned j = 0; j < g.k; ++j)
+        if (m_.marks[node_id(ids[j])] != GradientMark::None) ensure_zero(node_id(ids[j]));
+    Tensor dx = g.xs[p][0];
+    Device* dev = ctx.device();
+    if (contiguous) {
+      dx.v = grad_of_[n0.args[p]];
+      ctx.set_assign_dx(assign);
+      b(g.xs, n0.num_args, *g.exec, dy, p, dx, ctx);
+      ctx.set_assign_dx(false);
+      return;
+    }
+    dx.v = ctx.scratch_floats(sz * g.k);
+    if (!may_assign) dev->fill(dx.v, 0.f, sz * g.k);
+    ctx.set_assign_dx(may_assign);
+    b(g.xs, n0.num_args, *g.exec, dy, p, dx, ctx);
+    ctx.set_assign_dx(false);
+    scatter_add_gradients(m_, st_, dev, m_.arenas(dev), dx.v, ids, sz, g.k);
+  }
+
+  GraphMemory& m_;
+  BatchState& st_;
+  BackwardScratch& bk_;
+  std::vector<float*>& grad_of_;  // each node's gradient (st.node_gradients)
+  std::mt19937& rng_;
+  const bool full_;
+  const RunOptions& options_;
+};
+
+}  // namespace
+
+void Executor::backward_batched(VariableIndex last, bool full, const RunOptions& options) {
+  BatchState& st = m_.batch_state();
+  const auto t0 = Clock::now();
+  BatchedBackward pass(m_, st, rng_, full, options);
+  pass.prepare(last);
+  backward_done_ = true;
+  if (m_.marks[last] == GradientMark::None) return;  // nothing was marked: no gradient blocks
+  pass.run(last);
+  st.stats.backward_seconds += std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+}  // namespace dynet_lite

@@ -1,0 +1,235 @@
+// Batched forward over a segment [first, last] of not-yet-computed nodes: the
+// segment is described (exec/signature.h) and scheduled (exec/scheduler.h), and
+// each group runs the op's own kernel once on a "virtual" node whose batch is the
+// members' batches stacked, its arguments laid out by exec/batch_memory.h.
+#include <chrono>
+
+#include "dynet_lite/except.h"
+#include "dynet_lite/exec/batch_memory.h"
+#include "dynet_lite/exec/exec_context.h"
+#include "dynet_lite/exec/executor.h"
+#include "dynet_lite/exec/signature.h"
+#include "dynet_lite/ops/op_table.h"
+
+namespace dynet_lite {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+/// Runs the groups of one segment's schedule.
+class BatchedForward {
+ public:
+  BatchedForward(GraphMemory& m, BatchState& st, const DenseView& dv, std::mt19937& rng, const RunOptions& options)
+      : m_(m), st_(st), dv_(dv), rng_(rng), options_(options) {}
+
+  void run(const Schedule& schedule) {
+    size_t pos = 0;
+    for (const uint32_t k : schedule.group_sizes) {
+      VariableIndex* members = static_cast<VariableIndex*>(m_.meta.allocate(k * sizeof(VariableIndex)));
+      for (unsigned j = 0; j < k; ++j) members[j] = dv_.first + schedule.members[pos + j];
+      pos += k;
+      run_group(members, k);
+    }
+  }
+
+ private:
+  void run_group(VariableIndex* members, unsigned k) {
+    if (k > 1) order_members_by_layout(m_, st_, dv_, members, k);
+    st_.stats.nodes += k;
+    split_into_pieces(m_, st_, dv_, members, k);
+    for (const auto& piece : st_.forward.pieces) run_piece(piece.first, piece.second);
+    if (options_.check_validity)
+      for (unsigned j = 0; j < k; ++j) {
+        const Node& node = m_.node(members[j]);
+        check_finite(node.value, "value", op_name(node.op), members[j]);
+      }
+  }
+
+  /// One kernel call for the piece, or one per member when they cannot batch.
+  void run_piece(VariableIndex* run, unsigned len) {
+    ++st_.stats.kernels;
+    if (len > 1 && run_batched(run, len)) {
+      ++st_.stats.batched_groups;
+      return;
+    }
+    st_.stats.kernels += len - 1;
+    for (unsigned j = 0; j < len; ++j) {
+      Node& n = m_.node(run[j]);
+      run_single(n);
+      st_.node_values[run[j]] = n.value.v;
+      st_.groups.push_back({&n, run + j, 1, nullptr, nullptr, nullptr});
+    }
+  }
+
+  /// Runs one node alone (a group of one).
+  void run_single(Node& n) {
+    const OpInfo& info = op_info(n.op);
+    Device* dev = n.value.device;
+    DeviceArenas& da = m_.arenas(dev);
+    ForwardFn f = forward_kernel(info, dev);
+    m_.xs.resize(n.num_args);
+    for (unsigned k = 0; k < n.num_args; ++k) m_.xs[k] = &m_.node(n.args[k]).value;
+    if (!info.sets_own_value) n.value.v = da.values.allocate_floats(n.value.d.size());
+    ExecContext ctx(&da.values, &da.scratch, &rng_, dev, &m_.meta);
+    Arena::Mark mark = da.scratch.mark();
+    f(m_.xs.data(), n.num_args, n, ctx);
+    da.scratch.rewind(mark);
+  }
+
+  /// The arguments of a batched kernel call, in host memory (graph meta arena).
+  struct StackedArgs {
+    Tensor* args;
+    const Tensor** xs;
+    unsigned char* stacked;  // per argument: 1 stacked, 0 passed once (shared)
+    uint32_t* ids;           // the members' arguments, argument after argument
+  };
+
+  StackedArgs allocate_args(unsigned nargs, unsigned k) {
+    if (!nargs) return {nullptr, nullptr, nullptr, nullptr};
+    return {static_cast<Tensor*>(m_.meta.allocate(nargs * sizeof(Tensor))),
+            static_cast<const Tensor**>(m_.meta.allocate(nargs * sizeof(Tensor*))),
+            static_cast<unsigned char*>(m_.meta.allocate(nargs)),
+            static_cast<uint32_t*>(m_.meta.allocate(size_t(nargs) * k * sizeof(uint32_t)))};
+  }
+
+  /// Argument p of the members, stacked: passed once when it is one value of
+  /// batch 1 for all, read in place when the members' values lie side by side,
+  /// else gathered.  Returns the bytes gathered.
+  uint64_t stack_argument(const Node& n0, const VariableIndex* members, unsigned k, unsigned p, Device* dev,
+                          DeviceArenas& da, StackedArgs& a) {
+    const Node& a0 = m_.node(n0.args[p]);
+    const size_t sz = a0.value.d.size();
+    uint32_t* ids = a.ids + size_t(p) * k;
+    bool same = true, contiguous = true;
+    ids[0] = dv_.arg_id(members[0], p);
+    for (unsigned j = 1; j < k; ++j) {
+      ids[j] = dv_.arg_id(members[j], p);
+      const float* vj = dv_.value(ids[j] & ~BatchGroup::kVariableBit);
+      same &= vj == a0.value.v;
+      contiguous &= vj == a0.value.v + j * sz;
+    }
+    a.args[p] = a0.value;
+    a.xs[p] = &a.args[p];
+    if (same && a0.value.d.bd == 1) {  // one argument for all members: broadcast by the kernel
+      a.stacked[p] = 0;
+      return 0;
+    }
+    a.args[p].d.bd = a0.value.d.bd * k;
+    a.stacked[p] = 1;
+    if (contiguous) return 0;
+    float* buf = da.gathers.allocate_floats(sz * k);
+    gather_values(st_, dv_, dev, da, buf, ids, sz, k);
+    a.args[p].v = buf;
+    return sz * k * sizeof(float);
+  }
+
+  /// Whether the op's own shape rule accepts the stacked arguments.
+  static bool shape_accepts(const OpInfo& info, const StackedArgs& a, unsigned nargs, Node& v) {
+    if (!nargs) return true;
+    try {
+      return info.shape(a.xs, nargs, v) == v.value.d;
+    } catch (const std::exception&) {
+      return false;
+    }
+  }
+
+  /// Tries to run `k` members as one kernel call; false if they cannot (the caller
+  /// then runs them one by one).
+  bool run_batched(const VariableIndex* members, unsigned k) {
+    Node& n0 = m_.node(members[0]);
+    const OpInfo& info = op_info(n0.op);
+    Device* dev = n0.value.device;
+    DeviceArenas& da = m_.arenas(dev);
+    ForwardFn f = forward_kernel(info, dev);
+    // Bookkeeping (the virtual node, argument lists, merged indices) lives in host
+    // memory; gathered arguments and outputs in the device's arena.
+    const Arena::Mark values_mark = da.values.mark(), gathers_mark = da.gathers.mark(), host_mark = m_.meta.mark();
+    auto give_up = [&] {
+      da.values.rewind(values_mark);
+      da.gathers.rewind(gathers_mark);
+      m_.meta.rewind(host_mark);
+      return false;
+    };
+    ExecContext ctx(&da.values, &da.scratch, &rng_, dev, &m_.meta);
+    Node* v = new (m_.meta.allocate(sizeof(Node))) Node(n0);
+    v->value.d.bd = n0.value.d.bd * k;
+    v->aux = nullptr;
+    v->args = nullptr;
+    if (info.batch == BatchKind::Custom && !combine(info, members, k, *v, ctx)) return give_up();
+    const unsigned nargs = n0.num_args;
+    StackedArgs a = allocate_args(nargs, k);
+    uint64_t gathered = 0;
+    Clock::time_point copy_start;
+    if (st_.profiling) copy_start = Clock::now();
+    for (unsigned p = 0; p < nargs; ++p) gathered += stack_argument(n0, members, k, p, dev, da, a);
+    if (st_.profiling) st_.stats.copy_seconds += seconds_since(copy_start);
+    if (!shape_accepts(info, a, nargs, *v)) return give_up();
+    const size_t out = n0.value.d.size();
+    if (!info.sets_own_value) v->value.v = da.values.allocate_floats(out * k);
+    Arena::Mark mark = da.scratch.mark();
+    f(a.xs, nargs, *v, ctx);
+    da.scratch.rewind(mark);
+    for (unsigned j = 0; j < k; ++j) {
+      m_.node(members[j]).value.v = v->value.v + j * out;
+      st_.node_values[members[j]] = v->value.v + j * out;
+    }
+    st_.stats.bytes_gathered += gathered;
+    st_.groups.push_back({v, members, k, a.xs, a.stacked, a.ids});
+    return true;
+  }
+
+  /// Custom batching: the op fills the virtual node's parameters from the members'.
+  bool combine(const OpInfo& info, const VariableIndex* members, unsigned k, Node& v, ExecContext& ctx) {
+    st_.member_nodes.resize(k);
+    for (unsigned j = 0; j < k; ++j) st_.member_nodes[j] = &m_.node(members[j]);
+    return info.batch_combine(st_.member_nodes.data(), k, v, ctx);
+  }
+
+  GraphMemory& m_;
+  BatchState& st_;
+  const DenseView& dv_;
+  std::mt19937& rng_;
+  const RunOptions& options_;
+};
+
+}  // namespace
+
+void Executor::forward_batched(VariableIndex last, const RunOptions& options) {
+  GraphMemory& m = m_;
+  BatchState& st = m.batch_state();
+  const auto t0 = Clock::now();
+  // Nodes computed earlier without batching become groups of one.
+  if (st.groups.empty() && evaluated_ > 0) {
+    for (VariableIndex i = 0; i < evaluated_; ++i) {
+      VariableIndex* mem = static_cast<VariableIndex*>(m.meta.allocate(sizeof(VariableIndex)));
+      *mem = i;
+      st.groups.push_back({&m.node(i), mem, 1, nullptr, nullptr, nullptr});
+    }
+  }
+  const VariableIndex first = evaluated_;
+  const uint32_t n = last - first + 1;
+  const uint64_t key = describe_segment(m, st, first, n, options.strategy);
+  // Values of the nodes before the segment, for DenseView (those of earlier
+  // batched segments are there already).
+  st.node_values.resize(static_cast<size_t>(last) + 1);
+  for (VariableIndex i = std::min(st.node_values_valid, first); i < first; ++i) st.node_values[i] = m.node(i).value.v;
+  const Schedule& schedule = plan_segment(m, st, first, n, key, options.strategy);
+  const auto t1 = Clock::now();
+  st.stats.schedule_seconds += std::chrono::duration<double>(t1 - t0).count();
+
+  const size_t groups_before = st.groups.size();
+  const DenseView dv{st, first};
+  try {
+    BatchedForward(m, st, dv, rng_, options).run(schedule);
+  } catch (...) {
+    st.groups.resize(groups_before);
+    throw;
+  }
+  evaluated_ = last + 1;
+  st.node_values_valid = last + 1;
+  st.stats.forward_seconds += seconds_since(t1);
+}
+
+}  // namespace dynet_lite

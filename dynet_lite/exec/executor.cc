@@ -1,0 +1,85 @@
+#include "dynet_lite/exec/executor.h"
+
+#include <algorithm>
+
+#include "dynet_lite/core/float_mode.h"
+#include "dynet_lite/exec/exec_context.h"
+
+namespace dynet_lite {
+
+void throw_missing_kernel(const OpInfo& info, const Device* d, const char* pass) {
+  DYNET_LITE_CHECK(false, unsupported_error, info.name << " is not implemented on " << d->name << " (" << pass << ")");
+}
+
+ForwardFn forward_kernel(const OpInfo& info, const Device* device) {
+  ForwardFn f = info.forward[static_cast<unsigned>(device->type)];
+  if (!f) throw_missing_kernel(info, device, "forward");
+  return f;
+}
+
+BackwardFn backward_kernel(const OpInfo& info, const Device* device) {
+  BackwardFn b = info.backward[static_cast<unsigned>(device->type)];
+  if (!b) throw_missing_kernel(info, device, "backward");
+  return b;
+}
+
+void check_finite(const Tensor& t, const char* what, const char* op, VariableIndex i) {
+  if (t.is_valid()) return;
+  DYNET_LITE_CHECK(false, numeric_error,
+                   "set_check_validity: the " << what << " of node " << i << " (" << op << ", shape " << t.d
+                                              << ") contains NaN or inf");
+}
+
+void Executor::forward(VariableIndex last, const RunOptions& options) {
+  FlushDenormals flush_denormals;
+  if (options.strategy != AutobatchStrategy::None)
+    forward_batched(last, options);
+  else
+    forward_plain(last, options);
+}
+
+void Executor::backward(VariableIndex last, bool full, const RunOptions& options) {
+  FlushDenormals flush_denormals;
+  grads_upto_ = last;
+  grads_full_ = full;
+  // After batched execution, backward follows the recorded groups.
+  if (m_.has_batch_groups())
+    backward_batched(last, full, options);
+  else
+    backward_plain(last, full, options);
+}
+
+bool Executor::find_gradient(VariableIndex i, Node& n) const {
+  if (!m_.has_batch_groups()) return i <= grads_upto_ && m_.marks.size() > i && m_.marks[i] != GradientMark::None;
+  // Batched backward keeps gradients in a dense array and leaves members' Nodes
+  // alone.  A constant node batched with nodes that need gradients has a slot
+  // too; without `full` it reports zero, as in plain execution.
+  const std::vector<float*>& gradients = m_.batch_state().node_gradients;
+  if (!(i < gradients.size() && gradients[i] && (grads_full_ || n.variable))) return false;
+  n.grad = Tensor(n.value.d, gradients[i], n.value.device, DeviceMempool::DEDFS);
+  return true;
+}
+
+void Executor::invalidate() {
+  evaluated_ = 0;
+  backward_done_ = false;
+  if (m_.batch_state_) m_.batch_state_->clear_groups();
+  for (auto& a : m_.device_arenas) {
+    a->values.reset();
+    a->gathers.reset();
+    a->grads.reset();
+  }
+}
+
+void Executor::revert(VariableIndex evaluated) {
+  // Values computed after the checkpoint (even of older nodes) are dropped.
+  evaluated_ = std::min(evaluated_, evaluated);
+  if (m_.batch_state_) {
+    // Groups run after the checkpoint hold only nodes computed after it.
+    auto& groups = m_.batch_state_->groups;
+    while (!groups.empty() && groups.back().members[0] >= evaluated_) groups.pop_back();
+  }
+  backward_done_ = false;
+}
+
+}  // namespace dynet_lite

@@ -1,0 +1,73 @@
+#pragma once
+// The graph's executor: runs the nodes of one ComputationGraph forward and
+// backward and keeps track of how far it got.  Each ComputationGraph owns one.
+//  - plain execution (exec/plain_executor.cc): node by node in the order they
+//    were added;
+//  - automatic batching: each segment of new nodes is described by signatures
+//    (exec/signature.*), scheduled into groups (exec/scheduler.*), and each group
+//    runs as one kernel call over its members' arguments laid out side by side
+//    (exec/batch_memory.*, exec/batched_forward.cc); backward replays the groups
+//    in reverse (exec/batched_backward.cc).
+// Everything it allocates lives in the graph's memory (exec/graph_memory.h).
+#include <random>
+
+#include "dynet_lite/exec/autobatch.h"
+#include "dynet_lite/exec/graph_memory.h"
+
+namespace dynet_lite {
+
+/// The graph's settings a run follows.
+struct RunOptions {
+  AutobatchStrategy strategy = AutobatchStrategy::None;
+  bool check_validity = false;  // throw on NaN or inf in values and gradients
+};
+
+class Executor {
+ public:
+  Executor(GraphMemory& memory, std::mt19937& rng) : m_(memory), rng_(rng) {}
+
+  /// Computes the nodes [evaluated(), last].
+  void forward(VariableIndex last, const RunOptions& options);
+  /// Back-propagates from `last` (computed, one element per batch element),
+  /// adding the parameter gradients into the model.  `full`: constant nodes
+  /// get gradients too.
+  void backward(VariableIndex last, bool full, const RunOptions& options);
+
+  /// Nodes [0, evaluated()) have values.
+  VariableIndex evaluated() const { return evaluated_; }
+  bool backward_done() const { return backward_done_; }
+  /// After backward(): points n.grad (node i) at its gradient and returns true,
+  /// or returns false when no gradient reached it.
+  bool find_gradient(VariableIndex i, Node& n) const;
+  /// Forgets every value and gradient (the nodes stay).
+  void invalidate();
+  /// Starts over after the graph's memory was reset (ComputationGraph::clear).
+  void reset() {
+    evaluated_ = 0;
+    backward_done_ = false;
+  }
+  /// Forgets the values computed after a checkpoint that had `evaluated` values.
+  void revert(VariableIndex evaluated);
+
+ private:
+  void forward_plain(VariableIndex last, const RunOptions& options);
+  void forward_batched(VariableIndex last, const RunOptions& options);  // exec/batched_forward.cc
+  void backward_plain(VariableIndex last, bool full, const RunOptions& options);
+  void backward_batched(VariableIndex last, bool full, const RunOptions& options);  // exec/batched_backward.cc
+
+  GraphMemory& m_;
+  std::mt19937& rng_;
+  VariableIndex evaluated_ = 0;
+  VariableIndex grads_upto_ = 0;  // nodes [0, grads_upto_] have gradients after backward
+  bool grads_full_ = false;       // the last backward() was full: constant nodes have gradients too
+  bool backward_done_ = false;
+};
+
+/// The kernels of `info` on `device`; throw unsupported_error when it has none.
+ForwardFn forward_kernel(const OpInfo& info, const Device* device);
+BackwardFn backward_kernel(const OpInfo& info, const Device* device);
+
+/// Throws numeric_error when node i's `what` ("value", "gradient") has a NaN or inf.
+void check_finite(const Tensor& t, const char* what, const char* op, VariableIndex i);
+
+}  // namespace dynet_lite

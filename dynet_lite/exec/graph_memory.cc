@@ -1,0 +1,92 @@
+// The graph's memory bundle and the per-thread pool of bundles.
+#include "dynet_lite/exec/graph_memory.h"
+
+#include <iostream>
+
+#include "dynet_lite/dynet.h"
+
+namespace dynet_lite {
+
+namespace {
+struct Pool {
+  std::vector<std::unique_ptr<GraphMemory>> free;
+};
+Pool& thread_pool() {
+  thread_local Pool pool;
+  return pool;
+}
+}  // namespace
+
+GraphMemory::GraphMemory(size_t hint_bytes) : meta(cpu_device(), 64 * 1024), hint(hint_bytes) {
+  device_arenas.push_back(std::make_unique<DeviceArenas>(cpu_device(), hint_bytes));
+  xs.reserve(16);
+}
+
+GraphMemory::~GraphMemory() {
+  for (Node* c : node_chunks) delete[] c;
+}
+
+void GraphMemory::add_node_chunk() { node_chunks.push_back(new Node[kChunkNodes]); }
+
+DeviceArenas& GraphMemory::arenas_slow(Device* d) {
+  for (auto& a : device_arenas)
+    if (a->device == d) return *a;
+  device_arenas.push_back(std::make_unique<DeviceArenas>(d, hint));
+  return *device_arenas.back();
+}
+
+void GraphMemory::retire_batch_state() {
+  if (!batch_state_) return;
+  batch_state_->clear_groups();
+  if (batch_state_->stats.nodes > 0) {
+    batch_state_->stats.graphs = 1;
+    if (current_params().profiling > 0)
+      std::cerr << "[dynet_lite profile] " << batch_state_->stats.summary() << std::endl;
+  }
+  add_to_autobatch_totals(batch_state_->stats);
+  batch_state_->stats = AutobatchStats();
+}
+
+void GraphMemory::reset() {
+  retire_batch_state();
+  meta.reset();
+  for (auto& a : device_arenas) {
+    a->values.reset();
+    a->gathers.reset();
+    a->grads.reset();
+    a->scratch.reset();
+  }
+  checkpoints.clear();
+  cse.reset();
+}
+
+size_t GraphMemory::capacity_bytes() const {
+  size_t s = meta.capacity_bytes() + node_chunks.size() * kChunkNodes * sizeof(Node);
+  for (auto& a : device_arenas)
+    s += a->values.capacity_bytes() + a->gathers.capacity_bytes() + a->grads.capacity_bytes() +
+         a->scratch.capacity_bytes();
+  return s;
+}
+
+std::unique_ptr<GraphMemory> acquire_graph_memory() {
+  Pool& p = thread_pool();
+  if (!p.free.empty()) {
+    std::unique_ptr<GraphMemory> m = std::move(p.free.back());
+    p.free.pop_back();
+    return m;
+  }
+  return std::make_unique<GraphMemory>(default_arena_bytes());
+}
+
+void release_graph_memory(std::unique_ptr<GraphMemory> m) {
+  m->reset();
+  Pool& p = thread_pool();
+  // A thread rarely has more than a few graphs alive; keep a handful for reuse.
+  if (p.free.size() < 8) p.free.push_back(std::move(m));
+}
+
+void drain_graph_memory_pool() { thread_pool().free.clear(); }
+
+void cleanup() { drain_graph_memory_pool(); }
+
+}  // namespace dynet_lite
