@@ -36,6 +36,7 @@
 
 #include "common/cli.h"
 #include "common/util.h"
+#include "common/vocab_file.h"
 #include "dynet_lite/dict.h"
 #include "dynet_lite/expr.h"
 #include "dynet_lite/init.h"
@@ -136,54 +137,25 @@ struct Vocabulary {
     return out;
   }
 
-  static void write_dict(std::ostream& out, const char* name, const Dict& d) {
-    out << name << " " << d.size() << "\n";
-    for (const auto& w : d.get_words()) out << w << "\n";
-  }
-
   void save(const std::string& path) const {
-    std::ostringstream out;
-    out << VOCAB_MAGIC << " 1\n";
-    write_dict(out, "words", words);
-    write_dict(out, "tags", tags);
-    write_dict(out, "labels", labels);
-    examples::write_file_atomically(path, out.str());
+    examples::VocabularyWriter out(VOCAB_MAGIC);
+    out.dict("words", words);
+    out.dict("tags", tags);
+    out.dict("labels", labels);
+    out.save(path);
   }
 
   static Vocabulary load(const std::string& path) {
-    std::ifstream in(path);
-    DYNET_LITE_CHECK(in.good(), io_error, "cannot open the vocabulary file '" << path << "'");
-    size_t lineno = 0;
-    std::string line;
-    auto next = [&](const char* what) -> const std::string& {
-      DYNET_LITE_CHECK(std::getline(in, line), io_error,
-                       path << ":" << lineno + 1 << ": file ends where " << what << " was expected");
-      ++lineno;
-      return line;
-    };
+    examples::VocabularyReader in(path, VOCAB_MAGIC, "parser");
     Vocabulary v;
-    DYNET_LITE_CHECK(next("the header") == std::string(VOCAB_MAGIC) + " 1", io_error,
-                     path << ":1: not a parser vocabulary file (header '" << line << "')");
-    for (auto [key, dict] : {std::pair<const char*, Dict*>{"words", &v.words}, {"tags", &v.tags},
-                             {"labels", &v.labels}}) {
-      std::istringstream ls(next(key));
-      std::string k;
-      long long n = -1;
-      ls >> k >> n;
-      DYNET_LITE_CHECK(k == key && n >= 0, io_error,
-                       path << ":" << lineno << ": expected '" << key << " <number>', found '" << line << "'");
-      for (long long i = 0; i < n; ++i) {
-        next(key);
-        DYNET_LITE_CHECK(!dict->contains(line), io_error,
-                         path << ":" << lineno << ": '" << line << "' appears twice in " << key);
-        dict->convert(line);
-      }
-    }
+    in.dict("words", v.words);
+    in.dict("tags", v.tags);
+    in.dict("labels", v.labels);
     for (const char* w : {UNK, ROOT}) {
-      DYNET_LITE_CHECK(v.words.contains(w), io_error, path << ": the words lack " << w);
-      DYNET_LITE_CHECK(v.tags.contains(w), io_error, path << ": the tags lack " << w);
+      in.check(v.words.contains(w), std::string("the words lack ") + w);
+      in.check(v.tags.contains(w), std::string("the tags lack ") + w);
     }
-    DYNET_LITE_CHECK(v.labels.size() > 0, io_error, path << ": no dependency labels");
+    in.check(v.labels.size() > 0, "no dependency labels");
     v.finish();
     return v;
   }

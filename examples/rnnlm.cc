@@ -28,6 +28,7 @@
 #include "common/bench.h"
 #include "common/cli.h"
 #include "common/util.h"
+#include "common/vocab_file.h"
 #include "dynet_lite/dict.h"
 #include "dynet_lite/expr.h"
 #include "dynet_lite/init.h"
@@ -121,34 +122,16 @@ struct Vocabulary {
   }
 
   void save(const std::string& path) const {
-    std::ostringstream out;
-    out << VOCAB_MAGIC << " 1\nwords " << words.size() << "\n";
-    for (const auto& w : words.get_words()) out << w << "\n";
-    examples::write_file_atomically(path, out.str());
+    examples::VocabularyWriter out(VOCAB_MAGIC);
+    out.dict("words", words);
+    out.save(path);
   }
 
   static Vocabulary load(const std::string& path) {
-    std::ifstream in(path);
-    DYNET_LITE_CHECK(in.good(), io_error, "cannot open the vocabulary file '" << path << "'");
-    std::string line, key;
-    std::getline(in, line);
-    DYNET_LITE_CHECK(line == std::string(VOCAB_MAGIC) + " 1", io_error,
-                     path << ":1: not an rnnlm vocabulary file (header '" << line << "')");
-    long long n = -1;
-    std::getline(in, line);
-    std::istringstream hs(line);
-    hs >> key >> n;
-    DYNET_LITE_CHECK(key == "words" && n >= 3, io_error,
-                     path << ":2: expected 'words <number of at least 3>', found '" << line << "'");
+    examples::VocabularyReader in(path, VOCAB_MAGIC, "rnnlm");
     Vocabulary v;
-    for (long long i = 0; i < n; ++i) {
-      DYNET_LITE_CHECK(std::getline(in, line), io_error,
-                       path << ": file ends after " << i << " of " << n << " words");
-      DYNET_LITE_CHECK(!v.words.contains(line), io_error, path << ":" << i + 3 << ": '" << line << "' appears twice");
-      v.words.convert(line);
-    }
-    for (const char* w : {BOS, EOS, UNK})
-      DYNET_LITE_CHECK(v.words.contains(w), io_error, path << ": the vocabulary lacks " << w);
+    in.dict("words", v.words);
+    for (const char* w : {BOS, EOS, UNK}) in.check(v.words.contains(w), std::string("the vocabulary lacks ") + w);
     v.finish();
     return v;
   }

@@ -28,6 +28,7 @@
 #include "common/bench.h"
 #include "common/cli.h"
 #include "common/util.h"
+#include "common/vocab_file.h"
 #include "dynet_lite/dict.h"
 #include "dynet_lite/expr.h"
 #include "dynet_lite/init.h"
@@ -152,65 +153,30 @@ struct Vocabulary {
     return out;
   }
 
-  static void write_dict(std::ostream& out, const char* name, const Dict& d) {
-    out << name << " " << d.size() << "\n";
-    for (const auto& w : d.get_words()) out << w << "\n";
-  }
-
-  /// Saves to `path` atomically: a header, then each dictionary, one entry a line.
+  /// Saves to `path` atomically: a header, the char setting, then each dictionary.
   void save(const std::string& path) const {
-    std::ostringstream out;
-    out << VOCAB_MAGIC << " 1\n" << "char " << (use_char ? 1 : 0) << "\n";
-    write_dict(out, "words", words);
-    write_dict(out, "tags", tags);
-    write_dict(out, "chars", chars);
-    examples::write_file_atomically(path, out.str());
+    examples::VocabularyWriter out(VOCAB_MAGIC);
+    out.number("char", use_char ? 1 : 0);
+    out.dict("words", words);
+    out.dict("tags", tags);
+    out.dict("chars", chars);
+    out.save(path);
   }
 
   static Vocabulary load(const std::string& path) {
-    std::ifstream in(path);
-    DYNET_LITE_CHECK(in.good(), io_error, "cannot open the vocabulary file '" << path << "'");
-    size_t lineno = 0;
-    std::string line;
-    auto next = [&](const char* what) -> const std::string& {
-      DYNET_LITE_CHECK(std::getline(in, line), io_error,
-                       path << ":" << lineno + 1 << ": file ends where " << what << " was expected");
-      ++lineno;
-      return line;
-    };
-    auto header = [&](const char* key) -> unsigned {
-      std::istringstream ls(next(key));
-      std::string k;
-      long long n = -1;
-      ls >> k >> n;
-      DYNET_LITE_CHECK(k == key && n >= 0 && ls.eof(), io_error,
-                       path << ":" << lineno << ": expected '" << key << " <number>', found '" << line << "'");
-      return static_cast<unsigned>(n);
-    };
+    examples::VocabularyReader in(path, VOCAB_MAGIC, "tagger");
     Vocabulary v;
-    std::istringstream magic(next("the header"));
-    std::string m;
-    int version = 0;
-    magic >> m >> version;
-    DYNET_LITE_CHECK(m == VOCAB_MAGIC && version == 1, io_error,
-                     path << ":1: not a tagger vocabulary file (header '" << line << "')");
-    v.use_char = header("char") != 0;
+    v.use_char = in.number("char") != 0;
     for (auto [key, dict] : {std::pair<const char*, Dict*>{"words", &v.words}, {"tags", &v.tags},
                              {"chars", &v.chars}}) {
-      const unsigned n = header(key);
-      for (unsigned i = 0; i < n; ++i) {
-        next(key);
-        DYNET_LITE_CHECK(!dict->contains(line), io_error,
-                         path << ":" << lineno << ": '" << line << "' appears twice in " << key);
-        dict->convert(line);
-      }
+      in.dict(key, *dict);
       dict->freeze();
     }
-    DYNET_LITE_CHECK(v.words.contains(UNK), io_error, path << ": the words lack " << UNK);
-    DYNET_LITE_CHECK(v.tags.size() > 0, io_error, path << ": no tags");
+    in.check(v.words.contains(UNK), std::string("the words lack ") + UNK);
+    in.check(v.tags.size() > 0, "no tags");
     v.words.set_unk(UNK);
     if (v.use_char) {
-      DYNET_LITE_CHECK(v.chars.contains(UNK), io_error, path << ": the characters lack " << UNK);
+      in.check(v.chars.contains(UNK), std::string("the characters lack ") + UNK);
       v.chars.set_unk(UNK);
     }
     return v;
@@ -640,22 +606,9 @@ int run_bench(const Options& o) {
   Tagger tagger(pc, vocab);  // the builders are built once; per step only the graph
   SimpleSGDTrainer trainer(pc, LEARNING_RATE);
   examples::BenchRecorder recorder(mode.autobatch != 0);
-  std::vector<Expression> batch_losses;
-  auto run = [&](size_t begin, size_t end, bool timed) {
-    for (size_t start = begin; start < end; start += mode.batch) {
-      const size_t stop = std::min(end, start + mode.batch);
-      ComputationGraph cg;
-      cg.set_autobatch(mode.autobatch);
-      tagger.new_graph(cg, true);
-      batch_losses.clear();
-      for (size_t k = start; k < stop; ++k) batch_losses.push_back(tagger.sentence_loss(train[k]));
-      recorder.record(cg, examples::train_step(cg, examples::batch_loss(batch_losses), trainer), timed);
-    }
-  };
-  run(0, WARMUP, false);
-  recorder.start();
-  run(WARMUP, WARMUP + TIMED, true);
-  recorder.stop();
+  examples::bench_minibatches(
+      recorder, mode, WARMUP, TIMED, trainer, [&](ComputationGraph& cg) { tagger.new_graph(cg, true); },
+      [&](size_t k) { return tagger.sentence_loss(train[k]); });
   size_t words = 0;
   double macs = 0;
   for (size_t k = WARMUP; k < WARMUP + TIMED; ++k) {

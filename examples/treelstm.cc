@@ -25,6 +25,7 @@
 #include "common/bench.h"
 #include "common/cli.h"
 #include "common/util.h"
+#include "common/vocab_file.h"
 #include "dynet_lite/dict.h"
 #include "dynet_lite/expr.h"
 #include "dynet_lite/init.h"
@@ -109,35 +110,17 @@ struct Vocabulary {
   }
 
   void save(const std::string& path) const {
-    std::ostringstream out;
-    out << VOCAB_MAGIC << " 1\nwords " << words.size() << "\n";
-    for (const auto& w : words.get_words()) out << w << "\n";
-    examples::write_file_atomically(path, out.str());
+    examples::VocabularyWriter out(VOCAB_MAGIC);
+    out.dict("words", words);
+    out.save(path);
   }
 
   static Vocabulary load(const std::string& path) {
-    std::ifstream in(path);
-    DYNET_LITE_CHECK(in.good(), io_error, "cannot open the vocabulary file '" << path << "'");
-    std::string line, key, magic;
-    long long n = -1;
-    int version = 0;
-    DYNET_LITE_CHECK(std::getline(in, line), io_error, path << ":1: empty file");
-    std::istringstream(line) >> magic >> version;
-    DYNET_LITE_CHECK(magic == VOCAB_MAGIC && version == 1, io_error,
-                     path << ":1: not a treelstm vocabulary file (header '" << line << "')");
-    DYNET_LITE_CHECK(std::getline(in, line), io_error, path << ":2: file ends before 'words <number>'");
-    std::istringstream(line) >> key >> n;
-    DYNET_LITE_CHECK(key == "words" && n > 0, io_error,
-                     path << ":2: expected 'words <number>', found '" << line << "'");
+    examples::VocabularyReader in(path, VOCAB_MAGIC, "treelstm");
     Vocabulary v;
-    for (long long i = 0; i < n; ++i) {
-      DYNET_LITE_CHECK(std::getline(in, line), io_error,
-                       path << ":" << i + 3 << ": file ends after " << i << " of " << n << " words");
-      DYNET_LITE_CHECK(!v.words.contains(line), io_error, path << ":" << i + 3 << ": '" << line << "' appears twice");
-      v.words.convert(line);
-    }
+    in.dict("words", v.words);
     v.words.freeze();
-    DYNET_LITE_CHECK(v.words.contains(UNK), io_error, path << ": the words lack " << UNK);
+    in.check(v.words.contains(UNK), std::string("the words lack ") + UNK);
     v.words.set_unk(UNK);
     return v;
   }
@@ -445,22 +428,9 @@ int run_bench(const Options& o) {
   TreeClassifier model(pc, vocab);  // the builder is built once; per step only the graph
   SimpleSGDTrainer trainer(pc, LEARNING_RATE);
   examples::BenchRecorder recorder(mode.autobatch != 0);
-  std::vector<Expression> batch_losses;
-  auto run = [&](size_t begin, size_t end, bool timed) {
-    for (size_t start = begin; start < end; start += mode.batch) {
-      const size_t stop = std::min(end, start + mode.batch);
-      ComputationGraph cg;
-      cg.set_autobatch(mode.autobatch);
-      model.new_graph(cg, true);
-      batch_losses.clear();
-      for (size_t k = start; k < stop; ++k) batch_losses.push_back(model.loss(train[k], false));
-      recorder.record(cg, examples::train_step(cg, examples::batch_loss(batch_losses), trainer), timed);
-    }
-  };
-  run(0, WARMUP, false);
-  recorder.start();
-  run(WARMUP, WARMUP + TIMED, true);
-  recorder.stop();
+  examples::bench_minibatches(
+      recorder, mode, WARMUP, TIMED, trainer, [&](ComputationGraph& cg) { model.new_graph(cg, true); },
+      [&](size_t k) { return model.loss(train[k], false); });
   size_t words = 0, nodes = 0;
   double macs = 0;
   for (size_t k = WARMUP; k < WARMUP + TIMED; ++k) {

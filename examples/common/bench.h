@@ -1,6 +1,8 @@
 #pragma once
 // What the examples' --bench modes share: the modes that set the minibatch and
 // the batching strategy, and the one line a run prints.
+#include <algorithm>
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <utility>
@@ -21,6 +23,16 @@ struct MinibatchMode {
   int autobatch;  ///< the strategy for ComputationGraph::set_autobatch
 };
 MinibatchMode minibatch_mode(const std::string& mode);
+
+class BenchRecorder;
+
+/// The --bench loop of the minibatch modes: the instances [0, warmup) untimed,
+/// then [warmup, warmup + timed) timed by `recorder`, `mode.batch` of them in one
+/// graph per trainer update.  `new_graph(cg)` adds the model to a new graph,
+/// `instance_loss(k)` builds the loss of instance k in it.
+template <class NewGraph, class InstanceLoss>
+void bench_minibatches(BenchRecorder& recorder, MinibatchMode mode, size_t warmup, size_t timed,
+                       dynet_lite::Trainer& trainer, NewGraph&& new_graph, InstanceLoss&& instance_loss);
 
 /// The record of a --bench run: the first losses, the timed steps' loss sum and
 /// batching counters, the clock and the product counter.
@@ -62,5 +74,26 @@ class BenchRecorder {
   uint64_t macs_before_ = 0;
   Timer timer_;
 };
+
+template <class NewGraph, class InstanceLoss>
+void bench_minibatches(BenchRecorder& recorder, MinibatchMode mode, size_t warmup, size_t timed,
+                       dynet_lite::Trainer& trainer, NewGraph&& new_graph, InstanceLoss&& instance_loss) {
+  std::vector<dynet_lite::Expression> losses;
+  auto run = [&](size_t begin, size_t end, bool is_timed) {
+    for (size_t start = begin; start < end; start += mode.batch) {
+      const size_t stop = std::min(end, start + mode.batch);
+      dynet_lite::ComputationGraph cg;
+      cg.set_autobatch(mode.autobatch);
+      new_graph(cg);
+      losses.clear();
+      for (size_t k = start; k < stop; ++k) losses.push_back(instance_loss(k));
+      recorder.record(cg, train_step(cg, batch_loss(losses), trainer), is_timed);
+    }
+  };
+  run(0, warmup, false);
+  recorder.start();
+  run(warmup, warmup + timed, true);
+  recorder.stop();
+}
 
 }  // namespace examples
