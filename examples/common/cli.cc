@@ -131,6 +131,11 @@ int run_main(CLI::App& app, int argc, char** argv, const std::function<void()>& 
   } catch (const CLI::CallForHelp&) {
     std::cout << app.help();
     return 0;
+  } catch (const CLI::ExtrasError&) {
+    const std::string first = app.remaining().empty() ? "" : app.remaining().front();
+    std::cerr << program << ": error: " << (first.rfind("-", 0) == 0 ? "unknown option '" : "unexpected argument '")
+              << first << "' (see --help)\n";
+    return 2;
   } catch (const CLI::ParseError& e) {
     std::cerr << program << ": error: " << e.what() << " (see --help)\n";
     return 2;
