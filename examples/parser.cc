@@ -34,6 +34,9 @@
 #include <unordered_map>
 #include <vector>
 
+#include "common/cli.h"
+#include "common/util.h"
+#include "common/vocab_file.h"
 #include "dynet_lite/dict.h"
 #include "dynet_lite/expr.h"
 #include "dynet_lite/init.h"
@@ -41,7 +44,6 @@
 #include "dynet_lite/io/conllu.h"
 #include "dynet_lite/lstm.h"
 #include "dynet_lite/training.h"
-#include "example_util.h"
 
 namespace dynet = dynet_lite;
 using namespace dynet;
@@ -135,54 +137,25 @@ struct Vocabulary {
     return out;
   }
 
-  static void write_dict(std::ostream& out, const char* name, const Dict& d) {
-    out << name << " " << d.size() << "\n";
-    for (const auto& w : d.get_words()) out << w << "\n";
-  }
-
   void save(const std::string& path) const {
-    std::ostringstream out;
-    out << VOCAB_MAGIC << " 1\n";
-    write_dict(out, "words", words);
-    write_dict(out, "tags", tags);
-    write_dict(out, "labels", labels);
-    examples::write_file_atomically(path, out.str());
+    examples::VocabularyWriter out(VOCAB_MAGIC);
+    out.dict("words", words);
+    out.dict("tags", tags);
+    out.dict("labels", labels);
+    out.save(path);
   }
 
   static Vocabulary load(const std::string& path) {
-    std::ifstream in(path);
-    DYNET_LITE_CHECK(in.good(), io_error, "cannot open the vocabulary file '" << path << "'");
-    size_t lineno = 0;
-    std::string line;
-    auto next = [&](const char* what) -> const std::string& {
-      DYNET_LITE_CHECK(std::getline(in, line), io_error,
-                       path << ":" << lineno + 1 << ": file ends where " << what << " was expected");
-      ++lineno;
-      return line;
-    };
+    examples::VocabularyReader in(path, VOCAB_MAGIC, "parser");
     Vocabulary v;
-    DYNET_LITE_CHECK(next("the header") == std::string(VOCAB_MAGIC) + " 1", io_error,
-                     path << ":1: not a parser vocabulary file (header '" << line << "')");
-    for (auto [key, dict] : {std::pair<const char*, Dict*>{"words", &v.words}, {"tags", &v.tags},
-                             {"labels", &v.labels}}) {
-      std::istringstream ls(next(key));
-      std::string k;
-      long long n = -1;
-      ls >> k >> n;
-      DYNET_LITE_CHECK(k == key && n >= 0, io_error,
-                       path << ":" << lineno << ": expected '" << key << " <number>', found '" << line << "'");
-      for (long long i = 0; i < n; ++i) {
-        next(key);
-        DYNET_LITE_CHECK(!dict->contains(line), io_error,
-                         path << ":" << lineno << ": '" << line << "' appears twice in " << key);
-        dict->convert(line);
-      }
-    }
+    in.dict("words", v.words);
+    in.dict("tags", v.tags);
+    in.dict("labels", v.labels);
     for (const char* w : {UNK, ROOT}) {
-      DYNET_LITE_CHECK(v.words.contains(w), io_error, path << ": the words lack " << w);
-      DYNET_LITE_CHECK(v.tags.contains(w), io_error, path << ": the tags lack " << w);
+      in.check(v.words.contains(w), std::string("the words lack ") + w);
+      in.check(v.tags.contains(w), std::string("the tags lack ") + w);
     }
-    DYNET_LITE_CHECK(v.labels.size() > 0, io_error, path << ": no dependency labels");
+    in.check(v.labels.size() > 0, "no dependency labels");
     v.finish();
     return v;
   }
@@ -406,95 +379,46 @@ Score evaluate(Parser& parser, const std::vector<Sentence>& data) {
   return sc;
 }
 
-void save_model(ParameterCollection& pc, const Vocabulary& v, const std::string& path) {
-  TextFileSaver saver(path);
-  saver.save(pc);
-  v.save(path + ".vocab");
-}
-
-void load_model(ParameterCollection& pc, const std::string& path) {
-  TextFileLoader loader(path);
-  loader.populate(pc);
-}
-
-struct Options {
-  std::string train, dev, test, model_path = "parser.model", load, predict;
+struct Options : examples::CorpusOptions {
+  std::string model_path = "parser.model", load, predict;
   unsigned epochs = 10, max_train = 0, max_dev = 0, max_test = 0;
   float learning_rate = 0.001f;
 };
 
-void usage(std::ostream& out) {
-  out << "usage: parser [options] [--dynet-seed S] ...\n"
-         "Greedy arc-hybrid dependency parser with BiLSTM features on UD English EWT\n"
-         "(words and gold UPOS in, labelled transitions out).\n\n"
-         "training (default):\n"
-         "  --data-dir DIR            folder with ud-english-ewt/ (default ../shared/data from the project root)\n"
-         "  --train FILE --dev FILE --test FILE   CoNLL-U files (default DIR/ud-english-ewt/en_ewt-ud-*.conllu)\n"
-         "  --epochs N                passes over the training data (default 10)\n"
-         "  --max-train-sentences N   use only the first N training sentences (quick runs)\n"
-         "  --max-dev-sentences N     evaluate on the first N dev sentences only (quick runs)\n"
-         "  --max-test-sentences N    likewise for the test sentences\n"
-         "  --learning-rate R         Adam's learning rate (default 0.001)\n"
-         "  --model FILE              where the best model (by dev LAS) goes; its vocabulary\n"
-         "                            goes to FILE.vocab (default parser.model)\n"
-         "using a saved model:\n"
-         "  --load FILE --predict IN  parse the CoNLL-U file IN (FORM and UPOS are read), writing\n"
-         "                            CoNLL-U with HEAD and DEPREL filled to standard output;\n"
-         "                            '-' reads standard input\n"
-         "  --load FILE               UAS / LAS of the saved model on --test\n"
-         "UAS and LAS count every token, punctuation included.\n"
-         "  --help                    this text\n";
+const examples::CorpusLayout UD_EWT{"ud-english-ewt", "en_ewt-ud-train.conllu", "en_ewt-ud-dev.conllu",
+                                    "en_ewt-ud-test.conllu"};
+
+void add_options(CLI::App& app, Options& o) {
+  const char* const training = "training (the default mode)";
+  o.add_corpus_options(app, UD_EWT, "CoNLL-U file");
+  examples::add_count(app, "--epochs", o.epochs, "passes over the training data (default 10)")->group(training);
+  examples::add_count(app, "--max-train-sentences", o.max_train, "use only the first N training sentences (quick runs)")
+      ->group(training);
+  examples::add_count(app, "--max-dev-sentences", o.max_dev, "evaluate on the first N dev sentences only (quick runs)")
+      ->group(training);
+  examples::add_count(app, "--max-test-sentences", o.max_test, "likewise for the test sentences")->group(training);
+  examples::add_number(app, "--learning-rate", o.learning_rate, "Adam's learning rate (default 0.001)",
+                       examples::above(0))
+      ->type_name("R")
+      ->group(training);
+  app.add_option("--model", o.model_path,
+                 "where the best model (by dev LAS) goes; its vocabulary\ngoes to FILE.vocab (default parser.model)")
+      ->type_name("FILE")
+      ->group(training);
+  const char* const saved = "using a saved model";
+  app.add_option("--load", o.load, "UAS / LAS of the saved model on --test; with --predict, parse IN")
+      ->type_name("FILE")
+      ->group(saved);
+  app.add_option("--predict", o.predict,
+                 "parse the CoNLL-U file IN (FORM and UPOS are read), writing\nCoNLL-U with HEAD and DEPREL filled "
+                 "to standard output;\n'-' reads standard input")
+      ->type_name("IN")
+      ->group(saved);
 }
 
-Options parse_options(int argc, char** argv) {
-  Options o;
-  std::string data_dir;
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    auto value = [&]() -> std::string {
-      DYNET_LITE_ARG_CHECK(i + 1 < argc, "" << a << " needs a value (see --help)");
-      return argv[++i];
-    };
-    if (a == "--help" || a == "-h") {
-      usage(std::cout);
-      std::exit(0);
-    } else if (a == "--train") {
-      o.train = value();
-    } else if (a == "--dev") {
-      o.dev = value();
-    } else if (a == "--test") {
-      o.test = value();
-    } else if (a == "--data-dir") {
-      data_dir = value();
-    } else if (a == "--epochs") {
-      o.epochs = examples::parse_unsigned(a, value());
-    } else if (a == "--max-train-sentences") {
-      o.max_train = examples::parse_unsigned(a, value());
-    } else if (a == "--max-dev-sentences") {
-      o.max_dev = examples::parse_unsigned(a, value());
-    } else if (a == "--max-test-sentences") {
-      o.max_test = examples::parse_unsigned(a, value());
-    } else if (a == "--learning-rate") {
-      o.learning_rate = examples::parse_float(a, value());
-      DYNET_LITE_ARG_CHECK(o.learning_rate > 0, "--learning-rate must be > 0, got " << o.learning_rate);
-    } else if (a == "--model") {
-      o.model_path = value();
-    } else if (a == "--load") {
-      o.load = value();
-    } else if (a == "--predict") {
-      o.predict = value();
-    } else {
-      DYNET_LITE_ARG_CHECK(false, "unknown option '" << a << "' (see --help)");
-    }
-  }
-  if (data_dir.empty()) data_dir = examples::default_data_dir();
-  std::string ud = data_dir + "/ud-english-ewt";
-  if (!examples::file_exists(ud) && examples::file_exists(data_dir + "/en_ewt-ud-train.conllu")) ud = data_dir;
-  if (o.train.empty()) o.train = ud + "/en_ewt-ud-train.conllu";
-  if (o.dev.empty()) o.dev = ud + "/en_ewt-ud-dev.conllu";
-  if (o.test.empty()) o.test = ud + "/en_ewt-ud-test.conllu";
+void finish_options(Options& o) {
+  o.resolve_corpus(UD_EWT);
   DYNET_LITE_ARG_CHECK(o.predict.empty() || !o.load.empty(), "--predict needs --load MODEL");
-  return o;
 }
 
 size_t count_tokens(const std::vector<Sentence>& data) {
@@ -515,7 +439,7 @@ int run_predict(const Options& o) {
   Vocabulary vocab = Vocabulary::load(o.load + ".vocab");
   ParameterCollection pc;
   Parser parser(pc, vocab);
-  load_model(pc, o.load);
+  examples::load_model(pc, o.load);
   std::vector<ConlluSentence> input;
   if (o.predict == "-") {
     input = read_conllu(std::cin, "<stdin>");
@@ -544,7 +468,7 @@ int run_evaluate(const Options& o) {
   Vocabulary vocab = Vocabulary::load(o.load + ".vocab");
   ParameterCollection pc;
   Parser parser(pc, vocab);
-  load_model(pc, o.load);
+  examples::load_model(pc, o.load);
   std::vector<Sentence> test = vocab.convert_gold(read_conllu(o.test), o.test);
   if (o.max_test && test.size() > o.max_test) test.resize(o.max_test);
   examples::Timer t;
@@ -610,10 +534,7 @@ int run_train(const Options& o) {
         drop[i] = coin(rng) < WORD_DROPOUT / (WORD_DROPOUT + static_cast<float>(s.counts[i]));
       ComputationGraph cg;
       parser.new_graph(cg, true);
-      Expression loss = parser.sentence_loss(s, gold_actions[k], &drop);
-      loss_sum += as_scalar(cg.forward(loss));
-      cg.backward(loss);
-      trainer.update();
+      loss_sum += examples::train_step(cg, parser.sentence_loss(s, gold_actions[k], &drop), trainer);
       transitions += gold_actions[k].size();
       bar.update(++done, loss_sum / transitions, "transition");
     }
@@ -629,7 +550,7 @@ int run_train(const Options& o) {
     if (sc.las() > best_las) {
       best_las = sc.las();
       best_dev = sc;
-      save_model(pc, vocab, o.model_path);
+      examples::save_model(pc, vocab, o.model_path);
       std::cout << "  [saved " << o.model_path << "]";
     }
     std::cout << std::endl;
@@ -640,7 +561,7 @@ int run_train(const Options& o) {
   ParameterCollection best_pc;
   Vocabulary best_vocab = Vocabulary::load(o.model_path + ".vocab");
   Parser best(best_pc, best_vocab);
-  load_model(best_pc, o.model_path);
+  examples::load_model(best_pc, o.model_path);
   std::vector<Sentence> test = best_vocab.convert_gold(read_conllu(o.test), o.test);
   if (o.max_test && test.size() > o.max_test) test.resize(o.max_test);
   const Score sc = evaluate(best, test);
@@ -653,16 +574,18 @@ int run_train(const Options& o) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  try {
-    DynetParams params = extract_dynet_params(argc, argv);
-    Options o = parse_options(argc, argv);
-    if (params.random_seed == 0) params.random_seed = 1;
-    initialize(params);
-    if (!o.predict.empty()) return run_predict(o);
-    if (!o.load.empty()) return run_evaluate(o);
-    return run_train(o);
-  } catch (const std::exception& e) {
-    std::cerr << "parser: error: " << e.what() << "\n";
-    return 1;
-  }
+  Options o;
+  CLI::App app{
+      "Greedy arc-hybrid dependency parser with BiLSTM features on UD English EWT\n(words and gold UPOS in, "
+      "labelled transitions out).  UAS and LAS count every token, punctuation included.",
+      "parser"};
+  examples::init_cli(app);
+  add_options(app, o);
+  return examples::run_main(
+      app, argc, argv, [&] { finish_options(o); },
+      [&] {
+        if (!o.predict.empty()) return run_predict(o);
+        if (!o.load.empty()) return run_evaluate(o);
+        return run_train(o);
+      });
 }

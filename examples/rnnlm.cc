@@ -25,14 +25,16 @@
 #include <string>
 #include <vector>
 
+#include "common/bench.h"
+#include "common/cli.h"
+#include "common/util.h"
+#include "common/vocab_file.h"
 #include "dynet_lite/dict.h"
-#include "dynet_lite/exec/autobatch.h"
 #include "dynet_lite/expr.h"
 #include "dynet_lite/init.h"
 #include "dynet_lite/io.h"
 #include "dynet_lite/lstm.h"
 #include "dynet_lite/training.h"
-#include "example_util.h"
 
 namespace dynet = dynet_lite;
 using namespace dynet;
@@ -120,34 +122,16 @@ struct Vocabulary {
   }
 
   void save(const std::string& path) const {
-    std::ostringstream out;
-    out << VOCAB_MAGIC << " 1\nwords " << words.size() << "\n";
-    for (const auto& w : words.get_words()) out << w << "\n";
-    examples::write_file_atomically(path, out.str());
+    examples::VocabularyWriter out(VOCAB_MAGIC);
+    out.dict("words", words);
+    out.save(path);
   }
 
   static Vocabulary load(const std::string& path) {
-    std::ifstream in(path);
-    DYNET_LITE_CHECK(in.good(), io_error, "cannot open the vocabulary file '" << path << "'");
-    std::string line, key;
-    std::getline(in, line);
-    DYNET_LITE_CHECK(line == std::string(VOCAB_MAGIC) + " 1", io_error,
-                     path << ":1: not an rnnlm vocabulary file (header '" << line << "')");
-    long long n = -1;
-    std::getline(in, line);
-    std::istringstream hs(line);
-    hs >> key >> n;
-    DYNET_LITE_CHECK(key == "words" && n >= 3, io_error,
-                     path << ":2: expected 'words <number of at least 3>', found '" << line << "'");
+    examples::VocabularyReader in(path, VOCAB_MAGIC, "rnnlm");
     Vocabulary v;
-    for (long long i = 0; i < n; ++i) {
-      DYNET_LITE_CHECK(std::getline(in, line), io_error,
-                       path << ": file ends after " << i << " of " << n << " words");
-      DYNET_LITE_CHECK(!v.words.contains(line), io_error, path << ":" << i + 3 << ": '" << line << "' appears twice");
-      v.words.convert(line);
-    }
-    for (const char* w : {BOS, EOS, UNK})
-      DYNET_LITE_CHECK(v.words.contains(w), io_error, path << ": the vocabulary lacks " << w);
+    in.dict("words", v.words);
+    for (const char* w : {BOS, EOS, UNK}) in.check(v.words.contains(w), std::string("the vocabulary lacks ") + w);
     v.finish();
     return v;
   }
@@ -296,92 +280,47 @@ double unigram_perplexity(const std::vector<Sentence>& train, const std::vector<
   return std::exp(nll / count_targets(test));
 }
 
-void save_model(ParameterCollection& pc, const Vocabulary& v, const std::string& path) {
-  TextFileSaver saver(path);  // atomic: a temporary file renamed over `path`
-  saver.save(pc);
-  v.save(path + ".vocab");
-}
-
-struct Options {
-  std::string train, test, model_path = "rnnlm.model", load, score, bench;
+struct Options : examples::CorpusOptions {
+  std::string model_path = "rnnlm.model", load, score, bench;
   unsigned epochs = 5, max_train = 0, max_test = 0, batch = 16;
 };
 
-void usage(std::ostream& out) {
-  out << "usage: rnnlm [options] [--dynet-seed S] ...\n"
-         "LSTM language model on the Penn Treebank text (BENCHMARKS.md task T4).\n\n"
-         "training (default):\n"
-         "  --data-dir DIR            folder with ptb/ (default ../shared/data from the project root)\n"
-         "  --train FILE              training text, one sentence a line (default DIR/ptb/ptb.valid.txt)\n"
-         "  --test FILE               evaluation text (default DIR/ptb/ptb.test.txt); words unknown\n"
-         "                            to the training vocabulary become <unk>\n"
-         "  --epochs N                passes over the training text (default 5)\n"
-         "  --batch B                 sentences per minibatch (default 16)\n"
-         "  --max-train-sentences N   use only the first N training sentences (quick runs)\n"
-         "  --max-test-sentences N    evaluate on the first N test sentences only (quick runs)\n"
-         "  --model FILE              the model with the lowest training loss so far is saved\n"
-         "                            there after each epoch, its vocabulary to FILE.vocab\n"
-         "                            (default rnnlm.model; T4 has no held-out set besides the test)\n"
-         "using a saved model:\n"
-         "  --load FILE               perplexity of the saved model on --test\n"
-         "  --load FILE --score IN    per sentence of IN: log-probability (nats), words, perplexity;\n"
-         "                            '-' reads standard input\n"
-         "benchmark (BENCHMARKS.md T4; prints one line):\n"
-         "  --bench manual-1|manual-4|manual-16|manual-64|b64-auto\n"
-         "                            one epoch of the training text after 1 warm-up minibatch\n"
-         "  --help                    this text\n";
+// T4 trains on the PTB validation text (BENCHMARKS.md); it has no dev split.
+const examples::CorpusLayout PTB{"ptb", "ptb.valid.txt", "", "ptb.test.txt"};
+
+void add_options(CLI::App& app, Options& o) {
+  const char* const training = "training (the default mode)";
+  o.add_corpus_options(app, PTB, "text, one sentence a line");
+  examples::add_count(app, "--epochs", o.epochs, "passes over the training text (default 5)")->group(training);
+  examples::add_count(app, "--batch", o.batch, "sentences per minibatch (default 16)", examples::at_least(1))
+      ->group(training);
+  examples::add_count(app, "--max-train-sentences", o.max_train, "use only the first N training sentences (quick runs)")
+      ->group(training);
+  examples::add_count(app, "--max-test-sentences", o.max_test,
+                      "evaluate on the first N test sentences only (quick runs)")
+      ->group(training);
+  app.add_option("--model", o.model_path,
+                 "the model with the lowest training loss so far is saved\nthere after each epoch, its vocabulary "
+                 "to FILE.vocab\n(default rnnlm.model; T4 has no held-out set besides the test)")
+      ->type_name("FILE")
+      ->group(training);
+  const char* const saved = "using a saved model";
+  app.add_option("--load", o.load, "perplexity of the saved model on --test; with --score, score IN")
+      ->type_name("FILE")
+      ->group(saved);
+  app.add_option("--score", o.score,
+                 "per sentence of IN: log-probability (nats), words, perplexity;\n'-' reads standard input")
+      ->type_name("IN")
+      ->group(saved);
+  examples::add_choice(app, "--bench", o.bench, {"manual-1", "manual-4", "manual-16", "manual-64", "b64-auto"},
+                       "one epoch of the training text after 1 warm-up minibatch; prints\none line (mode "
+                       "manual-1, manual-4, manual-16, manual-64 or b64-auto)")
+      ->group("benchmark (BENCHMARKS.md T4)");
 }
 
-Options parse_options(int argc, char** argv) {
-  Options o;
-  std::string data_dir;
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    auto value = [&]() -> std::string {
-      DYNET_LITE_ARG_CHECK(i + 1 < argc, "" << a << " needs a value (see --help)");
-      return argv[++i];
-    };
-    if (a == "--help" || a == "-h") {
-      usage(std::cout);
-      std::exit(0);
-    } else if (a == "--train") {
-      o.train = value();
-    } else if (a == "--test") {
-      o.test = value();
-    } else if (a == "--data-dir") {
-      data_dir = value();
-    } else if (a == "--epochs") {
-      o.epochs = examples::parse_unsigned(a, value());
-    } else if (a == "--batch") {
-      o.batch = examples::parse_unsigned(a, value());
-      DYNET_LITE_ARG_CHECK(o.batch >= 1, "--batch must be at least 1");
-    } else if (a == "--max-train-sentences") {
-      o.max_train = examples::parse_unsigned(a, value());
-    } else if (a == "--max-test-sentences") {
-      o.max_test = examples::parse_unsigned(a, value());
-    } else if (a == "--model") {
-      o.model_path = value();
-    } else if (a == "--load") {
-      o.load = value();
-    } else if (a == "--score") {
-      o.score = value();
-    } else if (a == "--bench") {
-      o.bench = value();
-      DYNET_LITE_ARG_CHECK(o.bench == "manual-1" || o.bench == "manual-4" || o.bench == "manual-16" ||
-                               o.bench == "manual-64" || o.bench == "b64-auto",
-                           "--bench expects manual-1, manual-4, manual-16, manual-64 or b64-auto, got '" << o.bench
-                                                                                                        << "'");
-    } else {
-      DYNET_LITE_ARG_CHECK(false, "unknown option '" << a << "' (see --help)");
-    }
-  }
-  if (data_dir.empty()) data_dir = examples::default_data_dir();
-  std::string ptb = data_dir + "/ptb";
-  if (!examples::file_exists(ptb) && examples::file_exists(data_dir + "/ptb.valid.txt")) ptb = data_dir;
-  if (o.train.empty()) o.train = ptb + "/ptb.valid.txt";
-  if (o.test.empty()) o.test = ptb + "/ptb.test.txt";
+void finish_options(Options& o) {
+  o.resolve_corpus(PTB);
   DYNET_LITE_ARG_CHECK(o.score.empty() || !o.load.empty(), "--score needs --load MODEL");
-  return o;
 }
 
 // ---------------------------------------------------------------- modes
@@ -390,7 +329,7 @@ int run_evaluate(const Options& o) {
   Vocabulary vocab = Vocabulary::load(o.load + ".vocab");
   ParameterCollection pc;
   RNNLanguageModel lm(pc, vocab.words.size());
-  TextFileLoader(o.load).populate(pc);
+  examples::load_model(pc, o.load);
   std::vector<std::vector<std::string>> test_text = read_text(o.test);
   if (o.max_test && test_text.size() > o.max_test) test_text.resize(o.max_test);
   std::vector<Sentence> test = vocab.convert(test_text);
@@ -406,7 +345,7 @@ int run_score(const Options& o) {
   Vocabulary vocab = Vocabulary::load(o.load + ".vocab");
   ParameterCollection pc;
   RNNLanguageModel lm(pc, vocab.words.size());
-  TextFileLoader(o.load).populate(pc);
+  examples::load_model(pc, o.load);
   std::ifstream file;
   std::istream* in = &std::cin;
   if (o.score != "-") {
@@ -469,10 +408,7 @@ int run_train(const Options& o) {
       }
       ComputationGraph cg;
       lm.new_graph(cg, true);
-      Expression loss = lm.batch_loss(batch, vocab.eos);
-      loss_sum += as_scalar(cg.forward(loss));
-      cg.backward(loss);
-      trainer.update();
+      loss_sum += examples::train_step(cg, lm.batch_loss(batch, vocab.eos), trainer);
       done += ids.size();
       bar.update(done, loss_sum / words, "word");
     }
@@ -489,7 +425,7 @@ int run_train(const Options& o) {
               << eval_time.seconds() << " s)";
     if (loss_sum < best_loss) {
       best_loss = loss_sum;
-      save_model(pc, vocab, o.model_path);
+      examples::save_model(pc, vocab, o.model_path);
       std::cout << "  [saved " << o.model_path << "]";
     }
     std::cout << std::endl;
@@ -502,7 +438,7 @@ int run_train(const Options& o) {
 
 int run_bench(const Options& o) {
   const bool autobatch = o.bench == "b64-auto";
-  const unsigned B = autobatch ? 64 : examples::parse_unsigned("--bench", o.bench.substr(o.bench.find('-') + 1));
+  const unsigned B = autobatch ? 64 : static_cast<unsigned>(std::stoul(o.bench.substr(o.bench.find('-') + 1)));
   std::vector<std::vector<std::string>> train_text = read_text(o.train);
   Vocabulary vocab = Vocabulary::build(train_text);
   std::vector<Sentence> train = vocab.convert(train_text);
@@ -513,11 +449,9 @@ int run_bench(const Options& o) {
   ParameterCollection pc;
   RNNLanguageModel lm(pc, vocab.words.size());
   SimpleSGDTrainer trainer(pc, LEARNING_RATE);
-  std::vector<float> first_losses;
+  examples::BenchRecorder recorder(autobatch);
   std::vector<const Sentence*> batch;
   std::vector<Expression> losses;
-  AutobatchStats stats;
-  double loss_sum = 0, macs = 0;
   auto step = [&](const std::vector<size_t>& ids, bool timed) {
     ComputationGraph cg;
     cg.set_autobatch(autobatch ? 1 : 0);
@@ -532,21 +466,14 @@ int run_bench(const Options& o) {
       for (size_t i : ids) batch.push_back(&train[i]);
       loss = lm.batch_loss(batch, vocab.eos);
     }
-    const float l = as_scalar(cg.forward(loss));
-    cg.backward(loss);
-    trainer.update();
-    if (first_losses.size() < 3) first_losses.push_back(l);
-    if (timed) {
-      loss_sum += l;
-      if (autobatch) stats.add(cg.autobatch_stats());
-    }
+    recorder.record(cg, examples::train_step(cg, loss, trainer), timed);
   };
   step(batches[0], false);  // warm-up
-  const uint64_t macs_before = dynet_lite::cpu::product_macs();
-  examples::Timer timer;
+  recorder.start();
   for (const auto& ids : batches) step(ids, true);
-  const double seconds = timer.seconds();
+  recorder.stop();
   const size_t words = count_targets(train);
+  double macs = 0;
   for (const auto& ids : batches) {
     if (autobatch) {
       for (size_t i : ids) macs += lm.forward_macs(train[i].size() - 1, 1);
@@ -556,35 +483,31 @@ int run_bench(const Options& o) {
       macs += lm.forward_macs(steps, static_cast<unsigned>(ids.size()));  // padding computed too
     }
   }
+  std::ostringstream head;
+  head << "T4 rnnlm mode=" << o.bench << " sentences=" << train.size() << " words=" << words
+       << " minibatches=" << batches.size();
   // the model's count: forward one product per matrix product, backward two (d input, d weights)
-  std::ostringstream line;
-  line << "T4 rnnlm mode=" << o.bench << " sentences=" << train.size() << " words=" << words
-       << " minibatches=" << batches.size() << " seconds=" << std::fixed << std::setprecision(3) << seconds
-       << " words/s=" << std::setprecision(1) << words / seconds << " sent/s=" << train.size() / seconds
-       << " loss_first_steps=";
-  for (size_t i = 0; i < first_losses.size(); ++i) line << (i ? "," : "") << std::setprecision(4) << first_losses[i];
-  line << " loss/word=" << std::setprecision(4) << loss_sum / words;
-  examples::append_gflops(line, macs_before, 3 * 2 * macs, seconds);
-  examples::append_bench_tail(line, autobatch, stats);
-  std::cout << line.str() << std::endl;
+  recorder.print(head.str(), {{"words/s", words}, {"sent/s", train.size()}}, "loss/word", recorder.loss_sum() / words,
+                 3 * 2 * macs);
   return 0;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  try {
-    DynetParams params = extract_dynet_params(argc, argv);
-    Options o = parse_options(argc, argv);
-    // Benchmarks and training are reproducible unless a seed is given.
-    if (params.random_seed == 0) params.random_seed = 1;
-    initialize(params);
-    if (!o.bench.empty()) return run_bench(o);
-    if (!o.score.empty()) return run_score(o);
-    if (!o.load.empty()) return run_evaluate(o);
-    return run_train(o);
-  } catch (const std::exception& e) {
-    std::cerr << "rnnlm: error: " << e.what() << "\n";
-    return 1;
-  }
+  Options o;
+  CLI::App app{
+      "LSTM language model on the Penn Treebank text (BENCHMARKS.md task T4).\nWords of the test text unknown to the "
+      "training vocabulary become <unk>.",
+      "rnnlm"};
+  examples::init_cli(app);
+  add_options(app, o);
+  return examples::run_main(
+      app, argc, argv, [&] { finish_options(o); },
+      [&] {
+        if (!o.bench.empty()) return run_bench(o);
+        if (!o.score.empty()) return run_score(o);
+        if (!o.load.empty()) return run_evaluate(o);
+        return run_train(o);
+      });
 }

@@ -25,15 +25,17 @@
 #include <unordered_map>
 #include <vector>
 
+#include "common/bench.h"
+#include "common/cli.h"
+#include "common/util.h"
+#include "common/vocab_file.h"
 #include "dynet_lite/dict.h"
-#include "dynet_lite/exec/autobatch.h"
 #include "dynet_lite/expr.h"
 #include "dynet_lite/init.h"
 #include "dynet_lite/io.h"
 #include "dynet_lite/io/conllu.h"
 #include "dynet_lite/lstm.h"
 #include "dynet_lite/training.h"
-#include "example_util.h"
 
 namespace dynet = dynet_lite;
 using namespace dynet;
@@ -151,65 +153,30 @@ struct Vocabulary {
     return out;
   }
 
-  static void write_dict(std::ostream& out, const char* name, const Dict& d) {
-    out << name << " " << d.size() << "\n";
-    for (const auto& w : d.get_words()) out << w << "\n";
-  }
-
-  /// Saves to `path` atomically: a header, then each dictionary, one entry a line.
+  /// Saves to `path` atomically: a header, the char setting, then each dictionary.
   void save(const std::string& path) const {
-    std::ostringstream out;
-    out << VOCAB_MAGIC << " 1\n" << "char " << (use_char ? 1 : 0) << "\n";
-    write_dict(out, "words", words);
-    write_dict(out, "tags", tags);
-    write_dict(out, "chars", chars);
-    examples::write_file_atomically(path, out.str());
+    examples::VocabularyWriter out(VOCAB_MAGIC);
+    out.number("char", use_char ? 1 : 0);
+    out.dict("words", words);
+    out.dict("tags", tags);
+    out.dict("chars", chars);
+    out.save(path);
   }
 
   static Vocabulary load(const std::string& path) {
-    std::ifstream in(path);
-    DYNET_LITE_CHECK(in.good(), io_error, "cannot open the vocabulary file '" << path << "'");
-    size_t lineno = 0;
-    std::string line;
-    auto next = [&](const char* what) -> const std::string& {
-      DYNET_LITE_CHECK(std::getline(in, line), io_error,
-                       path << ":" << lineno + 1 << ": file ends where " << what << " was expected");
-      ++lineno;
-      return line;
-    };
-    auto header = [&](const char* key) -> unsigned {
-      std::istringstream ls(next(key));
-      std::string k;
-      long long n = -1;
-      ls >> k >> n;
-      DYNET_LITE_CHECK(k == key && n >= 0 && ls.eof(), io_error,
-                       path << ":" << lineno << ": expected '" << key << " <number>', found '" << line << "'");
-      return static_cast<unsigned>(n);
-    };
+    examples::VocabularyReader in(path, VOCAB_MAGIC, "tagger");
     Vocabulary v;
-    std::istringstream magic(next("the header"));
-    std::string m;
-    int version = 0;
-    magic >> m >> version;
-    DYNET_LITE_CHECK(m == VOCAB_MAGIC && version == 1, io_error,
-                     path << ":1: not a tagger vocabulary file (header '" << line << "')");
-    v.use_char = header("char") != 0;
+    v.use_char = in.number("char") != 0;
     for (auto [key, dict] : {std::pair<const char*, Dict*>{"words", &v.words}, {"tags", &v.tags},
                              {"chars", &v.chars}}) {
-      const unsigned n = header(key);
-      for (unsigned i = 0; i < n; ++i) {
-        next(key);
-        DYNET_LITE_CHECK(!dict->contains(line), io_error,
-                         path << ":" << lineno << ": '" << line << "' appears twice in " << key);
-        dict->convert(line);
-      }
+      in.dict(key, *dict);
       dict->freeze();
     }
-    DYNET_LITE_CHECK(v.words.contains(UNK), io_error, path << ": the words lack " << UNK);
-    DYNET_LITE_CHECK(v.tags.size() > 0, io_error, path << ": no tags");
+    in.check(v.words.contains(UNK), std::string("the words lack ") + UNK);
+    in.check(v.tags.size() > 0, "no tags");
     v.words.set_unk(UNK);
     if (v.use_char) {
-      DYNET_LITE_CHECK(v.chars.contains(UNK), io_error, path << ": the characters lack " << UNK);
+      in.check(v.chars.contains(UNK), std::string("the characters lack ") + UNK);
       v.chars.set_unk(UNK);
     }
     return v;
@@ -363,17 +330,6 @@ double accuracy(Tagger& tagger, const std::vector<Sentence>& data) {
   return total ? double(correct) / total : 0.0;
 }
 
-void save_model(ParameterCollection& pc, const Vocabulary& v, const std::string& path) {
-  TextFileSaver saver(path);  // atomic: a temporary file renamed over `path`
-  saver.save(pc);
-  v.save(path + ".vocab");
-}
-
-void load_model(ParameterCollection& pc, const std::string& path) {
-  TextFileLoader loader(path);
-  loader.populate(pc);
-}
-
 // Training defaults.  T1's are the ones its README figure was measured with.
 // T2's (--char) bring the character model from 93.6% to 94.5% test UPOS
 // (94.45-94.65% over three runs): with plain SGD at a constant rate it fits the
@@ -391,123 +347,98 @@ struct TrainDefaults {
 constexpr TrainDefaults T1_DEFAULTS{10, 0.f, 0.25f, 0.f, 0.f};
 constexpr TrainDefaults T2_DEFAULTS{30, 0.05f, 2.f, 0.25f, 0.f};
 
-struct Options {
-  std::string train, dev, test, model_path, load, predict, bench;
+struct Options : examples::CorpusOptions {
+  std::string model_path, load, predict, bench;
   bool use_char = false;
   unsigned max_train = 0, batch = 1;
-  // Negative until parsed: the defaults depend on --char (TrainDefaults).
-  int epochs = -1;
-  float lr_decay = -1, word_dropout = -1, lstm_dropout = -1, char_dropout = -1;
+  // Set by finish_options unless given: the defaults depend on --char (TrainDefaults).
+  unsigned epochs = 0;
+  float lr_decay = 0, word_dropout = 0, lstm_dropout = 0, char_dropout = 0;
   float clip = 5;  ///< gradient clipping threshold on the global norm (DyNet's default); 0: off
 };
 
-void usage(std::ostream& out) {
-  out << "usage: tagger [options] [--dynet-seed S] [--dynet-autobatch 0|1|2] ...\n"
-         "BiLSTM part-of-speech tagger (UPOS) on UD English EWT (BENCHMARKS.md tasks T1, T2).\n\n"
-         "training (default):\n"
-         "  --data-dir DIR            folder with ud-english-ewt/ (default ../shared/data from the project root)\n"
-         "  --train FILE --dev FILE --test FILE   CoNLL-U files (default DIR/ud-english-ewt/en_ewt-ud-*.conllu)\n"
-         "  --char                    words seen < 5 times in train go through a character BiLSTM (T2)\n"
-         "  (defaults below: T1 / T2 (--char); none of these apply to --bench)\n"
-         "  --epochs N                passes over the training data (default " << T1_DEFAULTS.epochs << " / "
-      << T2_DEFAULTS.epochs << ")\n"
-         "  --max-train-sentences N   use only the first N training sentences (quick runs)\n"
-         "  --batch N                 sentences per update (default 1)\n"
-         "  --lr-decay D              plain SGD from rate 0.1, after epoch e the rate is 0.1 / (1 + D e)\n"
-         "                            (DyNet's eta_decay; default " << T1_DEFAULTS.lr_decay << " / "
-      << T2_DEFAULTS.lr_decay << ")\n"
-         "  --clip T                  rescale the gradient to global norm T when larger (0: off; default 5)\n"
-         "  --word-dropout A          during training a word seen c times is replaced by <unk> (with\n"
-         "                            --char: spelled out) with probability A / (A + c); 0 turns it\n"
-         "                            off (default " << T1_DEFAULTS.word_dropout << " / " << T2_DEFAULTS.word_dropout
-      << ")\n"
-         "  --lstm-dropout D          variational dropout on the word BiLSTM's inputs and recurrent\n"
-         "                            states (default " << T1_DEFAULTS.lstm_dropout << " / " << T2_DEFAULTS.lstm_dropout
-      << ")\n"
-         "  --char-dropout D          the same on the character BiLSTMs (--char; default "
-      << T2_DEFAULTS.char_dropout << ")\n"
-         "  --model FILE              where the best model (by dev accuracy) goes; its vocabulary\n"
-         "                            goes to FILE.vocab (default tagger.model / tagger-char.model)\n"
-         "using a saved model:\n"
-         "  --load FILE --predict IN  tag IN (one sentence a line, tokens separated by spaces),\n"
-         "                            printing word/TAG; '-' reads standard input\n"
-         "  --load FILE               accuracy of the saved model on --test\n"
-         "benchmark (BENCHMARKS.md T1, or T2 with --char; prints one line):\n"
-         "  --bench b1|b64|b64-auto|b64-depth   2,000 train sentences after 100 warm-up sentences\n"
-         "  --help                    this text\n";
+const examples::CorpusLayout UD_EWT{"ud-english-ewt", "en_ewt-ud-train.conllu", "en_ewt-ud-dev.conllu",
+                                    "en_ewt-ud-test.conllu"};
+
+/// "(default A / B)": a training default of T1 and of T2 (--char).
+template <class T>
+std::string defaults(T t1, T t2) {
+  std::ostringstream s;
+  s << "(default " << t1 << " / " << t2 << ")";
+  return s.str();
 }
 
-Options parse_options(int argc, char** argv) {
-  Options o;
-  std::string data_dir;
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    auto value = [&]() -> std::string {
-      DYNET_LITE_ARG_CHECK(i + 1 < argc, "" << a << " needs a value (see --help)");
-      return argv[++i];
-    };
-    if (a == "--help" || a == "-h") {
-      usage(std::cout);
-      std::exit(0);
-    } else if (a == "--train") {
-      o.train = value();
-    } else if (a == "--dev") {
-      o.dev = value();
-    } else if (a == "--test") {
-      o.test = value();
-    } else if (a == "--data-dir") {
-      data_dir = value();
-    } else if (a == "--char") {
-      o.use_char = true;
-    } else if (a == "--epochs") {
-      o.epochs = static_cast<int>(examples::parse_unsigned(a, value()));
-    } else if (a == "--lr-decay") {
-      o.lr_decay = examples::parse_float(a, value());
-      DYNET_LITE_ARG_CHECK(o.lr_decay >= 0, "--lr-decay must be >= 0, got " << o.lr_decay);
-    } else if (a == "--clip") {
-      o.clip = examples::parse_float(a, value());
-      DYNET_LITE_ARG_CHECK(o.clip >= 0, "--clip must be >= 0, got " << o.clip);
-    } else if (a == "--lstm-dropout" || a == "--char-dropout") {
-      const float d = examples::parse_float(a, value());
-      DYNET_LITE_ARG_CHECK(d >= 0 && d < 1, a << " must be in [0, 1), got " << d);
-      (a == "--lstm-dropout" ? o.lstm_dropout : o.char_dropout) = d;
-    } else if (a == "--max-train-sentences") {
-      o.max_train = examples::parse_unsigned(a, value());
-    } else if (a == "--batch") {
-      o.batch = examples::parse_unsigned(a, value());
-      DYNET_LITE_ARG_CHECK(o.batch >= 1, "--batch must be at least 1");
-    } else if (a == "--word-dropout") {
-      o.word_dropout = examples::parse_float(a, value());
-      DYNET_LITE_ARG_CHECK(o.word_dropout >= 0, "--word-dropout must be >= 0, got " << o.word_dropout);
-    } else if (a == "--model") {
-      o.model_path = value();
-    } else if (a == "--load") {
-      o.load = value();
-    } else if (a == "--predict") {
-      o.predict = value();
-    } else if (a == "--bench") {
-      o.bench = value();
-      DYNET_LITE_ARG_CHECK(o.bench == "b1" || o.bench == "b64" || o.bench == "b64-auto" || o.bench == "b64-depth",
-                           "--bench expects b1, b64, b64-auto or b64-depth, got '" << o.bench << "'");
-    } else {
-      DYNET_LITE_ARG_CHECK(false, "unknown option '" << a << "' (see --help)");
-    }
-  }
+void add_options(CLI::App& app, Options& o) {
+  using examples::add_count;
+  using examples::add_number;
+  const char* const training = "training (the default mode; defaults T1 / T2 (--char), none apply to --bench)";
+  o.add_corpus_options(app, UD_EWT, "CoNLL-U file");
+  app.add_flag("--char", o.use_char, "words seen < 5 times in train go through a character BiLSTM (T2)");
+  add_count(app, "--epochs", o.epochs,
+            "passes over the training data " + defaults(T1_DEFAULTS.epochs, T2_DEFAULTS.epochs))
+      ->group(training);
+  add_count(app, "--max-train-sentences", o.max_train, "use only the first N training sentences (quick runs)")
+      ->group(training);
+  add_count(app, "--batch", o.batch, "sentences per update (default 1)", examples::at_least(1))->group(training);
+  add_number(app, "--lr-decay", o.lr_decay,
+             "plain SGD from rate 0.1, after epoch e the rate is 0.1 / (1 + D e)\n(DyNet's eta_decay) " +
+                 defaults(T1_DEFAULTS.lr_decay, T2_DEFAULTS.lr_decay),
+             examples::at_least(0))
+      ->type_name("D")
+      ->group(training);
+  add_number(app, "--clip", o.clip, "rescale the gradient to global norm T when larger (0: off; default 5)",
+             examples::at_least(0))
+      ->type_name("T")
+      ->group(training);
+  add_number(app, "--word-dropout", o.word_dropout,
+             "during training a word seen c times is replaced by <unk> (with\n--char: spelled out) with "
+             "probability A / (A + c); 0 turns it\noff " +
+                 defaults(T1_DEFAULTS.word_dropout, T2_DEFAULTS.word_dropout),
+             examples::at_least(0))
+      ->type_name("A")
+      ->group(training);
+  add_number(app, "--lstm-dropout", o.lstm_dropout,
+             "variational dropout on the word BiLSTM's inputs and recurrent\nstates " +
+                 defaults(T1_DEFAULTS.lstm_dropout, T2_DEFAULTS.lstm_dropout),
+             examples::Bounds{0, 1, false, true})
+      ->type_name("D")
+      ->group(training);
+  add_number(
+      app, "--char-dropout", o.char_dropout,
+      "the same on the character BiLSTMs (--char) " + defaults(T1_DEFAULTS.char_dropout, T2_DEFAULTS.char_dropout),
+      examples::Bounds{0, 1, false, true})
+      ->type_name("D")
+      ->group(training);
+  app.add_option("--model", o.model_path,
+                 "where the best model (by dev accuracy) goes; its vocabulary\ngoes to FILE.vocab (default "
+                 "tagger.model / tagger-char.model)")
+      ->type_name("FILE")
+      ->group(training);
+  const char* const saved = "using a saved model";
+  app.add_option("--load", o.load, "accuracy of the saved model on --test; with --predict, tag IN")
+      ->type_name("FILE")
+      ->group(saved);
+  app.add_option("--predict", o.predict,
+                 "tag IN (one sentence a line, tokens separated by spaces),\nprinting word/TAG; '-' reads standard "
+                 "input")
+      ->type_name("IN")
+      ->group(saved);
+  examples::add_choice(app, "--bench", o.bench, examples::minibatch_modes(),
+                       "2,000 train sentences after 100 warm-up sentences; prints one line\n(mode b1, b64, b64-auto "
+                       "or b64-depth)")
+      ->group("benchmark (BENCHMARKS.md T1, or T2 with --char)");
+}
+
+void finish_options(const CLI::App& app, Options& o) {
   const TrainDefaults& def = o.use_char ? T2_DEFAULTS : T1_DEFAULTS;
-  if (o.epochs < 0) o.epochs = static_cast<int>(def.epochs);
-  if (o.lr_decay < 0) o.lr_decay = def.lr_decay;
-  if (o.word_dropout < 0) o.word_dropout = def.word_dropout;
-  if (o.lstm_dropout < 0) o.lstm_dropout = def.lstm_dropout;
-  if (o.char_dropout < 0) o.char_dropout = def.char_dropout;
-  if (data_dir.empty()) data_dir = examples::default_data_dir();
-  std::string ud = data_dir + "/ud-english-ewt";
-  if (!examples::file_exists(ud) && examples::file_exists(data_dir + "/en_ewt-ud-train.conllu")) ud = data_dir;
-  if (o.train.empty()) o.train = ud + "/en_ewt-ud-train.conllu";
-  if (o.dev.empty()) o.dev = ud + "/en_ewt-ud-dev.conllu";
-  if (o.test.empty()) o.test = ud + "/en_ewt-ud-test.conllu";
+  if (!app.count("--epochs")) o.epochs = def.epochs;
+  if (!app.count("--lr-decay")) o.lr_decay = def.lr_decay;
+  if (!app.count("--word-dropout")) o.word_dropout = def.word_dropout;
+  if (!app.count("--lstm-dropout")) o.lstm_dropout = def.lstm_dropout;
+  if (!app.count("--char-dropout")) o.char_dropout = def.char_dropout;
+  o.resolve_corpus(UD_EWT);
   if (o.model_path.empty()) o.model_path = o.use_char ? "tagger-char.model" : "tagger.model";
   DYNET_LITE_ARG_CHECK(o.predict.empty() || !o.load.empty(), "--predict needs --load MODEL");
-  return o;
 }
 
 size_t count_words(const std::vector<Sentence>& data) {
@@ -522,7 +453,7 @@ int run_predict(const Options& o) {
   Vocabulary vocab = Vocabulary::load(o.load + ".vocab");
   ParameterCollection pc;
   Tagger tagger(pc, vocab);
-  load_model(pc, o.load);
+  examples::load_model(pc, o.load);
   std::ifstream file;
   std::istream* in = &std::cin;
   if (o.predict != "-") {
@@ -555,7 +486,7 @@ int run_evaluate(const Options& o) {
   Vocabulary vocab = Vocabulary::load(o.load + ".vocab");
   ParameterCollection pc;
   Tagger tagger(pc, vocab);
-  load_model(pc, o.load);
+  examples::load_model(pc, o.load);
   std::vector<Sentence> test = vocab.convert(read_conllu(o.test), o.test);
   examples::Timer t;
   const double acc = accuracy(tagger, test);
@@ -623,10 +554,7 @@ int run_train(const Options& o) {
         words += s.size();
       }
       tagger.set_dropped(nullptr);
-      Expression loss = batch_losses.size() == 1 ? batch_losses[0] : sum(batch_losses);
-      loss_sum += as_scalar(cg.forward(loss));
-      cg.backward(loss);
-      trainer.update();
+      loss_sum += examples::train_step(cg, examples::batch_loss(batch_losses), trainer);
       bar.update(end, loss_sum / words, "word");
     }
     bar.finish();
@@ -643,7 +571,7 @@ int run_train(const Options& o) {
     if (dev_acc > best_dev) {
       best_dev = dev_acc;
       best_epoch = epoch;
-      save_model(pc, vocab, o.model_path);
+      examples::save_model(pc, vocab, o.model_path);
       std::cout << "  [saved " << o.model_path << "]";
     }
     std::cout << std::endl;
@@ -654,7 +582,7 @@ int run_train(const Options& o) {
   ParameterCollection best_pc;
   Vocabulary best_vocab = Vocabulary::load(o.model_path + ".vocab");
   Tagger best(best_pc, best_vocab);
-  load_model(best_pc, o.model_path);
+  examples::load_model(best_pc, o.model_path);
   std::vector<Sentence> test = best_vocab.convert(read_conllu(o.test), o.test);
   const double test_acc = accuracy(best, test);
   std::cout << "best dev accuracy " << std::fixed << std::setprecision(2) << 100 * best_dev << "% (epoch " << best_epoch
@@ -672,74 +600,43 @@ int run_bench(const Options& o) {
   DYNET_LITE_CHECK(train.size() >= WARMUP + TIMED, std::runtime_error,
                    "--bench needs " << WARMUP + TIMED << " training sentences, '" << o.train << "' has "
                                             << train.size());
-  const unsigned batch = o.bench == "b1" ? 1 : 64;
-  const int autobatch = o.bench == "b64-auto" ? 1 : o.bench == "b64-depth" ? 2 : 0;
+  const examples::MinibatchMode mode = examples::minibatch_mode(o.bench);
 
   ParameterCollection pc;
   Tagger tagger(pc, vocab);  // the builders are built once; per step only the graph
   SimpleSGDTrainer trainer(pc, LEARNING_RATE);
-  std::vector<float> first_losses;
-  std::vector<Expression> batch_losses;
-  AutobatchStats stats;
-  double loss_sum = 0, macs = 0;
-  auto run = [&](size_t begin, size_t end, bool timed) {
-    for (size_t start = begin; start < end; start += batch) {
-      const size_t stop = std::min(end, start + batch);
-      ComputationGraph cg;
-      cg.set_autobatch(autobatch);
-      tagger.new_graph(cg, true);
-      batch_losses.clear();
-      for (size_t k = start; k < stop; ++k) batch_losses.push_back(tagger.sentence_loss(train[k]));
-      Expression loss = batch_losses.size() == 1 ? batch_losses[0] : sum(batch_losses);
-      const float l = as_scalar(cg.forward(loss));
-      cg.backward(loss);
-      trainer.update();
-      if (first_losses.size() < 3) first_losses.push_back(l);
-      if (timed) {
-        loss_sum += l;
-        stats.add(cg.autobatch_stats());
-      }
-    }
-  };
-  run(0, WARMUP, false);
-  const uint64_t macs_before = dynet_lite::cpu::product_macs();
-  examples::Timer timer;
-  run(WARMUP, WARMUP + TIMED, true);
-  const double seconds = timer.seconds();
+  examples::BenchRecorder recorder(mode.autobatch != 0);
+  examples::bench_minibatches(
+      recorder, mode, WARMUP, TIMED, trainer, [&](ComputationGraph& cg) { tagger.new_graph(cg, true); },
+      [&](size_t k) { return tagger.sentence_loss(train[k]); });
   size_t words = 0;
+  double macs = 0;
   for (size_t k = WARMUP; k < WARMUP + TIMED; ++k) {
     words += train[k].size();
     macs += tagger.forward_macs(train[k]);
   }
+  std::ostringstream head;
+  head << (o.use_char ? "T2 tagger-char" : "T1 tagger") << " mode=" << o.bench << " sentences=" << TIMED
+       << " words=" << words;
   // the model's count: forward one product per matrix product, backward two (d input, d weights)
-  std::ostringstream line;
-  line << (o.use_char ? "T2 tagger-char" : "T1 tagger") << " mode=" << o.bench << " sentences=" << TIMED
-       << " words=" << words << " seconds=" << std::fixed << std::setprecision(3) << seconds
-       << " sent/s=" << std::setprecision(1) << TIMED / seconds << " words/s=" << words / seconds
-       << " loss_first_steps=";
-  for (size_t i = 0; i < first_losses.size(); ++i) line << (i ? "," : "") << std::setprecision(4) << first_losses[i];
-  line << " loss/word=" << std::setprecision(4) << loss_sum / words;
-  examples::append_gflops(line, macs_before, 3 * 2 * macs, seconds);
-  examples::append_bench_tail(line, autobatch, stats);
-  std::cout << line.str() << std::endl;
+  recorder.print(head.str(), {{"sent/s", TIMED}, {"words/s", words}}, "loss/word", recorder.loss_sum() / words,
+                 3 * 2 * macs);
   return 0;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  try {
-    DynetParams params = extract_dynet_params(argc, argv);
-    Options o = parse_options(argc, argv);
-    // Benchmarks and training are reproducible unless a seed is given.
-    if (params.random_seed == 0) params.random_seed = 1;
-    initialize(params);
-    if (!o.bench.empty()) return run_bench(o);
-    if (!o.predict.empty()) return run_predict(o);
-    if (!o.load.empty()) return run_evaluate(o);
-    return run_train(o);
-  } catch (const std::exception& e) {
-    std::cerr << "tagger: error: " << e.what() << "\n";
-    return 1;
-  }
+  Options o;
+  CLI::App app{"BiLSTM part-of-speech tagger (UPOS) on UD English EWT (BENCHMARKS.md tasks T1, T2).", "tagger"};
+  examples::init_cli(app);
+  add_options(app, o);
+  return examples::run_main(
+      app, argc, argv, [&] { finish_options(app, o); },
+      [&] {
+        if (!o.bench.empty()) return run_bench(o);
+        if (!o.predict.empty()) return run_predict(o);
+        if (!o.load.empty()) return run_evaluate(o);
+        return run_train(o);
+      });
 }

@@ -10,6 +10,8 @@
 // the default for training, as it learns faster).  Plain SGD with rate 0.1.
 //
 // Run `treelstm --help` for the options (training, --predict, --bench).
+#include "dynet_lite/treelstm.h"
+
 #include <algorithm>
 #include <fstream>
 #include <iostream>
@@ -20,15 +22,16 @@
 #include <unordered_set>
 #include <vector>
 
+#include "common/bench.h"
+#include "common/cli.h"
+#include "common/util.h"
+#include "common/vocab_file.h"
 #include "dynet_lite/dict.h"
-#include "dynet_lite/exec/autobatch.h"
 #include "dynet_lite/expr.h"
 #include "dynet_lite/init.h"
 #include "dynet_lite/io.h"
 #include "dynet_lite/io/ptb_tree.h"
 #include "dynet_lite/training.h"
-#include "dynet_lite/treelstm.h"
-#include "example_util.h"
 
 namespace dynet = dynet_lite;
 using namespace dynet;
@@ -107,35 +110,17 @@ struct Vocabulary {
   }
 
   void save(const std::string& path) const {
-    std::ostringstream out;
-    out << VOCAB_MAGIC << " 1\nwords " << words.size() << "\n";
-    for (const auto& w : words.get_words()) out << w << "\n";
-    examples::write_file_atomically(path, out.str());
+    examples::VocabularyWriter out(VOCAB_MAGIC);
+    out.dict("words", words);
+    out.save(path);
   }
 
   static Vocabulary load(const std::string& path) {
-    std::ifstream in(path);
-    DYNET_LITE_CHECK(in.good(), io_error, "cannot open the vocabulary file '" << path << "'");
-    std::string line, key, magic;
-    long long n = -1;
-    int version = 0;
-    DYNET_LITE_CHECK(std::getline(in, line), io_error, path << ":1: empty file");
-    std::istringstream(line) >> magic >> version;
-    DYNET_LITE_CHECK(magic == VOCAB_MAGIC && version == 1, io_error,
-                     path << ":1: not a treelstm vocabulary file (header '" << line << "')");
-    DYNET_LITE_CHECK(std::getline(in, line), io_error, path << ":2: file ends before 'words <number>'");
-    std::istringstream(line) >> key >> n;
-    DYNET_LITE_CHECK(key == "words" && n > 0, io_error,
-                     path << ":2: expected 'words <number>', found '" << line << "'");
+    examples::VocabularyReader in(path, VOCAB_MAGIC, "treelstm");
     Vocabulary v;
-    for (long long i = 0; i < n; ++i) {
-      DYNET_LITE_CHECK(std::getline(in, line), io_error,
-                       path << ":" << i + 3 << ": file ends after " << i << " of " << n << " words");
-      DYNET_LITE_CHECK(!v.words.contains(line), io_error, path << ":" << i + 3 << ": '" << line << "' appears twice");
-      v.words.convert(line);
-    }
+    in.dict("words", v.words);
     v.words.freeze();
-    DYNET_LITE_CHECK(v.words.contains(UNK), io_error, path << ": the words lack " << UNK);
+    in.check(v.words.contains(UNK), std::string("the words lack ") + UNK);
     v.words.set_unk(UNK);
     return v;
   }
@@ -241,111 +226,57 @@ Accuracy evaluate(TreeClassifier& model, const std::vector<Tree>& data) {
   return a;
 }
 
-void save_model(ParameterCollection& pc, const Vocabulary& v, const std::string& path) {
-  TextFileSaver saver(path);  // atomic: a temporary file renamed over `path`
-  saver.save(pc);
-  v.save(path + ".vocab");
-}
-
-void load_model(ParameterCollection& pc, const std::string& path) {
-  TextFileLoader loader(path);
-  loader.populate(pc);
-}
-
-struct Options {
-  std::string train, dev, test, model_path = "treelstm.model", load, predict, bench;
-  bool all_nodes = true, all_nodes_given = false, keep_dev_in_train = false;
+struct Options : examples::CorpusOptions {
+  std::string model_path = "treelstm.model", load, predict, bench;
+  bool all_nodes = true, all_nodes_given = false, root_only = false, keep_dev_in_train = false;
   unsigned epochs = 5, max_train = 0, batch = 1;
 };
 
-void usage(std::ostream& out) {
-  out << "usage: treelstm [options] [--dynet-seed S] [--dynet-autobatch 0|1|2] ...\n"
-         "Binary Tree-LSTM sentiment classifier on the Stanford Sentiment Treebank (BENCHMARKS.md task T3).\n\n"
-         "training (default):\n"
-         "  --data-dir DIR            folder with sst/ (default ../shared/data from the project root)\n"
-         "  --train FILE --dev FILE --test FILE   trees, one a line (default DIR/sst/{train,dev,test}.txt)\n"
-         "  --all-nodes               a loss at every node (the default for training)\n"
-         "  --root-only               a loss at the root only (as the benchmark)\n"
-         "  --epochs N                passes over the training data (default 5)\n"
-         "  --max-train-sentences N   use only the first N training trees (quick runs)\n"
-         "  --batch N                 trees per update (default 1)\n"
-         "  --keep-dev-in-train       keep the training trees that also appear in the dev file (the\n"
-         "                            shared sst/train.txt holds the 1,101 dev trees after the 8,544\n"
-         "                            of the standard train split; they are removed by default, so\n"
-         "                            that dev accuracy and model selection mean something)\n"
-         "  --model FILE              where the best model (by dev fine-grained accuracy) goes; its\n"
-         "                            vocabulary goes to FILE.vocab (default treelstm.model)\n"
-         "  Reports fine-grained (5-class) and binary (0-1 vs 3-4, neutral roots left out) root\n"
-         "  accuracy on dev every epoch, and on test with the best dev model at the end.\n"
-         "using a saved model:\n"
-         "  --load FILE --predict IN  classify the trees of IN (bracket form as in SST, one a line;\n"
-         "                            the labels in IN are ignored), '-' reads standard input\n"
-         "  --load FILE               accuracies of the saved model on --test\n"
-         "benchmark (BENCHMARKS.md T3; prints one line):\n"
-         "  --bench b1|b64|b64-auto|b64-depth   1,000 train trees after 50 warm-up trees, root loss\n"
-         "  --help                    this text\n";
+const examples::CorpusLayout SST{"sst", "train.txt", "dev.txt", "test.txt"};
+
+void add_options(CLI::App& app, Options& o) {
+  const char* const training = "training (the default mode)";
+  o.add_corpus_options(app, SST, "trees, one a line");
+  app.add_flag("--all-nodes", o.all_nodes_given, "a loss at every node (the default for training)")->group(training);
+  app.add_flag("--root-only", o.root_only, "a loss at the root only (as the benchmark)")->group(training);
+  examples::add_count(app, "--epochs", o.epochs, "passes over the training data (default 5)")->group(training);
+  examples::add_count(app, "--max-train-sentences,--max-train-trees", o.max_train,
+                      "use only the first N training trees (quick runs)")
+      ->group(training);
+  examples::add_count(app, "--batch", o.batch, "trees per update (default 1)", examples::at_least(1))->group(training);
+  app.add_flag("--keep-dev-in-train", o.keep_dev_in_train,
+               "keep the training trees that also appear in the dev file (the\nshared sst/train.txt holds the 1,101 "
+               "dev trees after the 8,544\nof the standard train split; they are removed by default, so\nthat dev "
+               "accuracy and model selection mean something)")
+      ->group(training);
+  app.add_option("--model", o.model_path,
+                 "where the best model (by dev fine-grained accuracy) goes; its\nvocabulary goes to FILE.vocab "
+                 "(default treelstm.model).\nReports fine-grained (5-class) and binary (0-1 vs 3-4, neutral roots "
+                 "left out)\nroot accuracy on dev every epoch, and on test with the best dev\nmodel at the end.")
+      ->type_name("FILE")
+      ->group(training);
+  const char* const saved = "using a saved model";
+  app.add_option("--load", o.load, "accuracies of the saved model on --test; with --predict, classify IN")
+      ->type_name("FILE")
+      ->group(saved);
+  app.add_option("--predict", o.predict,
+                 "classify the trees of IN (bracket form as in SST, one a line;\nthe labels in IN are ignored), '-' "
+                 "reads standard input")
+      ->type_name("IN")
+      ->group(saved);
+  examples::add_choice(app, "--bench", o.bench, examples::minibatch_modes(),
+                       "1,000 train trees after 50 warm-up trees, root loss; prints one line\n(mode b1, b64, "
+                       "b64-auto or b64-depth)")
+      ->group("benchmark (BENCHMARKS.md T3)");
 }
 
-Options parse_options(int argc, char** argv) {
-  Options o;
-  std::string data_dir;
-  bool root_only = false;
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    auto value = [&]() -> std::string {
-      DYNET_LITE_ARG_CHECK(i + 1 < argc, "" << a << " needs a value (see --help)");
-      return argv[++i];
-    };
-    if (a == "--help" || a == "-h") {
-      usage(std::cout);
-      std::exit(0);
-    } else if (a == "--train") {
-      o.train = value();
-    } else if (a == "--dev") {
-      o.dev = value();
-    } else if (a == "--test") {
-      o.test = value();
-    } else if (a == "--data-dir") {
-      data_dir = value();
-    } else if (a == "--all-nodes") {
-      o.all_nodes_given = true;
-    } else if (a == "--keep-dev-in-train") {
-      o.keep_dev_in_train = true;
-    } else if (a == "--root-only") {
-      root_only = true;
-    } else if (a == "--epochs") {
-      o.epochs = examples::parse_unsigned(a, value());
-    } else if (a == "--max-train-sentences" || a == "--max-train-trees") {
-      o.max_train = examples::parse_unsigned(a, value());
-    } else if (a == "--batch") {
-      o.batch = examples::parse_unsigned(a, value());
-      DYNET_LITE_ARG_CHECK(o.batch >= 1, "--batch must be at least 1");
-    } else if (a == "--model") {
-      o.model_path = value();
-    } else if (a == "--load") {
-      o.load = value();
-    } else if (a == "--predict") {
-      o.predict = value();
-    } else if (a == "--bench") {
-      o.bench = value();
-      DYNET_LITE_ARG_CHECK(o.bench == "b1" || o.bench == "b64" || o.bench == "b64-auto" || o.bench == "b64-depth",
-                           "--bench expects b1, b64, b64-auto or b64-depth, got '" << o.bench << "'");
-    } else {
-      DYNET_LITE_ARG_CHECK(false, "unknown option '" << a << "' (see --help)");
-    }
-  }
-  DYNET_LITE_ARG_CHECK(!(root_only && o.all_nodes_given), "--all-nodes and --root-only exclude each other");
+void finish_options(Options& o) {
+  DYNET_LITE_ARG_CHECK(!(o.root_only && o.all_nodes_given), "--all-nodes and --root-only exclude each other");
   DYNET_LITE_ARG_CHECK(o.bench.empty() || !o.all_nodes_given,
                        "the benchmark (T3) has a loss at the root only; drop --all-nodes");
-  o.all_nodes = !root_only;
-  if (data_dir.empty()) data_dir = examples::default_data_dir();
-  std::string sst = data_dir + "/sst";
-  if (!examples::file_exists(sst) && examples::file_exists(data_dir + "/train.txt")) sst = data_dir;
-  if (o.train.empty()) o.train = sst + "/train.txt";
-  if (o.dev.empty()) o.dev = sst + "/dev.txt";
-  if (o.test.empty()) o.test = sst + "/test.txt";
+  o.all_nodes = !o.root_only;
+  o.resolve_corpus(SST);
   DYNET_LITE_ARG_CHECK(o.predict.empty() || !o.load.empty(), "--predict needs --load MODEL");
-  return o;
 }
 
 std::string format(const Accuracy& a) {
@@ -361,7 +292,7 @@ int run_predict(const Options& o) {
   Vocabulary vocab = Vocabulary::load(o.load + ".vocab");
   ParameterCollection pc;
   TreeClassifier model(pc, vocab);
-  load_model(pc, o.load);
+  examples::load_model(pc, o.load);
   std::ifstream file;
   std::istream* in = &std::cin;
   std::string name = "<stdin>";
@@ -397,7 +328,7 @@ int run_evaluate(const Options& o) {
   Vocabulary vocab = Vocabulary::load(o.load + ".vocab");
   ParameterCollection pc;
   TreeClassifier model(pc, vocab);
-  load_model(pc, o.load);
+  examples::load_model(pc, o.load);
   std::vector<Tree> test = vocab.convert(read_ptb_trees(o.test), o.test);
   std::cout << "test " << format(evaluate(model, test)) << "\n";
   return 0;
@@ -452,10 +383,7 @@ int run_train(const Options& o) {
         batch_losses.push_back(model.loss(t, o.all_nodes));
         units += o.all_nodes ? t.size() : 1;
       }
-      Expression loss = batch_losses.size() == 1 ? batch_losses[0] : sum(batch_losses);
-      loss_sum += as_scalar(cg.forward(loss));
-      cg.backward(loss);
-      trainer.update();
+      loss_sum += examples::train_step(cg, examples::batch_loss(batch_losses), trainer);
       bar.update(end, loss_sum / units, o.all_nodes ? "node" : "tree");
     }
     bar.finish();
@@ -467,7 +395,7 @@ int run_train(const Options& o) {
               << train.size() / epoch_seconds << " trees/s, " << epoch_seconds << " s; dev " << format(acc);
     if (acc.fine > best_dev) {
       best_dev = acc.fine;
-      save_model(pc, vocab, o.model_path);
+      examples::save_model(pc, vocab, o.model_path);
       std::cout << "  [saved " << o.model_path << "]";
     }
     std::cout << std::endl;
@@ -478,7 +406,7 @@ int run_train(const Options& o) {
   ParameterCollection best_pc;
   Vocabulary best_vocab = Vocabulary::load(o.model_path + ".vocab");
   TreeClassifier best(best_pc, best_vocab);
-  load_model(best_pc, o.model_path);
+  examples::load_model(best_pc, o.model_path);
   std::vector<Tree> test = best_vocab.convert(read_ptb_trees(o.test), o.test);
   std::cout << "best dev fine-grained " << std::fixed << std::setprecision(2) << 100 * best_dev << "%; test "
             << format(evaluate(best, test)) << "; training " << std::setprecision(1) << train_seconds << " s, total "
@@ -494,40 +422,15 @@ int run_bench(const Options& o) {
   DYNET_LITE_CHECK(train.size() >= WARMUP + TIMED, std::runtime_error,
                    "--bench needs " << WARMUP + TIMED << " training trees, '" << o.train << "' has "
                                               << train.size());
-  const unsigned batch = o.bench == "b1" ? 1 : 64;
-  const int autobatch = o.bench == "b64-auto" ? 1 : o.bench == "b64-depth" ? 2 : 0;
+  const examples::MinibatchMode mode = examples::minibatch_mode(o.bench);
 
   ParameterCollection pc;
   TreeClassifier model(pc, vocab);  // the builder is built once; per step only the graph
   SimpleSGDTrainer trainer(pc, LEARNING_RATE);
-  std::vector<float> first_losses;
-  std::vector<Expression> batch_losses;
-  AutobatchStats stats;
-  double loss_sum = 0;
-  auto run = [&](size_t begin, size_t end, bool timed) {
-    for (size_t start = begin; start < end; start += batch) {
-      const size_t stop = std::min(end, start + batch);
-      ComputationGraph cg;
-      cg.set_autobatch(autobatch);
-      model.new_graph(cg, true);
-      batch_losses.clear();
-      for (size_t k = start; k < stop; ++k) batch_losses.push_back(model.loss(train[k], false));
-      Expression loss = batch_losses.size() == 1 ? batch_losses[0] : sum(batch_losses);
-      const float l = as_scalar(cg.forward(loss));
-      cg.backward(loss);
-      trainer.update();
-      if (first_losses.size() < 3) first_losses.push_back(l);
-      if (timed) {
-        loss_sum += l;
-        stats.add(cg.autobatch_stats());
-      }
-    }
-  };
-  run(0, WARMUP, false);
-  const uint64_t macs_before = dynet_lite::cpu::product_macs();
-  examples::Timer timer;
-  run(WARMUP, WARMUP + TIMED, true);
-  const double seconds = timer.seconds();
+  examples::BenchRecorder recorder(mode.autobatch != 0);
+  examples::bench_minibatches(
+      recorder, mode, WARMUP, TIMED, trainer, [&](ComputationGraph& cg) { model.new_graph(cg, true); },
+      [&](size_t k) { return model.loss(train[k], false); });
   size_t words = 0, nodes = 0;
   double macs = 0;
   for (size_t k = WARMUP; k < WARMUP + TIMED; ++k) {
@@ -535,34 +438,28 @@ int run_bench(const Options& o) {
     nodes += train[k].size();
     macs += TreeClassifier::forward_macs(train[k], false);
   }
+  std::ostringstream head;
+  head << "T3 treelstm mode=" << o.bench << " trees=" << TIMED << " words=" << words << " nodes=" << nodes;
   // the model's count: forward one product per matrix product, backward two (d input, d weights)
-  std::ostringstream line;
-  line << "T3 treelstm mode=" << o.bench << " trees=" << TIMED << " words=" << words << " nodes=" << nodes
-       << " seconds=" << std::fixed << std::setprecision(3) << seconds << " trees/s=" << std::setprecision(1)
-       << TIMED / seconds << " words/s=" << words / seconds << " loss_first_steps=";
-  for (size_t i = 0; i < first_losses.size(); ++i) line << (i ? "," : "") << std::setprecision(4) << first_losses[i];
-  line << " loss/tree=" << std::setprecision(4) << loss_sum / TIMED;
-  examples::append_gflops(line, macs_before, 3 * 2 * macs, seconds);
-  examples::append_bench_tail(line, autobatch, stats);
-  std::cout << line.str() << std::endl;
+  recorder.print(head.str(), {{"trees/s", TIMED}, {"words/s", words}}, "loss/tree", recorder.loss_sum() / TIMED,
+                 3 * 2 * macs);
   return 0;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  try {
-    DynetParams params = extract_dynet_params(argc, argv);
-    Options o = parse_options(argc, argv);
-    // Benchmarks and training are reproducible unless a seed is given.
-    if (params.random_seed == 0) params.random_seed = 1;
-    initialize(params);
-    if (!o.bench.empty()) return run_bench(o);
-    if (!o.predict.empty()) return run_predict(o);
-    if (!o.load.empty()) return run_evaluate(o);
-    return run_train(o);
-  } catch (const std::exception& e) {
-    std::cerr << "treelstm: error: " << e.what() << "\n";
-    return 1;
-  }
+  Options o;
+  CLI::App app{"Binary Tree-LSTM sentiment classifier on the Stanford Sentiment Treebank (BENCHMARKS.md task T3).",
+               "treelstm"};
+  examples::init_cli(app);
+  add_options(app, o);
+  return examples::run_main(
+      app, argc, argv, [&] { finish_options(o); },
+      [&] {
+        if (!o.bench.empty()) return run_bench(o);
+        if (!o.predict.empty()) return run_predict(o);
+        if (!o.load.empty()) return run_evaluate(o);
+        return run_train(o);
+      });
 }

@@ -6,12 +6,11 @@
 //
 //   xor [--iterations N] [--dynet-seed S]
 // Exits non-zero unless all four patterns end up on the right side of 0.
-#include <cstdlib>
-#include <cstring>
 #include <iomanip>
 #include <iostream>
 #include <vector>
 
+#include "common/cli.h"
 #include "dynet_lite/expr.h"
 #include "dynet_lite/init.h"
 #include "dynet_lite/training.h"
@@ -19,18 +18,7 @@
 namespace dynet = dynet_lite;
 using namespace dynet;
 
-int main(int argc, char** argv) {
-  initialize(argc, argv);
-  unsigned iterations = 200;
-  for (int i = 1; i < argc; ++i) {
-    if (std::strcmp(argv[i], "--iterations") == 0 && i + 1 < argc) {
-      iterations = static_cast<unsigned>(std::atoi(argv[++i]));
-    } else {
-      std::cerr << "usage: xor [--iterations N] [--dynet-seed S]\n";
-      return 2;
-    }
-  }
-
+int train_xor(unsigned iterations) {
   const unsigned HIDDEN = 8;
   ParameterCollection model;
   Parameter p_W = model.add_parameters({HIDDEN, 2});
@@ -79,4 +67,13 @@ int main(int argc, char** argv) {
   }
   std::cout << "classification errors: " << errors << " / 4\n";
   return errors == 0 ? 0 : 1;
+}
+
+int main(int argc, char** argv) {
+  unsigned iterations = 200;
+  CLI::App app{"DyNet's first example: a 2-8-1 tanh network learns XOR.", "xor"};
+  examples::init_cli(app);
+  examples::add_count(app, "--iterations", iterations, "passes over the four patterns (default 200)");
+  return examples::run_main(
+      app, argc, argv, nullptr, [&] { return train_xor(iterations); }, examples::DefaultSeed::Random);
 }

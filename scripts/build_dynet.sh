@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# Builds DyNet 2.1.2 (the C++ library, CPU/Eigen backend) from its PyPI source
-# release, with DyNet's own default Release flags (-Ofast -march=native
-# -funroll-loops), and installs it under .deps/dynet-2.1.2 in the project root,
-# where bench/CMakeLists.txt finds it to build bench/dynet_* (the DyNet side of
-# `bench/run_all.py --dynet`).  Only for benchmarks: the library, its tests and
-# CI never need DyNet.  Takes about 20 minutes on two cores.
+# Builds DyNet 2.1.2 (the C++ library, CPU/Eigen backend) from its source
+# release on the Python package index (fetched with pip by name), with DyNet's
+# own default Release flags (-Ofast -march=native -funroll-loops), and installs
+# it under .deps/dynet-2.1.2 in the project root, where bench/CMakeLists.txt
+# finds it to build bench/dynet_* (the DyNet side of `bench/run_all.py --dynet`).
+# Only for benchmarks: the library, its tests and CI never need DyNet.  Takes
+# about 20 minutes on two cores.
 #
 #   scripts/build_dynet.sh            # then: cmake -S . -B build-final ... && cmake --build build-final
 #
@@ -15,7 +16,6 @@ root="$(cd "$(dirname "$0")/.." && pwd)"
 version=2.1.2
 prefix="$root/.deps/dynet-$version"
 work="$root/.deps/src"
-url="https://files.pythonhosted.org/packages/a3/3b/b46bf4503c8f896b39169e1319adbfa485c8988db981aae537c7226b65c2/dyNET-$version.tar.gz"
 sha256=c1c1de7cdd3a60b6c6491868b0e096b38b88d4ce14ef8bd065cb76bcd9f5a8b9
 
 if [ -f "$prefix/lib/libdynet.so" ] && [ -f "$prefix/include/dynet/dynet.h" ]; then
@@ -23,7 +23,8 @@ if [ -f "$prefix/lib/libdynet.so" ] && [ -f "$prefix/include/dynet/dynet.h" ]; t
   exit 0
 fi
 need=()
-for p in cmake g++ make curl; do command -v "$p" >/dev/null || need+=("$p"); done
+for p in cmake g++ make; do command -v "$p" >/dev/null || need+=("$p"); done
+command -v python3 >/dev/null && python3 -m pip --version >/dev/null 2>&1 || need+=(python3-pip)
 [ -f /usr/include/eigen3/Eigen/Core ] || need+=(libeigen3-dev)
 if [ ${#need[@]} -gt 0 ]; then
   sudo=""; [ "$(id -u)" -ne 0 ] && sudo=sudo
@@ -32,8 +33,9 @@ fi
 mkdir -p "$work"
 cd "$work"
 if [ ! -f "dyNET-$version.tar.gz" ]; then
-  curl -fsSL -o "dyNET-$version.tar.gz.part" "$url"
-  mv "dyNET-$version.tar.gz.part" "dyNET-$version.tar.gz"
+  # The source release only (--no-binary for DyNet; pip prepares its metadata
+  # with build tools it may take as wheels), checked against the hash below.
+  python3 -m pip download --no-deps --no-binary dyNET "dyNET==$version" -d "$work"
 fi
 echo "$sha256  dyNET-$version.tar.gz" | sha256sum -c -
 rm -rf "dyNET-$version"

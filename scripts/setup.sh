@@ -3,7 +3,7 @@
 # missing ones.  Safe to run again: it does nothing when everything is there.
 set -euo pipefail
 
-packages=(cmake g++ libeigen3-dev libboost-test-dev ccache)
+packages=(cmake g++ libeigen3-dev libboost-test-dev libcli11-dev ccache)
 
 missing=()
 for p in "${packages[@]}"; do

@@ -1,32 +1,14 @@
 #define BOOST_TEST_MODULE ops_conv
-#include <atomic>
-#include <cstdlib>
-
+#include "alloc_counter.h"
 #include "test_utils.h"
 
 using namespace dynet_lite;
+using test::iota;
 using test::TestInput;
-
-// Counts heap allocations through operator new, to check that the kernels of
-// this family make none once the graph's arenas are warm.
-static std::atomic<long> g_allocations{0};
-__attribute__((noinline)) void* operator new(std::size_t n) {
-  ++g_allocations;
-  if (void* p = std::malloc(n ? n : 1)) return p;
-  throw std::bad_alloc();
-}
-__attribute__((noinline)) void operator delete(void* p) noexcept { std::free(p); }
-__attribute__((noinline)) void operator delete(void* p, std::size_t) noexcept { std::free(p); }
 
 namespace {
 
 using Xs = std::vector<Expression>;
-
-std::vector<float> iota(size_t n, float start = 1.f) {
-  std::vector<float> v(n);
-  for (size_t i = 0; i < n; ++i) v[i] = start + static_cast<float>(i);
-  return v;
-}
 
 std::vector<float> scaled(std::vector<float> v, float s) {
   for (float& x : v) x *= s;
@@ -656,7 +638,7 @@ BOOST_AUTO_TEST_CASE(conv_family_kernels_do_not_allocate) {
   pf.set_value(test::test_values(72, 0.1f));
   std::vector<float> image = test::test_values(12 * 10 * 2 * 2);
   std::vector<float> seq = test::test_values(4 * 9);
-  long counted = -1;
+  long counted = -1;  // of the second run
   for (int run = 0; run < 2; ++run) {
     ComputationGraph cg;
     Expression x = input(cg, Dim({12, 10, 2}, 2), &image);
@@ -666,13 +648,10 @@ BOOST_AUTO_TEST_CASE(conv_family_kernels_do_not_allocate) {
     Expression f = filter1d_narrow(s, reshape(parameter(cg, pf), Dim({4, 3, 6})));
     Expression u = reshape(f, Dim({42}));
     Expression loss = sum_batches(sum_elems(p)) + sum_elems(circ_conv(u, u)) + sum_elems(circ_corr(u, u));
-    long probe = g_allocations.load();
-    ::operator delete(::operator new(16));
-    bool counting = g_allocations.load() == probe + 1;
-    long before = g_allocations.load();
-    cg.forward(loss);
-    cg.backward(loss);
-    if (counting) counted = g_allocations.load() - before;
+    counted = test::allocations_during([&] {
+      cg.forward(loss);
+      cg.backward(loss);
+    });
   }
   if (counted >= 0)
     BOOST_CHECK_EQUAL(counted, 0);

@@ -2,17 +2,12 @@
 #include "test_utils.h"
 
 using namespace dynet_lite;
+using test::iota;
 using test::TestInput;
 
 namespace {
 
 using Xs = std::vector<Expression>;
-
-std::vector<float> iota(size_t n, float start = 1.f) {
-  std::vector<float> v(n);
-  for (size_t i = 0; i < n; ++i) v[i] = start + static_cast<float>(i);
-  return v;
-}
 
 std::vector<float> concat(std::vector<float> a, const std::vector<float>& b) {
   a.insert(a.end(), b.begin(), b.end());

@@ -1,9 +1,8 @@
 #define BOOST_TEST_MODULE ops_lstm
-#include <atomic>
 #include <cmath>
 #include <cstdlib>
-#include <new>
 
+#include "alloc_counter.h"
 #include "dynet_lite/core/arena.h"
 #include "dynet_lite/core/node.h"
 #include "dynet_lite/core/random.h"
@@ -19,17 +18,6 @@ using test::check_close;
 using test::check_gradients;
 using test::check_throws_with;
 using test::TestInput;
-
-// Counts heap allocations, to check that the LSTM kernels make none.
-// noinline: tools that replace the allocator (valgrind) must see every call.
-static std::atomic<long> g_allocations{0};
-__attribute__((noinline)) void* operator new(std::size_t n) {
-  ++g_allocations;
-  if (void* p = std::malloc(n ? n : 1)) return p;
-  throw std::bad_alloc();
-}
-__attribute__((noinline)) void operator delete(void* p) noexcept { std::free(p); }
-__attribute__((noinline)) void operator delete(void* p, std::size_t) noexcept { std::free(p); }
 
 namespace {
 
@@ -747,24 +735,22 @@ BOOST_AUTO_TEST_CASE(no_heap_allocation_in_kernels) {
     std::mt19937 rng(1);
     ExecContext ctx(&graph_memory, &scratch, &rng, cpu_device());
     std::vector<float> buffer(1 << 16, 0.f), dyv(4 * hid * N, 0.5f);
-    long probe = g_allocations.load();
-    ::operator delete(::operator new(16));
-    bool counting = g_allocations.load() == probe + 1;
-    long before = g_allocations.load();
-    for (Expression e : {g, cc, hh}) {
-      Node& n = cg.node(e.i);
-      const OpInfo& info = op_info(n.op);
-      const Tensor* xs[7];
-      for (unsigned k = 0; k < n.num_args; ++k) xs[k] = &cg.node(n.args[k]).value;
-      Tensor dy(n.value.d, dyv.data(), cpu_device(), DeviceMempool::NONE);
-      info.forward[0](xs, n.num_args, n, ctx);
-      for (unsigned k = 0; k < n.num_args; ++k) {
-        Tensor dx(xs[k]->d, buffer.data(), cpu_device(), DeviceMempool::NONE);
-        info.backward[0](xs, n.num_args, n, dy, k, dx, ctx);
+    const long counted = test::allocations_during([&] {
+      for (Expression e : {g, cc, hh}) {
+        Node& n = cg.node(e.i);
+        const OpInfo& info = op_info(n.op);
+        const Tensor* xs[7];
+        for (unsigned k = 0; k < n.num_args; ++k) xs[k] = &cg.node(n.args[k]).value;
+        Tensor dy(n.value.d, dyv.data(), cpu_device(), DeviceMempool::NONE);
+        info.forward[0](xs, n.num_args, n, ctx);
+        for (unsigned k = 0; k < n.num_args; ++k) {
+          Tensor dx(xs[k]->d, buffer.data(), cpu_device(), DeviceMempool::NONE);
+          info.backward[0](xs, n.num_args, n, dy, k, dx, ctx);
+        }
       }
-    }
-    if (counting)
-      BOOST_CHECK_EQUAL(g_allocations.load() - before, 0);
+    });
+    if (counted >= 0)
+      BOOST_CHECK_EQUAL(counted, 0);
     else
       BOOST_TEST_MESSAGE("allocation count skipped: operator new is replaced by a tool");
   }

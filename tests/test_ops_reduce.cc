@@ -2,32 +2,16 @@
 #include "test_utils.h"
 
 using namespace dynet_lite;
+using test::grad_of;
+using test::iota;
 
 namespace {
-
-// 1, 2, ..., n (column-major: {2,3} is [[1,3,5],[2,4,6]]).
-std::vector<float> iota(size_t n, float start = 1.f) {
-  std::vector<float> v(n);
-  for (size_t i = 0; i < n; ++i) v[i] = start + static_cast<float>(i);
-  return v;
-}
 
 Dim dim_of(const std::vector<test::TestInput>& in, const test::Builder& b) {
   ComputationGraph cg;
   std::vector<Expression> xs;
   for (auto& i : in) xs.push_back(input(cg, i.dim, i.values));
   return b(cg, xs).dim();
-}
-
-// The gradient of sum_batches(sum_elems(f(x))) with respect to x.
-std::vector<float> grad_of(const Dim& d, const std::vector<float>& v,
-                           const std::function<Expression(const Expression&)>& f) {
-  ComputationGraph cg;
-  Expression x = input(cg, d, v);
-  Expression loss = sum_batches(sum_elems(f(x)));
-  cg.forward(loss);
-  cg.backward(loss, true);
-  return as_vector(cg.get_gradient(x));
 }
 
 }  // namespace

@@ -2,15 +2,9 @@
 #include "test_utils.h"
 
 using namespace dynet_lite;
+using test::iota;
 
 namespace {
-
-// 1, 2, ..., n (column-major: {2,3} is [[1,3,5],[2,4,6]]).
-std::vector<float> iota(size_t n, float start = 1.f) {
-  std::vector<float> v(n);
-  for (size_t i = 0; i < n; ++i) v[i] = start + static_cast<float>(i);
-  return v;
-}
 
 using Fn = std::function<Expression(const std::vector<Expression>&)>;
 

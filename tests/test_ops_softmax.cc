@@ -1,10 +1,9 @@
 #define BOOST_TEST_MODULE ops_softmax
 #include "test_utils.h"
 
-#include <atomic>
-#include <cstdlib>
 #include <limits>
-#include <new>
+
+#include "alloc_counter.h"
 
 #include "dynet_lite/core/arena.h"
 #include "dynet_lite/core/node.h"
@@ -18,17 +17,6 @@ using test::check_gradients;
 using test::check_throws_with;
 using test::eval;
 using test::TestInput;
-
-// Counts heap allocations, to check that pickneglogsoftmax's kernels make none.
-// noinline: tools that replace the allocator (valgrind) must see every call.
-static std::atomic<long> g_allocations{0};
-__attribute__((noinline)) void* operator new(std::size_t n) {
-  ++g_allocations;
-  if (void* p = std::malloc(n ? n : 1)) return p;
-  throw std::bad_alloc();
-}
-__attribute__((noinline)) void operator delete(void* p) noexcept { std::free(p); }
-__attribute__((noinline)) void operator delete(void* p, std::size_t) noexcept { std::free(p); }
 
 namespace {
 
@@ -413,15 +401,12 @@ BOOST_AUTO_TEST_CASE(no_heap_allocation_in_kernels) {
   std::mt19937 rng(1);
   ExecContext ctx(&graph_memory, &scratch, &rng, cpu_device());
   n.value.v = out.data();
-  // Is the counter live?  (Under valgrind its own allocator replaces ours.)
-  long probe = g_allocations.load();
-  ::operator delete(::operator new(16));
-  bool counting = g_allocations.load() == probe + 1;
-  long before = g_allocations.load();
-  info.forward[0](xs, 1, n, ctx);
-  info.backward[0](xs, 1, n, dy, 0, dx, ctx);
-  if (counting)
-    BOOST_CHECK_EQUAL(g_allocations.load() - before, 0);
+  const long counted = test::allocations_during([&] {
+    info.forward[0](xs, 1, n, ctx);
+    info.backward[0](xs, 1, n, dy, 0, dx, ctx);
+  });
+  if (counted >= 0)
+    BOOST_CHECK_EQUAL(counted, 0);
   else
     BOOST_TEST_MESSAGE("allocation count skipped: operator new is replaced by a tool");
   // the gradients still sum to 0 per batch element (softmax - one-hot)

@@ -4,36 +4,17 @@
 #include "test_utils.h"
 
 using namespace dynet_lite;
+using test::grad_of;
+using test::iota;
+using test::UnaryFn;
+using test::values_of;
 
 namespace {
-
-using UnaryFn = std::function<Expression(const Expression&)>;
-
-// 1, 2, ..., n (column-major: {2,3} is [[1,3,5],[2,4,6]]).
-std::vector<float> iota(size_t n, float start = 1.f) {
-  std::vector<float> v(n);
-  for (size_t i = 0; i < n; ++i) v[i] = start + static_cast<float>(i);
-  return v;
-}
-
-std::vector<float> values_of(const Dim& d, const std::vector<float>& v, const UnaryFn& f) {
-  return test::eval({{d, v}}, [&](ComputationGraph&, const std::vector<Expression>& xs) { return f(xs[0]); });
-}
 
 Dim dim_of(const Dim& d, const UnaryFn& f) {
   ComputationGraph cg;
   Expression x = input(cg, d, std::vector<float>(d.size(), 1.f));
   return f(x).dim();
-}
-
-// d/dx of sum_batches(sum_elems(f(x))).
-std::vector<float> grad_of(const Dim& d, const std::vector<float>& v, const UnaryFn& f) {
-  ComputationGraph cg;
-  Expression x = input(cg, d, v);
-  Expression loss = sum_batches(sum_elems(f(x)));
-  cg.forward(loss);
-  cg.backward(loss, true);
-  return as_vector(cg.get_gradient(x));
 }
 
 // Gradient checks of f on inputs and parameters: an input alone, a batched input

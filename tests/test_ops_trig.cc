@@ -4,10 +4,11 @@
 #include "test_utils.h"
 
 using namespace dynet_lite;
+using test::grad_of;
+using test::UnaryFn;
+using test::values_of;
 
 namespace {
-
-using UnaryFn = std::function<Expression(const Expression&)>;
 
 struct Case {
   const char* name;
@@ -33,20 +34,6 @@ std::vector<Case> smooth_cases() {
       {"lgamma (0, 1)", [](const Expression& x) { return lgamma(x * 0.4f + 0.5f); }, 0.f},
       {"lgamma (-1, 0)", [](const Expression& x) { return lgamma(x * 0.4f - 0.5f); }, 0.f},
   };
-}
-
-// d/dx of sum_batches(sum_elems(f(x))): the derivative of f at each element.
-std::vector<float> grad_of(const Dim& d, const std::vector<float>& v, const UnaryFn& f) {
-  ComputationGraph cg;
-  Expression x = input(cg, d, v);
-  Expression loss = sum_batches(sum_elems(f(x)));
-  cg.forward(loss);
-  cg.backward(loss, true);
-  return as_vector(cg.get_gradient(x));
-}
-
-std::vector<float> values_of(const Dim& d, const std::vector<float>& v, const UnaryFn& f) {
-  return test::eval({{d, v}}, [&](ComputationGraph&, const std::vector<Expression>& xs) { return f(xs[0]); });
 }
 
 }  // namespace

@@ -5,10 +5,9 @@
 #include <limits>
 
 using namespace dynet_lite;
+using test::UnaryFn;
 
 namespace {
-
-using UnaryFn = std::function<Expression(const Expression&)>;
 
 struct UnaryCase {
   const char* name;

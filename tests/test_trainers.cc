@@ -1,11 +1,9 @@
 #define BOOST_TEST_MODULE trainers
 #include "test_utils.h"
 
-#include <atomic>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
-#include <new>
 #include <functional>
 #include <iostream>
 #include <memory>
@@ -16,22 +14,9 @@
 #include "dynet_lite/train/device_rules.h"
 #include "dynet_lite/training.h"
 
-using dl::ParameterCollection;
+#include "alloc_counter.h"
 
-// Counts heap allocations so that a test can check the steady-state update allocates nothing.
-// (GCC warns about free() on memory from operator new once it inlines these; the
-// pair is consistent, both go through malloc/free.)
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
-#endif
-static std::atomic<long> g_allocations{0};
-void* operator new(std::size_t n) {
-  ++g_allocations;
-  if (void* p = std::malloc(n ? n : 1)) return p;
-  throw std::bad_alloc();
-}
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete(void* p, std::size_t) noexcept { std::free(p); }
+using dl::ParameterCollection;
 
 namespace {
 
@@ -840,16 +825,13 @@ BOOST_AUTO_TEST_CASE(steady_state_update_does_not_allocate) {
   trainers.push_back(std::make_unique<dl::AdamTrainer>(m, 0.01f));
   trainers.push_back(std::make_unique<dl::AmsgradTrainer>(m, 0.01f));
   trainers.push_back(std::make_unique<dl::AdadeltaTrainer>(m));
-  long counter_check = g_allocations.load();
   std::vector<float> ga(64 * 32, 0.01f), gb(32, -0.02f);
-  BOOST_REQUIRE_GT(g_allocations.load() - counter_check, 0);  // the counter sees allocations
+  BOOST_REQUIRE(test::allocations_counted());
   for (auto& t : trainers) {
     t->update();  // first update sizes the state
     set_grad(a, ga);
     set_grad(b, gb);
-    long before = g_allocations.load();
-    t->update();
-    BOOST_CHECK_EQUAL(g_allocations.load() - before, 0);
+    BOOST_CHECK_EQUAL(test::allocations_during([&] { t->update(); }), 0);
   }
 }
 

@@ -149,6 +149,31 @@ inline std::vector<float> eval(const std::vector<TestInput>& inputs, const Build
   return dl::as_vector(cg.forward(build(cg, xs)));
 }
 
+/// A function of one expression, as the element-wise and reduction tests take it.
+using UnaryFn = std::function<dl::Expression(const dl::Expression&)>;
+
+/// Values of f(x) for an input x of dimension `d` holding `v`.
+inline std::vector<float> values_of(const dl::Dim& d, const std::vector<float>& v, const UnaryFn& f) {
+  return eval({{d, v}}, [&](dl::ComputationGraph&, const std::vector<dl::Expression>& xs) { return f(xs[0]); });
+}
+
+/// d/dx of sum_batches(sum_elems(f(x))) for an input x of dimension `d` holding `v`.
+inline std::vector<float> grad_of(const dl::Dim& d, const std::vector<float>& v, const UnaryFn& f) {
+  dl::ComputationGraph cg;
+  dl::Expression x = dl::input(cg, d, v);
+  dl::Expression loss = dl::sum_batches(dl::sum_elems(f(x)));
+  cg.forward(loss);
+  cg.backward(loss, true);
+  return dl::as_vector(cg.get_gradient(x));
+}
+
+/// start, start + 1, ..., start + n - 1 (column-major: {2,3} is [[1,3,5],[2,4,6]]).
+inline std::vector<float> iota(size_t n, float start = 1.f) {
+  std::vector<float> v(n);
+  for (size_t i = 0; i < n; ++i) v[i] = start + static_cast<float>(i);
+  return v;
+}
+
 inline void check_close(const std::vector<float>& got, const std::vector<float>& want, double tol = 1e-5) {
   ++counts().value_checks;
   BOOST_REQUIRE_EQUAL(got.size(), want.size());

@@ -1,6 +1,7 @@
-// LSTM builders: vanilla (the fused gates / c / h ops; the gates one by one with
-// layer normalisation), coupled with
-// peepholes, and the compact parameterisation.
+// LSTM builders: what they share (history, state accessors, dropout masks, the
+// step's bookkeeping), then the layers of each: vanilla (the fused gates / c / h
+// ops; the gates one by one with layer normalisation), coupled with peepholes,
+// and the compact parameterisation.
 #include "dynet_lite/lstm.h"
 
 #include "dynet_lite/except.h"
@@ -132,11 +133,6 @@ Expression param_expr(ComputationGraph& cg, Parameter& p, bool update) {
   return update ? parameter(cg, p) : const_parameter(cg, p);
 }
 
-void check_rate(float d, const char* builder, const char* what) {
-  DYNET_LITE_ARG_CHECK(d >= 0.f && d <= 1.f, builder << "::" << what << ": rate " << d
-                                                     << " is not a probability in [0, 1]");
-}
-
 /// An inverted-dropout mask: entries 1/(1-rate) with probability 1-rate, else 0.
 Expression dropout_mask(ComputationGraph& cg, unsigned dim, unsigned batch, float rate) {
   const float keep = 1.f - rate;
@@ -161,6 +157,100 @@ void copy_values(std::vector<std::vector<Parameter>>& dst, const std::vector<std
 
 }  // namespace
 
+// ---------------------------------------------------------------- what the builders share
+
+namespace detail {
+
+LSTMBuilderBase::LSTMBuilderBase(const char* builder, unsigned layers, unsigned input_dim, unsigned hidden_dim,
+                                 ParameterCollection& model, const char* collection, bool drops_cells)
+    : layers(layers), input_dim(input_dim), hid(hidden_dim), drops_cells(drops_cells) {
+  DYNET_LITE_ARG_CHECK(layers > 0 && input_dim > 0 && hidden_dim > 0,
+                       builder << ": layers, input_dim and hidden_dim must be positive, got " << layers << ", "
+                               << input_dim << ", " << hidden_dim);
+  local_model = model.add_subcollection(collection);
+  hist.layers = layers;
+  hist.hidden = hidden_dim;
+}
+
+void LSTMBuilderBase::new_graph_impl(ComputationGraph& cg, bool update) {
+  param_vars.resize(layers);
+  for (unsigned i = 0; i < layers; ++i) {
+    param_vars[i].clear();
+    for (auto& p : params[i]) param_vars[i].push_back(param_expr(cg, p, update));
+  }
+}
+
+void LSTMBuilderBase::start_new_sequence_impl(const std::vector<Expression>& h_0) {
+  check_state_dims(h_0, hid, builder_name(), "start_new_sequence (h_0)");
+  hist.start(h_0);
+  dropout_masks_valid = false;
+}
+
+void LSTMBuilderBase::check_rate(float d, const char* what) const {
+  DYNET_LITE_ARG_CHECK(d >= 0.f && d <= 1.f,
+                       builder_name() << "::" << what << ": rate " << d << " is not a probability in [0, 1]");
+}
+
+void LSTMBuilderBase::set_dropout(float d) {
+  check_rate(d, "set_dropout");
+  dropout_rate = dropout_rate_h = d;
+  if (drops_cells) dropout_rate_c = d;
+}
+
+void LSTMBuilderBase::set_dropout(float d, float d_h) {
+  check_rate(d, "set_dropout");
+  check_rate(d_h, "set_dropout");
+  dropout_rate = d;
+  dropout_rate_h = d_h;
+}
+
+void LSTMBuilderBase::disable_dropout() { dropout_rate = dropout_rate_h = dropout_rate_c = 0.f; }
+
+void LSTMBuilderBase::set_dropout_masks(unsigned batch_size) {
+  DYNET_LITE_ARG_CHECK(graph_ != nullptr, builder_name() << "::set_dropout_masks: call new_graph() first");
+  mask_x.clear();
+  mask_h.clear();
+  mask_c.clear();
+  for (unsigned i = 0; i < layers; ++i) {
+    if (dropout_rate > 0.f) mask_x.push_back(dropout_mask(*graph_, i == 0 ? input_dim : hid, batch_size, dropout_rate));
+    if (dropout_rate_h > 0.f) mask_h.push_back(dropout_mask(*graph_, hid, batch_size, dropout_rate_h));
+    if (dropout_rate_c > 0.f) mask_c.push_back(dropout_mask(*graph_, hid, batch_size, dropout_rate_c));
+  }
+  dropout_masks_valid = true;
+}
+
+Expression LSTMBuilderBase::add_input_impl(int prev, const Expression& x) {
+  check_input_dim(x, input_dim, "add_input");
+  if ((dropout_rate > 0.f || dropout_rate_h > 0.f || dropout_rate_c > 0.f) && !dropout_masks_valid)
+    set_dropout_masks(x.dim().bd);
+  StepDropout drop;
+  drop.x = dropout_rate > 0.f && mask_x.size() == layers;
+  drop.h = dropout_rate_h > 0.f && mask_h.size() == layers;
+  drop.c = dropout_rate_c > 0.f && mask_c.size() == layers;
+  const size_t t = hist.push_step();
+  try {
+    return step_layers(prev, x, t, drop);
+  } catch (...) {
+    hist.pop_step();
+    throw;
+  }
+}
+
+Expression LSTMBuilderBase::set_h_impl(int prev, const std::vector<Expression>& h_new) {
+  return hist.set_h(prev, h_new, builder_name());
+}
+
+Expression LSTMBuilderBase::set_s_impl(int prev, const std::vector<Expression>& s_new) {
+  return hist.set_s(prev, s_new, builder_name());
+}
+
+void LSTMBuilderBase::copy_params(const LSTMBuilderBase* other) {
+  DYNET_LITE_ARG_CHECK(other != nullptr, builder_name() << "::copy: the other builder is not a " << builder_name());
+  copy_values(params, other->params, builder_name());
+}
+
+}  // namespace detail
+
 // ---------------------------------------------------------------- VanillaLSTMBuilder
 
 enum { V_X2I, V_H2I, V_BI };
@@ -168,11 +258,9 @@ enum { LN_GH, LN_BH, LN_GX, LN_BX, LN_GC, LN_BC };
 
 VanillaLSTMBuilder::VanillaLSTMBuilder(unsigned layers, unsigned input_dim, unsigned hidden_dim,
                                        ParameterCollection& model, bool ln_lstm, float forget_bias)
-    : layers(layers), input_dim(input_dim), hid(hidden_dim), ln_lstm(ln_lstm), forget_bias(forget_bias) {
-  DYNET_LITE_ARG_CHECK(layers > 0 && input_dim > 0 && hidden_dim > 0,
-                       "VanillaLSTMBuilder: layers, input_dim and hidden_dim must be positive, got "
-                           << layers << ", " << input_dim << ", " << hidden_dim);
-  local_model = model.add_subcollection("vanilla-lstm-builder");
+    : LSTMBuilderBase("VanillaLSTMBuilder", layers, input_dim, hidden_dim, model, "vanilla-lstm-builder", false),
+      ln_lstm(ln_lstm),
+      forget_bias(forget_bias) {
   unsigned in = input_dim;
   for (unsigned i = 0; i < layers; ++i) {
     params.push_back({local_model.add_parameters({hidden_dim * 4, in}, "x2i"),
@@ -188,8 +276,6 @@ VanillaLSTMBuilder::VanillaLSTMBuilder(unsigned layers, unsigned input_dim, unsi
     }
     in = hidden_dim;
   }
-  hist.layers = layers;
-  hist.hidden = hidden_dim;
 }
 
 void VanillaLSTMBuilder::new_graph_impl(ComputationGraph& cg, bool update) {
@@ -214,98 +300,48 @@ void VanillaLSTMBuilder::new_graph_impl(ComputationGraph& cg, bool update) {
   }
 }
 
-void VanillaLSTMBuilder::start_new_sequence_impl(const std::vector<Expression>& h_0) {
-  detail::check_state_dims(h_0, hid, "VanillaLSTMBuilder", "start_new_sequence (h_0)");
-  hist.start(h_0);
-  dropout_masks_valid = false;
-}
-
-void VanillaLSTMBuilder::set_dropout(float d) {
-  check_rate(d, "VanillaLSTMBuilder", "set_dropout");
-  dropout_rate = dropout_rate_h = d;
-}
-
-void VanillaLSTMBuilder::set_dropout(float d, float d_h) {
-  check_rate(d, "VanillaLSTMBuilder", "set_dropout");
-  check_rate(d_h, "VanillaLSTMBuilder", "set_dropout");
-  dropout_rate = d;
-  dropout_rate_h = d_h;
-}
-
-void VanillaLSTMBuilder::disable_dropout() { dropout_rate = dropout_rate_h = 0.f; }
-
-void VanillaLSTMBuilder::set_dropout_masks(unsigned batch_size) {
-  DYNET_LITE_ARG_CHECK(graph_ != nullptr, "VanillaLSTMBuilder::set_dropout_masks: call new_graph() first");
-  mask_x.clear();
-  mask_h.clear();
-  for (unsigned i = 0; i < layers; ++i) {
-    if (dropout_rate > 0.f) mask_x.push_back(dropout_mask(*graph_, i == 0 ? input_dim : hid, batch_size, dropout_rate));
-    if (dropout_rate_h > 0.f) mask_h.push_back(dropout_mask(*graph_, hid, batch_size, dropout_rate_h));
-  }
-  dropout_masks_valid = true;
-}
-
-Expression VanillaLSTMBuilder::add_input_impl(int prev, const Expression& x) {
-  check_input_dim(x, input_dim, "add_input");
-  if ((dropout_rate > 0.f || dropout_rate_h > 0.f) && !dropout_masks_valid) set_dropout_masks(x.dim().bd);
-  const bool drop_x = dropout_rate > 0.f && mask_x.size() == layers;
-  const bool drop_h = dropout_rate_h > 0.f && mask_h.size() == layers;
-  const size_t t = hist.push_step();
+Expression VanillaLSTMBuilder::step_layers(int prev, const Expression& x, size_t t, StepDropout drop) {
   Expression in = x;
-  try {
-    for (unsigned i = 0; i < layers; ++i) {
-      const std::vector<Expression>& v = param_vars[i];
-      const Expression* hp = hist.prev_h(prev, i);
-      const Expression* cp = hist.prev_c(prev, i);
-      if (drop_x) in = cmult(in, mask_x[i]);
-      Expression h_tm1;
-      if (hp) h_tm1 = drop_h ? cmult(*hp, mask_h[i]) : *hp;
-      if (!ln_lstm) {
-        // The same function through the fused ops: three nodes a step instead of
-        // fourteen, and the element-wise work done in one pass each.  No previous
-        // state reads as the graph's shared zero state.
-        if (!hp) h_tm1 = hist.zero_state(*graph_);
-        Expression gates = vanilla_lstm_gates(in, h_tm1, v[V_X2I], v[V_H2I], v[V_BI]);
-        Expression ct = hist.c[t * layers + i] = vanilla_lstm_c(cp ? *cp : hist.zero_state(*graph_), gates);
-        in = hist.h[t * layers + i] = vanilla_lstm_h(ct, gates);
-        continue;
-      }
-      // Layer normalisation of each product, then the gates one by one.
-      const std::vector<Expression>& ln = ln_param_vars[i];
-      Expression tx = layer_norm(v[V_X2I] * in, ln[LN_GX], ln[LN_BX]);
-      Expression pre = hp ? v[V_BI] + tx + layer_norm(v[V_H2I] * h_tm1, ln[LN_GH], ln[LN_BH]) : v[V_BI] + tx;
-      Expression gi = logistic(pick_range(pre, 0, hid));
-      Expression go = logistic(pick_range(pre, 2 * hid, 3 * hid));
-      Expression gg = tanh(pick_range(pre, 3 * hid, 4 * hid));
-      Expression ct;
-      if (cp) {
-        Expression gf = logistic(pick_range(pre, hid, 2 * hid));
-        ct = cmult(gf, *cp) + cmult(gi, gg);
-      } else {
-        ct = cmult(gi, gg);
-      }
-      hist.c[t * layers + i] = ct;
-      in = hist.h[t * layers + i] = cmult(go, tanh(layer_norm(ct, ln[LN_GC], ln[LN_BC])));
+  for (unsigned i = 0; i < layers; ++i) {
+    const std::vector<Expression>& v = param_vars[i];
+    const Expression* hp = hist.prev_h(prev, i);
+    const Expression* cp = hist.prev_c(prev, i);
+    if (drop.x) in = cmult(in, mask_x[i]);
+    Expression h_tm1;
+    if (hp) h_tm1 = drop.h ? cmult(*hp, mask_h[i]) : *hp;
+    if (!ln_lstm) {
+      // The same function through the fused ops: three nodes a step instead of
+      // fourteen, and the element-wise work done in one pass each.  No previous
+      // state reads as the graph's shared zero state.
+      if (!hp) h_tm1 = hist.zero_state(*graph_);
+      Expression gates = vanilla_lstm_gates(in, h_tm1, v[V_X2I], v[V_H2I], v[V_BI]);
+      Expression ct = hist.c[t * layers + i] = vanilla_lstm_c(cp ? *cp : hist.zero_state(*graph_), gates);
+      in = hist.h[t * layers + i] = vanilla_lstm_h(ct, gates);
+      continue;
     }
-  } catch (...) {
-    hist.pop_step();
-    throw;
+    // Layer normalisation of each product, then the gates one by one.
+    const std::vector<Expression>& ln = ln_param_vars[i];
+    Expression tx = layer_norm(v[V_X2I] * in, ln[LN_GX], ln[LN_BX]);
+    Expression pre = hp ? v[V_BI] + tx + layer_norm(v[V_H2I] * h_tm1, ln[LN_GH], ln[LN_BH]) : v[V_BI] + tx;
+    Expression gi = logistic(pick_range(pre, 0, hid));
+    Expression go = logistic(pick_range(pre, 2 * hid, 3 * hid));
+    Expression gg = tanh(pick_range(pre, 3 * hid, 4 * hid));
+    Expression ct;
+    if (cp) {
+      Expression gf = logistic(pick_range(pre, hid, 2 * hid));
+      ct = cmult(gf, *cp) + cmult(gi, gg);
+    } else {
+      ct = cmult(gi, gg);
+    }
+    hist.c[t * layers + i] = ct;
+    in = hist.h[t * layers + i] = cmult(go, tanh(layer_norm(ct, ln[LN_GC], ln[LN_BC])));
   }
   return in;
 }
 
-Expression VanillaLSTMBuilder::set_h_impl(int prev, const std::vector<Expression>& h_new) {
-  return hist.set_h(prev, h_new, "VanillaLSTMBuilder");
-}
-
-Expression VanillaLSTMBuilder::set_s_impl(int prev, const std::vector<Expression>& s_new) {
-  return hist.set_s(prev, s_new, "VanillaLSTMBuilder");
-}
-
 void VanillaLSTMBuilder::copy(const RNNBuilder& other) {
   const auto* o = dynamic_cast<const VanillaLSTMBuilder*>(&other);
-  DYNET_LITE_ARG_CHECK(o != nullptr, "VanillaLSTMBuilder::copy: the other builder is not a VanillaLSTMBuilder");
-  copy_values(params, o->params, "VanillaLSTMBuilder");
+  copy_params(o);
   copy_values(ln_params, o->ln_params, "VanillaLSTMBuilder");
 }
 
@@ -315,11 +351,7 @@ enum { X2I, H2I, C2I, BI, X2O, H2O, C2O, BO, X2C, H2C, BC };
 
 CoupledLSTMBuilder::CoupledLSTMBuilder(unsigned layers, unsigned input_dim, unsigned hidden_dim,
                                        ParameterCollection& model)
-    : layers(layers), input_dim(input_dim), hid(hidden_dim) {
-  DYNET_LITE_ARG_CHECK(layers > 0 && input_dim > 0 && hidden_dim > 0,
-                       "CoupledLSTMBuilder: layers, input_dim and hidden_dim must be positive, got "
-                           << layers << ", " << input_dim << ", " << hidden_dim);
-  local_model = model.add_subcollection("coupled-lstm-builder");
+    : LSTMBuilderBase("CoupledLSTMBuilder", layers, input_dim, hidden_dim, model, "coupled-lstm-builder", true) {
   unsigned in = input_dim;
   const unsigned h = hidden_dim;
   for (unsigned i = 0; i < layers; ++i) {
@@ -333,122 +365,59 @@ CoupledLSTMBuilder::CoupledLSTMBuilder(unsigned layers, unsigned input_dim, unsi
                       local_model.add_parameters({h}, ParameterInitConst(0.f), "bc")});
     in = hidden_dim;
   }
-  hist.layers = layers;
-  hist.hidden = hidden_dim;
-}
-
-void CoupledLSTMBuilder::new_graph_impl(ComputationGraph& cg, bool update) {
-  param_vars.resize(layers);
-  for (unsigned i = 0; i < layers; ++i) {
-    param_vars[i].clear();
-    for (auto& p : params[i]) param_vars[i].push_back(param_expr(cg, p, update));
-  }
-}
-
-void CoupledLSTMBuilder::start_new_sequence_impl(const std::vector<Expression>& h_0) {
-  detail::check_state_dims(h_0, hid, "CoupledLSTMBuilder", "start_new_sequence (h_0)");
-  hist.start(h_0);
-  dropout_masks_valid = false;
-}
-
-void CoupledLSTMBuilder::set_dropout(float d) {
-  check_rate(d, "CoupledLSTMBuilder", "set_dropout");
-  dropout_rate = dropout_rate_h = dropout_rate_c = d;
 }
 
 void CoupledLSTMBuilder::set_dropout(float d, float d_h, float d_c) {
-  check_rate(d, "CoupledLSTMBuilder", "set_dropout");
-  check_rate(d_h, "CoupledLSTMBuilder", "set_dropout");
-  check_rate(d_c, "CoupledLSTMBuilder", "set_dropout");
+  check_rate(d, "set_dropout");
+  check_rate(d_h, "set_dropout");
+  check_rate(d_c, "set_dropout");
   dropout_rate = d;
   dropout_rate_h = d_h;
   dropout_rate_c = d_c;
 }
 
-void CoupledLSTMBuilder::disable_dropout() { dropout_rate = dropout_rate_h = dropout_rate_c = 0.f; }
-
-void CoupledLSTMBuilder::set_dropout_masks(unsigned batch_size) {
-  DYNET_LITE_ARG_CHECK(graph_ != nullptr, "CoupledLSTMBuilder::set_dropout_masks: call new_graph() first");
-  mask_x.clear();
-  mask_h.clear();
-  mask_c.clear();
-  for (unsigned i = 0; i < layers; ++i) {
-    if (dropout_rate > 0.f) mask_x.push_back(dropout_mask(*graph_, i == 0 ? input_dim : hid, batch_size, dropout_rate));
-    if (dropout_rate_h > 0.f) mask_h.push_back(dropout_mask(*graph_, hid, batch_size, dropout_rate_h));
-    if (dropout_rate_c > 0.f) mask_c.push_back(dropout_mask(*graph_, hid, batch_size, dropout_rate_c));
-  }
-  dropout_masks_valid = true;
-}
-
-Expression CoupledLSTMBuilder::add_input_impl(int prev, const Expression& x) {
-  check_input_dim(x, input_dim, "add_input");
-  if ((dropout_rate > 0.f || dropout_rate_h > 0.f || dropout_rate_c > 0.f) && !dropout_masks_valid)
-    set_dropout_masks(x.dim().bd);
-  const bool drop_x = dropout_rate > 0.f && mask_x.size() == layers;
-  const bool drop_h = dropout_rate_h > 0.f && mask_h.size() == layers;
-  const bool drop_c = dropout_rate_c > 0.f && mask_c.size() == layers;
-  const size_t t = hist.push_step();
+Expression CoupledLSTMBuilder::step_layers(int prev, const Expression& x, size_t t, StepDropout drop) {
   Expression in = x;
-  try {
-    for (unsigned i = 0; i < layers; ++i) {
-      const std::vector<Expression>& v = param_vars[i];
-      const Expression* hp = hist.prev_h(prev, i);
-      const Expression* cp = hist.prev_c(prev, i);
-      if (drop_x) in = cmult(in, mask_x[i]);
-      Expression h_tm1, c_tm1;
-      if (hp) h_tm1 = drop_h ? cmult(*hp, mask_h[i]) : *hp;
-      if (cp) c_tm1 = drop_c ? cmult(*cp, mask_c[i]) : *cp;
-      // input gate (the forget gate is 1 - i)
-      Expression ai;
-      if (hp && cp)
-        ai = affine_transform({v[BI], v[X2I], in, v[H2I], h_tm1, v[C2I], c_tm1});
-      else if (hp)
-        ai = affine_transform({v[BI], v[X2I], in, v[H2I], h_tm1});
-      else if (cp)
-        ai = affine_transform({v[BI], v[X2I], in, v[C2I], c_tm1});
-      else
-        ai = affine_transform({v[BI], v[X2I], in});
-      Expression gi = logistic(ai);
-      // candidate
-      Expression ag = hp ? affine_transform({v[BC], v[X2C], in, v[H2C], h_tm1}) : affine_transform({v[BC], v[X2C], in});
-      Expression gg = tanh(ag);
-      Expression ct = cp ? cmult(1.f - gi, c_tm1) + cmult(gi, gg) : cmult(gi, gg);
-      hist.c[t * layers + i] = ct;
-      // output gate, peeping at the new cell
-      Expression ao = hp ? affine_transform({v[BO], v[X2O], in, v[H2O], h_tm1, v[C2O], ct})
-                         : affine_transform({v[BO], v[X2O], in, v[C2O], ct});
-      in = hist.h[t * layers + i] = cmult(logistic(ao), tanh(ct));
-    }
-  } catch (...) {
-    hist.pop_step();
-    throw;
+  for (unsigned i = 0; i < layers; ++i) {
+    const std::vector<Expression>& v = param_vars[i];
+    const Expression* hp = hist.prev_h(prev, i);
+    const Expression* cp = hist.prev_c(prev, i);
+    if (drop.x) in = cmult(in, mask_x[i]);
+    Expression h_tm1, c_tm1;
+    if (hp) h_tm1 = drop.h ? cmult(*hp, mask_h[i]) : *hp;
+    if (cp) c_tm1 = drop.c ? cmult(*cp, mask_c[i]) : *cp;
+    // input gate (the forget gate is 1 - i)
+    Expression ai;
+    if (hp && cp)
+      ai = affine_transform({v[BI], v[X2I], in, v[H2I], h_tm1, v[C2I], c_tm1});
+    else if (hp)
+      ai = affine_transform({v[BI], v[X2I], in, v[H2I], h_tm1});
+    else if (cp)
+      ai = affine_transform({v[BI], v[X2I], in, v[C2I], c_tm1});
+    else
+      ai = affine_transform({v[BI], v[X2I], in});
+    Expression gi = logistic(ai);
+    // candidate
+    Expression ag = hp ? affine_transform({v[BC], v[X2C], in, v[H2C], h_tm1}) : affine_transform({v[BC], v[X2C], in});
+    Expression gg = tanh(ag);
+    Expression ct = cp ? cmult(1.f - gi, c_tm1) + cmult(gi, gg) : cmult(gi, gg);
+    hist.c[t * layers + i] = ct;
+    // output gate, peeping at the new cell
+    Expression ao = hp ? affine_transform({v[BO], v[X2O], in, v[H2O], h_tm1, v[C2O], ct})
+                       : affine_transform({v[BO], v[X2O], in, v[C2O], ct});
+    in = hist.h[t * layers + i] = cmult(logistic(ao), tanh(ct));
   }
   return in;
 }
 
-Expression CoupledLSTMBuilder::set_h_impl(int prev, const std::vector<Expression>& h_new) {
-  return hist.set_h(prev, h_new, "CoupledLSTMBuilder");
-}
-
-Expression CoupledLSTMBuilder::set_s_impl(int prev, const std::vector<Expression>& s_new) {
-  return hist.set_s(prev, s_new, "CoupledLSTMBuilder");
-}
-
-void CoupledLSTMBuilder::copy(const RNNBuilder& other) {
-  const auto* o = dynamic_cast<const CoupledLSTMBuilder*>(&other);
-  DYNET_LITE_ARG_CHECK(o != nullptr, "CoupledLSTMBuilder::copy: the other builder is not a CoupledLSTMBuilder");
-  copy_values(params, o->params, "CoupledLSTMBuilder");
-}
+void CoupledLSTMBuilder::copy(const RNNBuilder& other) { copy_params(dynamic_cast<const CoupledLSTMBuilder*>(&other)); }
 
 // ---------------------------------------------------------------- CompactVanillaLSTMBuilder
 
 CompactVanillaLSTMBuilder::CompactVanillaLSTMBuilder(unsigned layers, unsigned input_dim, unsigned hidden_dim,
                                                      ParameterCollection& model)
-    : layers(layers), input_dim(input_dim), hid(hidden_dim) {
-  DYNET_LITE_ARG_CHECK(layers > 0 && input_dim > 0 && hidden_dim > 0,
-                       "CompactVanillaLSTMBuilder: layers, input_dim and hidden_dim must be positive, got "
-                           << layers << ", " << input_dim << ", " << hidden_dim);
-  local_model = model.add_subcollection("compact-vanilla-lstm-builder");
+    : LSTMBuilderBase("CompactVanillaLSTMBuilder", layers, input_dim, hidden_dim, model, "compact-vanilla-lstm-builder",
+                      false) {
   unsigned in = input_dim;
   for (unsigned i = 0; i < layers; ++i) {
     params.push_back({local_model.add_parameters({hidden_dim * 4, in}, "Wx"),
@@ -456,37 +425,7 @@ CompactVanillaLSTMBuilder::CompactVanillaLSTMBuilder(unsigned layers, unsigned i
                       local_model.add_parameters({hidden_dim * 4}, ParameterInitConst(0.f), "b")});
     in = hidden_dim;
   }
-  hist.layers = layers;
-  hist.hidden = hidden_dim;
 }
-
-void CompactVanillaLSTMBuilder::new_graph_impl(ComputationGraph& cg, bool update) {
-  param_vars.resize(layers);
-  for (unsigned i = 0; i < layers; ++i) {
-    param_vars[i].clear();
-    for (auto& p : params[i]) param_vars[i].push_back(param_expr(cg, p, update));
-  }
-}
-
-void CompactVanillaLSTMBuilder::start_new_sequence_impl(const std::vector<Expression>& h_0) {
-  detail::check_state_dims(h_0, hid, "CompactVanillaLSTMBuilder", "start_new_sequence (h_0)");
-  hist.start(h_0);
-  dropout_masks_valid = false;
-}
-
-void CompactVanillaLSTMBuilder::set_dropout(float d) {
-  check_rate(d, "CompactVanillaLSTMBuilder", "set_dropout");
-  dropout_rate = dropout_rate_h = d;
-}
-
-void CompactVanillaLSTMBuilder::set_dropout(float d, float d_h) {
-  check_rate(d, "CompactVanillaLSTMBuilder", "set_dropout");
-  check_rate(d_h, "CompactVanillaLSTMBuilder", "set_dropout");
-  dropout_rate = d;
-  dropout_rate_h = d_h;
-}
-
-void CompactVanillaLSTMBuilder::disable_dropout() { dropout_rate = dropout_rate_h = 0.f; }
 
 void CompactVanillaLSTMBuilder::set_weightnoise(float std) {
   DYNET_LITE_ARG_CHECK(std >= 0.f, "CompactVanillaLSTMBuilder::set_weightnoise: standard deviation " << std
@@ -494,63 +433,31 @@ void CompactVanillaLSTMBuilder::set_weightnoise(float std) {
   weightnoise_std = std;
 }
 
-void CompactVanillaLSTMBuilder::set_dropout_masks(unsigned batch_size) {
-  DYNET_LITE_ARG_CHECK(graph_ != nullptr, "CompactVanillaLSTMBuilder::set_dropout_masks: call new_graph() first");
-  mask_x.clear();
-  mask_h.clear();
-  for (unsigned i = 0; i < layers; ++i) {
-    if (dropout_rate > 0.f) mask_x.push_back(dropout_mask(*graph_, i == 0 ? input_dim : hid, batch_size, dropout_rate));
-    if (dropout_rate_h > 0.f) mask_h.push_back(dropout_mask(*graph_, hid, batch_size, dropout_rate_h));
-  }
-  dropout_masks_valid = true;
-}
-
-Expression CompactVanillaLSTMBuilder::add_input_impl(int prev, const Expression& x) {
-  check_input_dim(x, input_dim, "add_input");
-  if ((dropout_rate > 0.f || dropout_rate_h > 0.f) && !dropout_masks_valid) set_dropout_masks(x.dim().bd);
-  const bool drop_x = dropout_rate > 0.f && mask_x.size() == layers;
-  const bool drop_h = dropout_rate_h > 0.f && mask_h.size() == layers;
-  const size_t t = hist.push_step();
+Expression CompactVanillaLSTMBuilder::step_layers(int prev, const Expression& x, size_t t, StepDropout drop) {
   Expression in = x;
-  try {
-    for (unsigned i = 0; i < layers; ++i) {
-      const std::vector<Expression>& v = param_vars[i];
-      // No previous state reads as the graph's shared zero state (a batch of 1,
-      // broadcast by the fused ops).
-      const Expression* hp = hist.prev_h(prev, i);
-      const Expression* cp = hist.prev_c(prev, i);
-      Expression h_tm1 = hp ? *hp : hist.zero_state(*graph_);
-      Expression c_tm1 = cp ? *cp : hist.zero_state(*graph_);
-      // The fused gates op applies the weight noise itself (fresh at every step).
-      Expression gates;
-      if (drop_x && drop_h)
-        gates = vanilla_lstm_gates_dropout(in, h_tm1, v[0], v[1], v[2], mask_x[i], mask_h[i], weightnoise_std);
-      else
-        gates = vanilla_lstm_gates(drop_x ? cmult(in, mask_x[i]) : in, drop_h ? cmult(h_tm1, mask_h[i]) : h_tm1, v[0],
-                                   v[1], v[2], weightnoise_std);
-      Expression ct = hist.c[t * layers + i] = vanilla_lstm_c(c_tm1, gates);
-      in = hist.h[t * layers + i] = vanilla_lstm_h(ct, gates);
-    }
-  } catch (...) {
-    hist.pop_step();
-    throw;
+  for (unsigned i = 0; i < layers; ++i) {
+    const std::vector<Expression>& v = param_vars[i];
+    // No previous state reads as the graph's shared zero state (a batch of 1,
+    // broadcast by the fused ops).
+    const Expression* hp = hist.prev_h(prev, i);
+    const Expression* cp = hist.prev_c(prev, i);
+    Expression h_tm1 = hp ? *hp : hist.zero_state(*graph_);
+    Expression c_tm1 = cp ? *cp : hist.zero_state(*graph_);
+    // The fused gates op applies the weight noise itself (fresh at every step).
+    Expression gates;
+    if (drop.x && drop.h)
+      gates = vanilla_lstm_gates_dropout(in, h_tm1, v[0], v[1], v[2], mask_x[i], mask_h[i], weightnoise_std);
+    else
+      gates = vanilla_lstm_gates(drop.x ? cmult(in, mask_x[i]) : in, drop.h ? cmult(h_tm1, mask_h[i]) : h_tm1, v[0],
+                                 v[1], v[2], weightnoise_std);
+    Expression ct = hist.c[t * layers + i] = vanilla_lstm_c(c_tm1, gates);
+    in = hist.h[t * layers + i] = vanilla_lstm_h(ct, gates);
   }
   return in;
 }
 
-Expression CompactVanillaLSTMBuilder::set_h_impl(int prev, const std::vector<Expression>& h_new) {
-  return hist.set_h(prev, h_new, "CompactVanillaLSTMBuilder");
-}
-
-Expression CompactVanillaLSTMBuilder::set_s_impl(int prev, const std::vector<Expression>& s_new) {
-  return hist.set_s(prev, s_new, "CompactVanillaLSTMBuilder");
-}
-
 void CompactVanillaLSTMBuilder::copy(const RNNBuilder& other) {
-  const auto* o = dynamic_cast<const CompactVanillaLSTMBuilder*>(&other);
-  DYNET_LITE_ARG_CHECK(o != nullptr,
-                       "CompactVanillaLSTMBuilder::copy: the other builder is not a CompactVanillaLSTMBuilder");
-  copy_values(params, o->params, "CompactVanillaLSTMBuilder");
+  copy_params(dynamic_cast<const CompactVanillaLSTMBuilder*>(&other));
 }
 
 }  // namespace dynet_lite

@@ -1,0 +1,78 @@
+#pragma once
+// Small helpers shared by the example programs: a timer, a progress bar on
+// stderr, the training step, atomic file writes, the data folder, and saving a
+// model with its vocabulary.
+#include <chrono>
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "dynet_lite/expr.h"
+#include "dynet_lite/io.h"
+#include "dynet_lite/model.h"
+#include "dynet_lite/training.h"
+
+namespace examples {
+
+/// Wall-clock seconds since construction (or the last reset()).
+class Timer {
+ public:
+  Timer() { reset(); }
+  void reset() { start_ = std::chrono::steady_clock::now(); }
+  double seconds() const { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count(); }
+
+ private:
+  std::chrono::steady_clock::time_point start_;
+};
+
+/// Runs forward to `loss`, backward from it and one trainer update; returns the loss.
+float train_step(dynet_lite::ComputationGraph& cg, const dynet_lite::Expression& loss, dynet_lite::Trainer& trainer);
+
+/// The loss of a minibatch: its one loss, or the sum of its losses.
+dynet_lite::Expression batch_loss(const std::vector<dynet_lite::Expression>& losses);
+
+bool file_exists(const std::string& path);
+
+/// The folder holding the shared corpora: `../shared/data` next to the project
+/// root (the build records the root), else the same path from the current folder.
+std::string default_data_dir();
+
+/// Writes `content` to `path` atomically: a temporary file in the same folder,
+/// flushed and closed, then renamed over `path`.  Throws dynet_lite::io_error.
+void write_file_atomically(const std::string& path, const std::string& content);
+
+/// Saves the parameters of `pc` to `path` and the vocabulary `v` (anything with
+/// save(path)) to `path`.vocab, each atomically.
+template <class Vocabulary>
+void save_model(dynet_lite::ParameterCollection& pc, const Vocabulary& v, const std::string& path) {
+  dynet_lite::TextFileSaver saver(path);  // atomic: a temporary file renamed over `path`
+  saver.save(pc);
+  v.save(path + ".vocab");
+}
+
+/// Reads the parameter values saved at `path` into `pc` (built with the same shapes).
+void load_model(dynet_lite::ParameterCollection& pc, const std::string& path);
+
+/// A progress bar on stderr: redrawn in place on a terminal at most 5 times a
+/// second, else one line every 10%.  Shows the mean loss and the throughput.
+class ProgressBar {
+ public:
+  /// `unit` names the instances in the throughput ("sent", "trees").
+  ProgressBar(std::string label, size_t total, std::string unit = "inst");
+
+  /// `done` instances finished so far; `loss` the mean loss per unit so far.
+  void update(size_t done, double loss, const char* loss_unit);
+  /// Ends the bar's line (on a terminal).
+  void finish();
+  double seconds() const { return timer_.seconds(); }
+
+ private:
+  std::string label_, unit_;
+  size_t total_;
+  bool tty_;
+  Timer timer_;
+  double last_draw_ = -1;
+  unsigned last_decile_ = ~0u;
+};
+
+}  // namespace examples
