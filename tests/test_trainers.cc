@@ -1,20 +1,19 @@
 #define BOOST_TEST_MODULE trainers
-#include "test_utils.h"
-
 #include <atomic>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
-#include <new>
 #include <functional>
 #include <iostream>
 #include <memory>
+#include <new>
 #include <sstream>
 #include <string>
 
+#include "dynet_lite/backends/update_rules.h"
 #include "dynet_lite/init.h"
-#include "dynet_lite/train/device_rules.h"
 #include "dynet_lite/training.h"
+#include "test_utils.h"
 
 using dl::ParameterCollection;
 
@@ -866,7 +865,7 @@ BOOST_AUTO_TEST_CASE(clears_dense_gradients) {
 BOOST_AUTO_TEST_SUITE_END()
 
 // ------------------------------------------------------------ the GPU rules, on the CPU
-// The per-element rules the GPU kernel runs (train/device_rules.h), checked here
+// The per-element rules the GPU kernel runs (backends/update_rules.h), checked here
 // against the CPU rules of the same trainers, so that a machine without a GPU
 // tests their formulas too: the same values and states after three steps.
 namespace {

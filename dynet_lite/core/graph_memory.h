@@ -5,12 +5,12 @@
 #include <memory>
 #include <vector>
 
+#include "dynet_lite/backends/cpu/transposed_weights.h"
+#include "dynet_lite/backends/cpu/weight_grads.h"
 #include "dynet_lite/core/arena.h"
 #include "dynet_lite/core/cse.h"
 #include "dynet_lite/core/node.h"
 #include "dynet_lite/exec/autobatch.h"
-#include "dynet_lite/exec/transposed_weights.h"
-#include "dynet_lite/exec/weight_grads.h"
 
 namespace dynet_lite {
 

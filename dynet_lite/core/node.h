@@ -5,7 +5,7 @@
 #include <cstring>
 #include <type_traits>
 
-#include "dynet_lite/ops/op_table.h"
+#include "dynet_lite/core/op_kind.h"
 #include "dynet_lite/tensor.h"
 
 namespace dynet_lite {

@@ -26,10 +26,11 @@
 
 #include <Eigen/Core>
 
-#include "dynet_lite/backends/backend_hooks.h"
+#include "dynet_lite/backends/batch_copies.h"
+#include "dynet_lite/core/exec_context.h"
 #include "dynet_lite/core/graph_memory.h"
-#include "dynet_lite/exec/exec_context.h"
 #include "dynet_lite/expr.h"
+#include "dynet_lite/ops/op_table.h"
 
 namespace dynet_lite {
 

@@ -3,10 +3,11 @@
 #include <cmath>
 #include <cstring>
 
+#include "dynet_lite/core/exec_context.h"
 #include "dynet_lite/core/float_mode.h"
 #include "dynet_lite/core/graph_memory.h"
 #include "dynet_lite/expr.h"
-#include "dynet_lite/exec/exec_context.h"
+#include "dynet_lite/ops/op_table.h"
 
 namespace dynet_lite {
 

@@ -3,6 +3,8 @@
 #include <string>
 #include <vector>
 
+#include "dynet_lite/backends/gpu_backend.h"
+
 namespace dynet_lite {
 
 namespace {

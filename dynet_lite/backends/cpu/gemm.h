@@ -16,7 +16,7 @@
 // Eigen's blocked GEMM remains for small gemm_tn, for shallow gemm_nt and for
 // very large operands with few columns.  Backward avoids gemm_tn where a weight
 // is used more than once, or in a product of many columns: it multiplies by a
-// transposed copy through gemm (exec/transposed_weights.h).
+// transposed copy through gemm (backends/cpu/transposed_weights.h).
 // bench/gemm_shapes measures all three on any shape.
 #pragma once
 
