@@ -16,7 +16,7 @@ dynet_lite runs, and a second table gives the ratios dynet_lite / libtorch of th
 medians, as BENCHMARKS.md asks of comparisons (same rounds, interleaved).
 
 The autobatching tasks also run b64-auto-nocse: b64-auto with --dynet-cse 0
-(without merging equal expressions, core/cse.h), compared with DyNet's b64-auto.
+(without merging equal expressions, exec/cse.h), compared with DyNet's b64-auto.
 
 --dynet does the same with DyNet 2.1 itself (bench/dynet_*, built when
 scripts/build_dynet.sh has installed DyNet), in every mode of every task, and

@@ -31,6 +31,11 @@ class Device {
   virtual void copy_from_host(float* dev, const float* host, size_t n) const = 0;
   virtual void copy(float* dst, const float* src, size_t n) const = 0;
   virtual void fill(float* dst, float value, size_t n) const = 0;
+  /// The rows `rows[0, n)` (each `row` floats) of a table in this device's
+  /// memory (a lookup parameter's): set to `value`, and the sum of their squared
+  /// elements.  Row by row through fill / copy_to_host unless a device does it at once.
+  virtual void fill_rows(float* table, const unsigned* rows, unsigned n, size_t row, float value);
+  virtual float rows_squared_norm(const float* table, const unsigned* rows, unsigned n, size_t row);
 
   const DeviceType type;
   const int device_id;

@@ -12,7 +12,6 @@
 
 #include "dynet_lite/dim.h"
 #include "dynet_lite/init.h"
-#include "dynet_lite/ops/op_table.h"
 #include "dynet_lite/tensor.h"
 
 namespace dynet_lite {
@@ -23,6 +22,9 @@ struct Expression;
 struct GraphMemory;
 struct AutobatchStats;
 class Executor;
+/// The operations (core/op_kind.h) and their rows (core/op_info.h): internal.
+enum class OpKind : uint16_t;
+struct OpInfo;
 
 class ComputationGraph {
  public:

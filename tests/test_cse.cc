@@ -1,5 +1,5 @@
 #define BOOST_TEST_MODULE cse
-// Common subexpression elimination (core/cse.h): equal pure expressions are one
+// Common subexpression elimination (exec/cse.h): equal pure expressions are one
 // node; everything else (inputs, random ops, indices read through a pointer,
 // different parameters or trainability) stays apart; values and parameter
 // gradients are those of the graph without merging.

@@ -4,11 +4,11 @@
 
 #include "alloc_counter.h"
 #include "dynet_lite/core/arena.h"
+#include "dynet_lite/core/exec_context.h"
 #include "dynet_lite/core/node.h"
 #include "dynet_lite/core/random.h"
 #include "dynet_lite/devices.h"
 #include "dynet_lite/exec/autobatch.h"
-#include "dynet_lite/exec/exec_context.h"
 #include "dynet_lite/lstm.h"
 #include "dynet_lite/ops/op_table.h"
 #include "test_utils.h"

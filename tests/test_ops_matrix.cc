@@ -1,10 +1,9 @@
 #define BOOST_TEST_MODULE ops_matrix
-#include "test_utils.h"
-
 #include "dynet_lite/backends/cpu/gemm.h"
+#include "dynet_lite/backends/cpu/transposed_weights.h"
 #include "dynet_lite/core/arena.h"
-#include "dynet_lite/exec/exec_context.h"
-#include "dynet_lite/exec/transposed_weights.h"
+#include "dynet_lite/core/exec_context.h"
+#include "test_utils.h"
 
 using namespace dynet_lite;
 using test::TestInput;
@@ -645,7 +644,7 @@ BOOST_AUTO_TEST_CASE(transpose_errors) {
 }
 
 // A weight used many times: each use's dW term is left for later and all are
-// summed as one product when backward reaches the parameter (exec/weight_grads.h).
+// summed as one product when backward reaches the parameter (backends/cpu/weight_grads.h).
 // The gradient must match the numerical one, for a chain (one column a use), a
 // batched use, a use wider than the deferral limit and an affine transform with
 // two weights, and with automatic batching on as well.
@@ -700,7 +699,7 @@ BOOST_AUTO_TEST_CASE(computed_weight_used_many_times_gets_every_term) {
 }
 
 // Backward keeps a transposed copy of a matrix it multiplies by its transpose
-// more than once in a pass (exec/transposed_weights.h): none at the first use,
+// more than once in a pass (backends/cpu/transposed_weights.h): none at the first use,
 // the same copy after, none for the same memory read as another shape, and
 // nothing left after a reset.
 BOOST_AUTO_TEST_CASE(transposed_weights_are_made_at_the_second_use) {

@@ -1,10 +1,10 @@
 #define BOOST_TEST_MODULE ops_random
-#include "test_utils.h"
-
 #include <cmath>
 #include <limits>
 
 #include "dynet_lite/core/random.h"
+#include "dynet_lite/ops/op_table.h"
+#include "test_utils.h"
 
 using namespace dynet_lite;
 

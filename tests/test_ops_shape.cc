@@ -1,4 +1,5 @@
 #define BOOST_TEST_MODULE ops_shape
+#include "dynet_lite/ops/op_table.h"
 #include "test_utils.h"
 
 using namespace dynet_lite;

@@ -1,6 +1,7 @@
 #define BOOST_TEST_MODULE ops_trig
 #include <limits>
 
+#include "dynet_lite/ops/op_table.h"
 #include "test_utils.h"
 
 using namespace dynet_lite;

@@ -7,12 +7,14 @@
 #include <functional>
 #include <iostream>
 #include <memory>
+#include <new>
 #include <sstream>
 #include <string>
 
+#include "dynet_lite/backends/update_rules.h"
 #include "dynet_lite/init.h"
-#include "dynet_lite/train/device_rules.h"
 #include "dynet_lite/training.h"
+#include "test_utils.h"
 
 #include "alloc_counter.h"
 
@@ -848,7 +850,7 @@ BOOST_AUTO_TEST_CASE(clears_dense_gradients) {
 BOOST_AUTO_TEST_SUITE_END()
 
 // ------------------------------------------------------------ the GPU rules, on the CPU
-// The per-element rules the GPU kernel runs (train/device_rules.h), checked here
+// The per-element rules the GPU kernel runs (backends/update_rules.h), checked here
 // against the CPU rules of the same trainers, so that a machine without a GPU
 // tests their formulas too: the same values and states after three steps.
 namespace {

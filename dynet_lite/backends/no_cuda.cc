@@ -1,5 +1,8 @@
-// Built when DYNET_LITE_CUDA is off: asking for a GPU is a clear error.
-#include "dynet_lite/backends/backend_hooks.h"
+// Built when DYNET_LITE_CUDA is off: asking for a GPU, or for work on a non-CPU
+// device, is a clear error.
+#include "dynet_lite/backends/batch_copies.h"
+#include "dynet_lite/backends/gpu_backend.h"
+#include "dynet_lite/backends/update_rules.h"
 #include "dynet_lite/except.h"
 
 namespace dynet_lite {
@@ -26,19 +29,9 @@ void device_update_rule(Device* d, DeviceRule, const DeviceRuleArgs&, float*, co
                                                  << " needs the CUDA backend (this build has none)");
 }
 
-float device_rows_squared_norm(Device* d, const float*, const unsigned*, unsigned, size_t) {
-  DYNET_LITE_CHECK(false, unsupported_error,
-                   "gradient norm: lookup rows on " << d->name << " need the CUDA backend (this build has none)");
-}
-
 void device_sgd_rows_step_and_clear(Device* d, float*, float*, const unsigned*, unsigned, size_t, float) {
   DYNET_LITE_CHECK(false, unsupported_error,
                    "SimpleSGD: updating lookup rows on " << d->name << " needs the CUDA backend (this build has none)");
-}
-
-void device_fill_rows(Device* d, float*, const unsigned*, unsigned, size_t, float) {
-  DYNET_LITE_CHECK(false, unsupported_error,
-                   "clearing lookup rows on " << d->name << " needs the CUDA backend (this build has none)");
 }
 
 void device_gather(Device* d, float*, const float* const*, size_t, unsigned, Arena&) {

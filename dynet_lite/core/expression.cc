@@ -1,3 +1,4 @@
+#include "dynet_lite/core/op_info.h"
 #include "dynet_lite/expr.h"
 
 namespace dynet_lite {

@@ -3,7 +3,6 @@
 #include <cmath>
 #include <map>
 
-#include "dynet_lite/backends/backend_hooks.h"
 #include "dynet_lite/init.h"
 
 namespace dynet_lite {
@@ -101,11 +100,9 @@ void LookupParameterStorage::zero() { device->fill(all_values.v, 0.f, size()); }
 void LookupParameterStorage::clear_gradient() {
   if (all_updated) {
     device->fill(all_grads.v, 0.f, size());
-  } else if (device->type != DeviceType::CPU) {  // one kernel for all the rows
-    device_fill_rows(device, all_grads.v, non_zero_grads.data(), static_cast<unsigned>(non_zero_grads.size()),
-                     dim.size(), 0.f);
-  } else {
-    for (unsigned i : non_zero_grads) device->fill(grads[i].v, 0.f, dim.size());
+  } else {  // one kernel for all the rows on a GPU
+    device->fill_rows(all_grads.v, non_zero_grads.data(), static_cast<unsigned>(non_zero_grads.size()), dim.size(),
+                      0.f);
   }
   non_zero_grads.clear();
   all_updated = false;
@@ -137,12 +134,9 @@ void LookupParameterStorage::initialize(unsigned index, const std::vector<float>
 
 float LookupParameterStorage::gradient_squared_l2_norm() const {
   if (all_updated) return squared_norm_host(all_grads, size());
-  if (device->type != DeviceType::CPU)  // one kernel and one copy back for all the rows
-    return device_rows_squared_norm(device, all_grads.v, non_zero_grads.data(),
-                                    static_cast<unsigned>(non_zero_grads.size()), dim.size());
-  float s = 0;
-  for (unsigned i : non_zero_grads) s += squared_norm_host(grads[i], dim.size());
-  return s;
+  // one kernel and one copy back for all the rows on a GPU
+  return device->rows_squared_norm(all_grads.v, non_zero_grads.data(), static_cast<unsigned>(non_zero_grads.size()),
+                                   dim.size());
 }
 
 // ------------------------------------------------------------ handles

@@ -5,7 +5,7 @@
 #include <cstring>
 #include <type_traits>
 
-#include "dynet_lite/ops/op_table.h"
+#include "dynet_lite/core/op_kind.h"
 #include "dynet_lite/tensor.h"
 
 namespace dynet_lite {
@@ -22,7 +22,7 @@ struct Node {
   OpKind op = OpKind::Count;
   uint16_t num_args = 0;
   bool variable = false;  // depends on a trainable parameter (needs a gradient)
-  bool merged = false;    // stands for several equal expressions (core/cse.h)
+  bool merged = false;    // stands for several equal expressions (exec/cse.h)
   uint32_t stamp = 0;     // the graph's revert count when added: old expressions to a reused slot are stale
   alignas(8) unsigned char params[kParamBytes];
 

@@ -3,7 +3,7 @@
 #include <Eigen/Core>
 #include <algorithm>
 
-#include "dynet_lite/backends/backend_hooks.h"
+#include "dynet_lite/backends/batch_copies.h"
 #include "dynet_lite/exec/graph_memory.h"
 #include "dynet_lite/exec/signature.h"
 

@@ -5,7 +5,7 @@
 
 #include "dynet_lite/except.h"
 #include "dynet_lite/exec/batch_memory.h"
-#include "dynet_lite/exec/exec_context.h"
+#include "dynet_lite/core/exec_context.h"
 #include "dynet_lite/exec/executor.h"
 #include "dynet_lite/exec/signature.h"
 #include "dynet_lite/ops/op_table.h"

@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "dynet_lite/core/node.h"
+#include "dynet_lite/core/op_info.h"
 
 namespace dynet_lite {
 

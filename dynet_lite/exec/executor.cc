@@ -3,7 +3,7 @@
 #include <algorithm>
 
 #include "dynet_lite/core/float_mode.h"
-#include "dynet_lite/exec/exec_context.h"
+#include "dynet_lite/core/exec_context.h"
 
 namespace dynet_lite {
 

@@ -5,12 +5,14 @@
 #include <memory>
 #include <vector>
 
+#include "dynet_lite/backends/cpu/transposed_weights.h"
+#include "dynet_lite/backends/cpu/weight_grads.h"
 #include "dynet_lite/core/arena.h"
 #include "dynet_lite/core/node.h"
 #include "dynet_lite/exec/batch_state.h"
 #include "dynet_lite/exec/cse.h"
-#include "dynet_lite/exec/transposed_weights.h"
-#include "dynet_lite/exec/weight_grads.h"
+#include "dynet_lite/backends/cpu/transposed_weights.h"
+#include "dynet_lite/backends/cpu/weight_grads.h"
 
 namespace dynet_lite {
 

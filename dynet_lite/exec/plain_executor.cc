@@ -1,9 +1,12 @@
 // Plain execution: nodes run one by one in the order they were added.
 #include <chrono>
 
+#include "dynet_lite/core/exec_context.h"
+#include "dynet_lite/core/float_mode.h"
 #include "dynet_lite/except.h"
-#include "dynet_lite/exec/exec_context.h"
 #include "dynet_lite/exec/executor.h"
+#include "dynet_lite/exec/graph_memory.h"
+#include "dynet_lite/expr.h"
 #include "dynet_lite/ops/op_table.h"
 
 namespace dynet_lite {

@@ -15,9 +15,10 @@
 #include <string>
 
 #include "dynet_lite/backends/cpu/eigen.h"
+#include "dynet_lite/core/exec_context.h"
 #include "dynet_lite/core/node.h"
-#include "dynet_lite/exec/exec_context.h"
 #include "dynet_lite/expr.h"
+#include "dynet_lite/ops/op_table.h"
 
 namespace dynet_lite {
 

@@ -5,10 +5,11 @@
 #include <type_traits>
 #include <vector>
 
+#include "dynet_lite/core/exec_context.h"
 #include "dynet_lite/core/node.h"
-#include "dynet_lite/exec/exec_context.h"
 #include "dynet_lite/expr.h"
 #include "dynet_lite/model.h"
+#include "dynet_lite/ops/op_table.h"
 
 namespace dynet_lite {
 
@@ -135,7 +136,7 @@ struct LookupParams {
   const unsigned* pindex = nullptr;                // read at forward time
   const std::vector<unsigned>* pindices = nullptr;  // read at forward time
   unsigned index = 0;
-  unsigned unused = 0;  // no padding: graphs compare parameters byte by byte (core/cse.h)
+  unsigned unused = 0;  // no padding: graphs compare parameters byte by byte (exec/cse.h)
 };
 static_assert(std::has_unique_object_representations_v<LookupParams>, "LookupParams must have no padding");
 

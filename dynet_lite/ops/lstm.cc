@@ -16,12 +16,13 @@
 
 #include "dynet_lite/backends/cpu/eigen.h"
 #include "dynet_lite/backends/cpu/gemm.h"
+#include "dynet_lite/backends/cpu/transposed_weights.h"
+#include "dynet_lite/backends/cpu/weight_grads.h"
+#include "dynet_lite/backends/lstm_gates.h"
+#include "dynet_lite/core/exec_context.h"
 #include "dynet_lite/core/node.h"
-#include "dynet_lite/exec/exec_context.h"
-#include "dynet_lite/exec/transposed_weights.h"
-#include "dynet_lite/exec/weight_grads.h"
-#include "dynet_lite/ops/lstm_gates.h"
 #include "dynet_lite/expr.h"
+#include "dynet_lite/ops/op_table.h"
 
 namespace dynet_lite {
 

@@ -10,12 +10,13 @@
 
 #include "dynet_lite/backends/cpu/eigen.h"
 #include "dynet_lite/backends/cpu/gemm.h"
+#include "dynet_lite/backends/cpu/transposed_weights.h"
+#include "dynet_lite/backends/cpu/weight_grads.h"
+#include "dynet_lite/core/exec_context.h"
 #include "dynet_lite/core/node.h"
-#include "dynet_lite/exec/exec_context.h"
-#include "dynet_lite/exec/transposed_weights.h"
-#include "dynet_lite/exec/weight_grads.h"
 #include "dynet_lite/expr.h"
 #include "dynet_lite/ops/affine.h"
+#include "dynet_lite/ops/op_table.h"
 
 namespace dynet_lite {
 
@@ -126,7 +127,7 @@ struct TransposeParams {
   unsigned char perm[DYNET_MAX_TENSOR_DIM] = {};  // output dim k is input dim perm[k]; zero past n
   unsigned char n = 0;
 };
-static_assert(std::has_unique_object_representations_v<TransposeParams>, "compared byte by byte (core/cse.h)");
+static_assert(std::has_unique_object_representations_v<TransposeParams>, "compared byte by byte (exec/cse.h)");
 
 void print_perm(std::ostream& os, const TransposeParams& p) {
   os << '{';

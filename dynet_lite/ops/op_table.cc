@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "dynet_lite/backends/gpu_backend.h"
+
 #if DYNET_LITE_HAVE_ISA_AVX2
 extern "C" void dynet_lite_register_cpu_ops_avx2(dynet_lite::OpTable& t);
 #endif

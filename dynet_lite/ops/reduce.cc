@@ -5,9 +5,10 @@
 #include <vector>
 
 #include "dynet_lite/backends/cpu/eigen.h"
+#include "dynet_lite/core/exec_context.h"
 #include "dynet_lite/core/node.h"
-#include "dynet_lite/exec/exec_context.h"
 #include "dynet_lite/expr.h"
+#include "dynet_lite/ops/op_table.h"
 
 namespace dynet_lite {
 
@@ -80,7 +81,7 @@ void mean_batches_backward(const Tensor* const*, unsigned, const Node&, const Te
 struct DimReduceParams {
   uint32_t mask = 0;
   bool batch = false;
-  unsigned char unused[3] = {};  // no padding: graphs compare parameters byte by byte (core/cse.h)
+  unsigned char unused[3] = {};  // no padding: graphs compare parameters byte by byte (exec/cse.h)
 };
 static_assert(std::has_unique_object_representations_v<DimReduceParams>, "DimReduceParams must have no padding");
 

@@ -2,8 +2,8 @@
 #include <cmath>
 
 #include "dynet_lite/backends/cpu/eigen.h"
+#include "dynet_lite/backends/update_rules.h"
 #include "dynet_lite/except.h"
-#include "dynet_lite/train/device_rules.h"
 #include "dynet_lite/training.h"
 
 namespace dynet_lite {

@@ -2,10 +2,9 @@
 #include <algorithm>
 #include <cmath>
 
-#include "dynet_lite/backends/backend_hooks.h"
 #include "dynet_lite/backends/cpu/eigen.h"
+#include "dynet_lite/backends/update_rules.h"
 #include "dynet_lite/except.h"
-#include "dynet_lite/train/device_rules.h"
 #include "dynet_lite/train/schedule.h"
 #include "dynet_lite/training.h"
 

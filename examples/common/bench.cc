@@ -84,7 +84,7 @@ void BenchRecorder::print(const std::string& head, const std::vector<std::pair<s
   line << " " << loss_name << "=" << std::setprecision(4) << loss_value;
   // GFLOP/s counts the multiply-adds the CPU products executed, twice each;
   // model_GFLOP/s the model's own count, which a library that merges nothing
-  // must execute.  They differ by what merging (core/cse.h) saved.
+  // must execute.  They differ by what merging (exec/cse.h) saved.
   const double executed = 2.0 * static_cast<double>(dynet_lite::cpu::product_macs() - macs_before_);
   line << " GFLOP/s=" << std::setprecision(2) << executed / seconds_ / 1e9
        << " model_GFLOP/s=" << model_flops / seconds_ / 1e9 << " gemm512_GFLOP/s=" << gemm512_gflops();

@@ -16,7 +16,7 @@
 // Eigen's blocked GEMM remains for small gemm_tn, for shallow gemm_nt and for
 // very large operands with few columns.  Backward avoids gemm_tn where a weight
 // is used more than once, or in a product of many columns: it multiplies by a
-// transposed copy through gemm (exec/transposed_weights.h).
+// transposed copy through gemm (backends/cpu/transposed_weights.h).
 // bench/gemm_shapes measures all three on any shape.
 #pragma once
 
@@ -126,7 +126,7 @@ extern thread_local uint64_t product_macs;
 
 /// Multiply-adds that gemm, gemm_tn and gemm_nt have run on this thread: the
 /// benchmarks divide what a timed run adds to it by the time, for the rate at
-/// which products were actually executed (work merged away by core/cse.h, or
+/// which products were actually executed (work merged away by exec/cse.h, or
 /// never needed, is not in it).
 inline uint64_t product_macs() { return detail::product_macs; }
 

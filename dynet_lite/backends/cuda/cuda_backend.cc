@@ -1,4 +1,5 @@
-// The CUDA backend's entry points (backends/backend_hooks.h): creating the GPU
+// The CUDA backend's entry points (backends/gpu_backend.h, update_rules.h,
+// batch_copies.h): creating the GPU
 // devices asked for by --dynet-gpus / --dynet-devices, filling the GPU column of
 // the op table, the trainer hook, and the error formatting of cuda_check.h.
 #include <cstdlib>
@@ -8,11 +9,13 @@
 #include <string>
 #include <vector>
 
-#include "dynet_lite/backends/backend_hooks.h"
+#include "dynet_lite/backends/batch_copies.h"
 #include "dynet_lite/backends/cuda/cuda_check.h"
 #include "dynet_lite/backends/cuda/cuda_device.h"
 #include "dynet_lite/backends/cuda/kernels.h"
-#include "dynet_lite/exec/exec_context.h"
+#include "dynet_lite/backends/gpu_backend.h"
+#include "dynet_lite/backends/update_rules.h"
+#include "dynet_lite/core/exec_context.h"
 #include "dynet_lite/except.h"
 
 namespace dynet_lite {
@@ -177,9 +180,9 @@ unsigned* upload_rows(CudaDevice& dev, const unsigned* rows, unsigned n, size_t 
 }
 }  // namespace
 
-float device_rows_squared_norm(Device* d, const float* table, const unsigned* rows, unsigned n, size_t row) {
+float CudaDevice::rows_squared_norm(const float* table, const unsigned* rows, unsigned n, size_t row) {
   if (!n) return 0.f;
-  CudaDevice& dev = cuda::device_of(d);
+  CudaDevice& dev = *this;
   std::vector<float> sums(n);
   {
     std::lock_guard<std::mutex> lock(dev.own_buffer_mutex());
@@ -201,9 +204,9 @@ void device_sgd_rows_step_and_clear(Device* d, float* values, float* grads, cons
   cuda::launch_sgd_rows(values, grads, upload_rows(dev, rows, n), n, row, rate, dev.stream());
 }
 
-void device_fill_rows(Device* d, float* table, const unsigned* rows, unsigned n, size_t row, float value) {
+void CudaDevice::fill_rows(float* table, const unsigned* rows, unsigned n, size_t row, float value) {
   if (!n) return;
-  CudaDevice& dev = cuda::device_of(d);
+  CudaDevice& dev = *this;
   std::lock_guard<std::mutex> lock(dev.own_buffer_mutex());
   cuda::launch_fill_rows(table, upload_rows(dev, rows, n), n, row, value, dev.stream());
 }

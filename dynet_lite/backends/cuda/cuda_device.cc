@@ -6,7 +6,7 @@
 #include <cstring>
 
 #include "dynet_lite/backends/cuda/kernels.h"
-#include "dynet_lite/exec/exec_context.h"
+#include "dynet_lite/core/exec_context.h"
 #include "dynet_lite/except.h"
 
 namespace dynet_lite {

@@ -31,6 +31,9 @@ class CudaDevice final : public Device {
   void copy_from_host(float* dev, const float* host, size_t n) const override;
   void copy(float* dst, const float* src, size_t n) const override;
   void fill(float* dst, float value, size_t n) const override;
+  /// One kernel for all the rows (cuda_backend.cc).
+  void fill_rows(float* table, const unsigned* rows, unsigned n, size_t row, float value) override;
+  float rows_squared_norm(const float* table, const unsigned* rows, unsigned n, size_t row) override;
 
   /// Bytes from host to device through the staging ring (asynchronous, see copy_from_host).
   void upload(void* dev, const void* host, size_t bytes) const;

@@ -5,9 +5,9 @@
 
 #include "dynet_lite/backends/cuda/kernels.h"
 #include "dynet_lite/backends/cuda/op_params.h"
+#include "dynet_lite/backends/update_rules.h"
+#include "dynet_lite/core/exec_context.h"
 #include "dynet_lite/core/node.h"
-#include "dynet_lite/exec/exec_context.h"
-#include "dynet_lite/train/device_rules.h"
 
 namespace dynet_lite {
 namespace cuda {
@@ -402,7 +402,7 @@ __global__ void sgd_rows_kernel(float* values, float* grads, const unsigned* row
 __global__ void fill_rows_kernel(float* table, const unsigned* rows, size_t row, size_t total, float value) {
   DYNET_LITE_GRID_LOOP(e, total) table[size_t(rows[e / row]) * row + e % row] = value;
 }
-// The adaptive trainers' rules (train/device_rules.h), element by element.
+// The adaptive trainers' rules (backends/update_rules.h), element by element.
 __global__ void update_rule_kernel(DeviceRule rule, DeviceRuleArgs p, float* x, const float* grads, float* s0,
                                    float* s1, float* s2, size_t n) {
   DYNET_LITE_GRID_LOOP(i, n) apply_update_rule(rule, p, i, x, grads, s0, s1, s2);

@@ -6,9 +6,9 @@
 
 #include <cstddef>
 
-#include "dynet_lite/backends/backend_hooks.h"
 #include "dynet_lite/backends/cuda/cuda_device.h"
-#include "dynet_lite/ops/op_table.h"
+#include "dynet_lite/backends/update_rules.h"
+#include "dynet_lite/core/op_info.h"
 
 namespace dynet_lite {
 namespace cuda {
@@ -22,7 +22,7 @@ inline unsigned blocks_for(size_t n) {
 
 /// dst[0..n) = value on `stream`.
 void launch_fill(float* dst, float value, size_t n, cudaStream_t stream);
-/// One of the adaptive trainers' rules over n floats (backend_hooks.h).
+/// One of the adaptive trainers' rules over n floats (update_rules.h).
 void launch_update_rule(DeviceRule rule, const DeviceRuleArgs& args, float* values, const float* grads,
                         float* const* state, size_t n, cudaStream_t stream);
 /// Over rows rows[0, n) of `row` floats (device index list): out[k] = the sum of

@@ -12,9 +12,9 @@
 
 #include "dynet_lite/backends/cuda/kernels.h"
 #include "dynet_lite/backends/cuda/op_params.h"
+#include "dynet_lite/backends/lstm_gates.h"
+#include "dynet_lite/core/exec_context.h"
 #include "dynet_lite/core/node.h"
-#include "dynet_lite/exec/exec_context.h"
-#include "dynet_lite/ops/lstm_gates.h"
 
 namespace dynet_lite {
 namespace cuda {

@@ -11,8 +11,8 @@
 
 #include "dynet_lite/backends/cuda/kernels.h"
 #include "dynet_lite/backends/cuda/op_params.h"
+#include "dynet_lite/core/exec_context.h"
 #include "dynet_lite/core/node.h"
-#include "dynet_lite/exec/exec_context.h"
 
 namespace dynet_lite {
 namespace cuda {

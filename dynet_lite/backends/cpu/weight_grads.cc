@@ -1,4 +1,4 @@
-#include "dynet_lite/exec/weight_grads.h"
+#include "dynet_lite/backends/cpu/weight_grads.h"
 
 #include <cstring>
 

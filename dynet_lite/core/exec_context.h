@@ -9,12 +9,8 @@
 
 namespace dynet_lite {
 
-struct OpInfo;
 class WeightGradSink;
 class TransposedWeights;
-/// Throws "<op> is not implemented on <device> (<pass>)" for an op without a
-/// kernel on that device (shared by the plain and the batched executors).
-[[noreturn]] void throw_missing_kernel(const OpInfo& info, const Device* device, const char* pass);
 
 class ExecContext {
  public:
@@ -31,12 +27,12 @@ class ExecContext {
   std::mt19937& rng() { return *rng_; }
   Device* device() const { return device_; }
   /// Backward of a product whose weight is a parameter node (CPU): where the
-  /// kernel may leave dW += A B^T for later (see exec/weight_grads.h); null when
+  /// kernel may leave dW += A B^T for later (see backends/cpu/weight_grads.h); null when
   /// it must add the term itself.
   WeightGradSink* weight_grads() const { return weight_grads_; }
   void set_weight_grads(WeightGradSink* sink) { weight_grads_ = sink; }
   /// Backward on the CPU: transposed copies of the matrices kept for the pass
-  /// (exec/transposed_weights.h); null elsewhere.
+  /// (backends/cpu/transposed_weights.h); null elsewhere.
   TransposedWeights* transposes() const { return transposes_; }
   void set_transposes(TransposedWeights* t) { transposes_ = t; }
   /// Backward runs once per argument of a node.  What those calls share (the

@@ -4,13 +4,12 @@
 // Backward of y = W x adds dx += W^T dy.  Batched execution runs that product
 // once per group, and the groups of one weight are many (one per LSTM step): an
 // LSTM's 200 x 128 input weight, say, 20 to 60 times per graph.  A product with
-// W^T reads W across its columns, which the CPU's tiled kernels cannot stream,
-// so it went to Eigen, which packs W on every call (bench/gemm_shapes: 48 GFLOP/s
-// at 64 columns, 21 at 4, where the same product from a transposed copy, k x m,
-// through the tiled kernel runs at 77 and 40).  The copy is made at a matrix's
-// second use in a backward pass (at the first, for a product of many columns)
-// and kept until the next one: every argument a backward kernel reads is a
-// node's value or memory kept with it, unchanged while the pass runs.
+// W^T reads W across its columns, which the CPU's tiled kernels cannot stream;
+// Eigen would pack W again on every call, while a transposed copy (k x m) goes
+// through the tiled kernel (bench/gemm_shapes measures both).  The copy is made
+// at a matrix's second use in a backward pass (at the first, for a product of
+// many columns) and kept until the next one: every argument a backward kernel
+// reads is a node's value or memory kept with it, unchanged while the pass runs.
 //
 // CPU only; the executors offer the cache through ExecContext::transposes().
 #include <cstddef>

@@ -1,11 +1,14 @@
 #pragma once
-// The adaptive trainers' rules for one element, shared by the GPU kernel
+// The trainers' update rules on a non-CPU device.  apply_update_rule is one
+// element of an adaptive trainer's rule, shared by the GPU kernel
 // (backends/cuda/elementwise.cu) and the tests that check it against the CPU
-// rules (train/adaptive.cc, train/sgd.cc) on machines without a GPU.
+// rules (train/adaptive.cc, train/sgd.cc) on machines without a GPU.  The
+// device_* functions are defined by backends/cuda/ when DYNET_LITE_CUDA is on,
+// by backends/no_cuda.cc otherwise (they throw).
 #include <cmath>
 #include <cstddef>
 
-#include "dynet_lite/backends/backend_hooks.h"
+#include "dynet_lite/devices.h"
 
 #if defined(__CUDACC__)
 #define DYNET_LITE_HOST_DEVICE __host__ __device__
@@ -15,7 +18,26 @@
 
 namespace dynet_lite {
 
-/// Element i of `rule` (backend_hooks.h: DeviceRule, DeviceRuleArgs).
+/// SimpleSGD's step on a parameter in a non-CPU device's memory:
+/// values -= rate * grads; grads = 0.  Throws unsupported_error without a kernel.
+void device_sgd_step_and_clear(Device* d, float* values, float* grads, size_t n, float rate);
+/// The element-wise rules of the adaptive trainers on a non-CPU device, one
+/// kernel over n floats, with the CPU rules' formulas (train/*.cc).  `rate` is
+/// the learning rate (Adam and AMSGrad: the bias-corrected step rate); `a` and `b`
+/// are momentum, rho or beta_1 / beta_2; state[0..2] the trainer's moment buffers.
+enum class DeviceRule { Momentum, Adagrad, Adadelta, RMSProp, Adam, Amsgrad };
+struct DeviceRuleArgs {
+  float rate = 0.f, gscale = 1.f, a = 0.f, b = 0.f, eps = 0.f;
+};
+void device_update_rule(Device* d, DeviceRule rule, const DeviceRuleArgs& args, float* values, const float* grads,
+                        float* const* state, size_t n);
+/// SimpleSGD's sparse update of the rows `rows[0, n)` (each `row` floats) of a
+/// lookup table in a non-CPU device's memory, one kernel: values -= rate * grads,
+/// grads = 0 on them.
+void device_sgd_rows_step_and_clear(Device* d, float* values, float* grads, const unsigned* rows, unsigned n,
+                                    size_t row, float rate);
+
+/// Element i of `rule`.
 DYNET_LITE_HOST_DEVICE inline void apply_update_rule(DeviceRule rule, const DeviceRuleArgs& p, size_t i, float* x,
                                                      const float* grads, float* s0, float* s1, float* s2) {
   const float g = grads[i] * p.gscale;

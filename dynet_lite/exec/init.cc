@@ -5,7 +5,7 @@
 #include <random>
 #include <string>
 
-#include "dynet_lite/backends/backend_hooks.h"
+#include "dynet_lite/backends/gpu_backend.h"
 #include "dynet_lite/core/random.h"
 #include "dynet_lite/except.h"
 

@@ -1,11 +1,11 @@
-#include "dynet_lite/exec/transposed_weights.h"
+#include "dynet_lite/backends/cpu/transposed_weights.h"
 
 #include <Eigen/Core>
 #include <cstring>
 
 #include "dynet_lite/backends/cpu/gemm.h"
 #include "dynet_lite/core/arena.h"
-#include "dynet_lite/exec/exec_context.h"
+#include "dynet_lite/core/exec_context.h"
 
 namespace dynet_lite {
 
@@ -16,9 +16,9 @@ namespace {
 // caches go to Eigen either way, so copying them would only cost.
 bool copy_pays(size_t m, size_t k, size_t n) { return n >= 4 && k >= 32 && m * k <= (size_t(1) << 20); }
 // From this many columns one product repays the copy by itself: a batched group
-// of every leaf of 64 trees (1,280 columns) takes dx += W^T dy through the packed
-// gemm_tn at 85 GFLOP/s where the tiles run W^T x at 116 (bench/gemm_shapes
-// 384 x 128 x 1280 on AVX-512), and a 384 x 128 copy costs a few microseconds.
+// of every leaf of 64 trees (1,280 columns) runs dx += W^T dy faster through the
+// tiles from a copy than through the packed gemm_tn (bench/gemm_shapes
+// 384 x 128 x 1280), and a 384 x 128 copy costs a few microseconds.
 constexpr size_t kFirstUseColumns = 256;
 
 }  // namespace

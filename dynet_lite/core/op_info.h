@@ -1,0 +1,103 @@
+#pragma once
+// The row of an op in the op table: its name, how it infers its shape, its
+// kernels per device and how it batches.  The kernels of every device fill
+// rows of this type, so it lives below them; the table itself is filled by the
+// family files under ops/ and the backends (ops/op_table.cc) on first use.
+#include <cstdint>
+
+#include "dynet_lite/core/op_kind.h"
+#include "dynet_lite/dim.h"
+#include "dynet_lite/tensor.h"
+
+namespace dynet_lite {
+
+struct Node;
+class ExecContext;
+
+/// Shape inference; runs when the node is added and throws a dim_error naming the
+/// op and the offending dimensions.  `xs[i]->d` are the argument shapes (values
+/// may not be computed yet).
+using ShapeFn = Dim (*)(const Tensor* const* xs, unsigned n, const Node& node);
+/// y = f(xs): writes node.value (memory already allocated unless the op sets
+/// `sets_own_value`).
+using ForwardFn = void (*)(const Tensor* const* xs, unsigned n, Node& node, ExecContext& ctx);
+/// dx_i += (d y / d x_i)^T dy.  Must accumulate, never overwrite.
+using BackwardFn = void (*)(const Tensor* const* xs, unsigned n, const Node& node, const Tensor& dy, unsigned i,
+                            Tensor& dx, ExecContext& ctx);
+/// For leaves that own trainable memory (parameter, lookup): adds dy into it.
+using AccumulateFn = void (*)(const Node& node, const Tensor& dy);
+/// The same for a batched group of k such nodes (identical op and shape) whose
+/// gradients lie side by side from `dy`: one call instead of k.  `ctx` is the
+/// members' device's (a GPU uploads the indices through it).
+using AccumulateGroupFn = void (*)(const Node* const* members, unsigned k, const float* dy, ExecContext& ctx);
+
+/// How a node of this op can run together with identical nodes of other instances
+/// (exec/autobatch.cc reads this).  Batching stacks the members' arguments along
+/// the batch dimension and runs the op's own kernel once on a "virtual" node whose
+/// batch is the sum of the members'; an argument that is the same parameter for
+/// every member is passed once and broadcast.  So an op can batch when its kernel
+/// treats batch elements independently and broadcasts a batch of 1.
+enum class BatchKind : uint8_t {
+  Never,        ///< always runs alone (e.g. reductions over the batch)
+  Elementwise,  ///< stackable; the members' parameters must be equal
+  SharedFirst,  ///< stackable; arg 0 is usually a shared weight; parameters equal
+  Custom,       ///< stackable with per-member parameters merged by `batch_combine`
+};
+
+/// Custom batching: fills the virtual node's parameters from the members' (e.g.
+/// concatenates their indices into graph memory).  Returns false when these
+/// members cannot run together after all.
+using BatchCombineFn = bool (*)(const Node* const* members, unsigned k, Node& batched, ExecContext& ctx);
+/// Custom batching: the part of a node's parameters that must be equal across a
+/// batch (e.g. pick's dimension), as a hash; members with different keys never batch.
+using BatchKeyFn = uint64_t (*)(const Node& node);
+
+struct OpInfo {
+  const char* name = nullptr;
+  ShapeFn shape = nullptr;
+  ForwardFn forward[kNumDeviceTypes] = {};
+  BackwardFn backward[kNumDeviceTypes] = {};
+  AccumulateFn accumulate = nullptr;
+  AccumulateGroupFn accumulate_group = nullptr;  ///< optional; else `accumulate` per member
+  /// Forward points node.value.v at memory it does not allocate (a parameter, an
+  /// input's own buffer, a reshape of its argument).
+  bool sets_own_value = false;
+  /// A leaf whose value depends on trainable memory (parameter, lookup).
+  bool trainable_leaf = false;
+  /// Takes no arguments (inputs, constants, random tensors, parameters, lookups).
+  bool leaf = false;
+  /// Gradient does not flow back through this op (nobackprop, random leaves).
+  bool blocks_gradient = false;
+  /// Its CPU backward honours ExecContext::assign_dx for every argument (writes
+  /// all of dx when asked to), so its arguments' gradients need no zeroing first.
+  bool assigns_gradient = false;
+  /// Two nodes of this op with equal arguments, parameters and shape always have
+  /// equal values (no randomness, no user memory read at forward time), so a
+  /// graph may keep only the first (exec/cse.h).  `pure_node`, where set, decides
+  /// per node (lookup(&index) reads the index at forward time, lookup(5) does not).
+  bool pure = false;
+  bool (*pure_node)(const Node& node) = nullptr;
+  BatchKind batch = BatchKind::Never;
+  BatchCombineFn batch_combine = nullptr;  ///< required for BatchKind::Custom
+  BatchKeyFn batch_key = nullptr;          ///< optional for BatchKind::Custom
+};
+
+/// The row of `op`.  The table is filled on first use.
+const OpInfo& op_info(OpKind op);
+/// All rows, indexed by OpKind (for hot loops: fetch once, index many times).
+const OpInfo* op_rows();
+inline const char* op_name(OpKind op) { return op_info(op).name; }
+/// Ops whose row lacks a name, a shape function or CPU kernels (must be empty).
+const char* const* incomplete_ops(unsigned* count);
+
+/// Mutable access for the family files while the table is filled.
+class OpTable {
+ public:
+  OpInfo& row(OpKind op) { return rows_[static_cast<unsigned>(op)]; }
+  const OpInfo& row(OpKind op) const { return rows_[static_cast<unsigned>(op)]; }
+
+ private:
+  OpInfo rows_[kNumOps];
+};
+
+}  // namespace dynet_lite
