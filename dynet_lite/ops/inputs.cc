@@ -238,59 +238,37 @@ uint64_t lookup_batch_key(const Node& n) {
 }  // namespace
 
 void register_input_ops(OpTable& t) {
-  OpInfo& in = t.row(OpKind::Input);
-  in.name = "input";
-  in.shape = leaf_shape;
-  in.forward[0] = input_forward;
-  in.blocks_gradient = true;
-  in.leaf = true;
-
-  struct Row {
-    OpKind op;
-    const char* name;
-    ForwardFn f;
-  };
-  for (Row r : {Row{OpKind::Constant, "constant", constant_forward},
-                Row{OpKind::RandomNormal, "random_normal", random_normal_forward},
-                Row{OpKind::RandomUniform, "random_uniform", random_uniform_forward},
-                Row{OpKind::RandomBernoulli, "random_bernoulli", random_bernoulli_forward},
-                Row{OpKind::RandomGumbel, "random_gumbel", random_gumbel_forward}}) {
-    OpInfo& o = t.row(r.op);
-    o.name = r.name;
-    o.shape = leaf_shape;
-    o.forward[0] = r.f;
-    o.blocks_gradient = true;
-    o.leaf = true;
-  }
   // Constants of one shape and value (the zero initial states of every sequence
   // of a minibatch) fill one block together.  Random leaves stay unbatched, so
   // that batching never changes which numbers they draw.
-  t.row(OpKind::Constant).batch = BatchKind::Elementwise;
-  t.row(OpKind::Constant).pure = true;
+  const auto value_leaf = [&t](OpKind op, const char* name, ForwardFn f, BatchKind batch, Purity purity) {
+    OpInfo& o = t.define(op, "inputs", name, leaf_shape, f, nullptr, batch, purity);
+    o.blocks_gradient = true;
+    o.leaf = true;
+  };
+  value_leaf(OpKind::Input, "input", input_forward, BatchKind::Never, Purity::Impure);
+  value_leaf(OpKind::Constant, "constant", constant_forward, BatchKind::Elementwise, Purity::Pure);
+  value_leaf(OpKind::RandomNormal, "random_normal", random_normal_forward, BatchKind::Never, Purity::Impure);
+  value_leaf(OpKind::RandomUniform, "random_uniform", random_uniform_forward, BatchKind::Never, Purity::Impure);
+  value_leaf(OpKind::RandomBernoulli, "random_bernoulli", random_bernoulli_forward, BatchKind::Never, Purity::Impure);
+  value_leaf(OpKind::RandomGumbel, "random_gumbel", random_gumbel_forward, BatchKind::Never, Purity::Impure);
 
-  OpInfo& p = t.row(OpKind::Parameter);
-  p.name = "parameter";
-  p.shape = param_shape;
-  p.forward[0] = param_forward;
+  OpInfo& p = t.define(OpKind::Parameter, "inputs", "parameter", param_shape, param_forward, nullptr, BatchKind::Never,
+                       Purity::Pure);
   p.accumulate = param_accumulate;
   p.sets_own_value = true;
   p.trainable_leaf = true;
   p.leaf = true;
-  p.pure = true;
 
-  OpInfo& l = t.row(OpKind::Lookup);
-  l.name = "lookup";
-  l.shape = leaf_shape;
-  l.forward[0] = lookup_forward;
+  OpInfo& l = t.define(OpKind::Lookup, "inputs", "lookup", leaf_shape, lookup_forward, nullptr, BatchKind::Custom,
+                       Purity::Pure);
   l.accumulate = lookup_accumulate;
   l.accumulate_group = lookup_accumulate_group;
   l.sets_own_value = true;
   l.trainable_leaf = true;
   l.leaf = true;
-  l.batch = BatchKind::Custom;
   l.batch_combine = lookup_combine;
   l.batch_key = lookup_batch_key;
-  l.pure = true;
   l.pure_node = [](const Node& n) {
     const LookupParams& p = n.p<LookupParams>();
     return !p.pindex && !p.pindices;

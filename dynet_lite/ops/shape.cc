@@ -466,43 +466,27 @@ Expression concat_expr(const Expression* xs, size_t n, unsigned d) {
 }  // namespace
 
 void register_shape_ops(OpTable& t) {
-  struct Row {
-    OpKind op;
-    const char* name;
-    ShapeFn shape;
-    ForwardFn f;
-    BackwardFn b;
-    BatchKind batch;
-  };
   // Element-wise batching (stacking instances along the batch) only for ops that
   // treat every batch element alone with the same parameters; pick and
-  // concatenate broadcast or take per-element indices and batch their own way.
-  for (Row r : {
-           Row{OpKind::Reshape, "reshape", reshape_shape, reshape_forward, identity_backward, BatchKind::Never},
-           Row{OpKind::Pick, "pick", pick_shape, pick_forward, pick_backward, BatchKind::Custom},
-           Row{OpKind::PickRange, "pick_range", pick_range_shape, pick_range_forward, pick_range_backward,
-               BatchKind::Elementwise},
-           Row{OpKind::PickBatchElems, "pick_batch_elems", pick_batch_shape, pick_batch_forward, pick_batch_backward,
-               BatchKind::Never},
-           Row{OpKind::SelectRows, "select_rows", select_rows_shape, select_rows_forward, select_rows_backward,
-               BatchKind::Elementwise},
-           Row{OpKind::SelectCols, "select_cols", select_cols_shape, select_cols_forward, select_cols_backward,
-               BatchKind::Elementwise},
-           Row{OpKind::Concatenate, "concatenate", concat_shape, concat_forward, concat_backward, BatchKind::Elementwise},
-           Row{OpKind::ConcatenateToBatch, "concatenate_to_batch", concat_batch_shape, concat_batch_forward,
-               concat_batch_backward, BatchKind::Never},
-           Row{OpKind::NoBackprop, "nobackprop", same_shape, copy_forward, nullptr, BatchKind::Elementwise},
-           Row{OpKind::FlipGradient, "flip_gradient", same_shape, copy_forward, flip_backward, BatchKind::Elementwise},
-           Row{OpKind::ScaleGradient, "scale_gradient", same_shape, copy_forward, scale_backward,
-               BatchKind::Elementwise},
-       }) {
-    OpInfo& o = t.row(r.op);
-    o.name = r.name;
-    o.shape = r.shape;
-    o.forward[0] = r.f;
-    o.backward[0] = r.b;
-    o.batch = r.batch;
-  }
+  // concatenate_to_batch take per-element indices or join batches: they run alone.
+  const char* f = "shape";
+  const BatchKind never = BatchKind::Never, stacked = BatchKind::Elementwise;
+  t.define(OpKind::Reshape, f, "reshape", reshape_shape, reshape_forward, identity_backward, never, Purity::Pure);
+  t.define(OpKind::Pick, f, "pick", pick_shape, pick_forward, pick_backward, never, Purity::Impure);
+  t.define(OpKind::PickRange, f, "pick_range", pick_range_shape, pick_range_forward, pick_range_backward, stacked,
+           Purity::Pure);
+  t.define(OpKind::PickBatchElems, f, "pick_batch_elems", pick_batch_shape, pick_batch_forward, pick_batch_backward,
+           never, Purity::Impure);
+  t.define(OpKind::SelectRows, f, "select_rows", select_rows_shape, select_rows_forward, select_rows_backward, stacked,
+           Purity::Impure);
+  t.define(OpKind::SelectCols, f, "select_cols", select_cols_shape, select_cols_forward, select_cols_backward, stacked,
+           Purity::Impure);
+  t.define(OpKind::Concatenate, f, "concatenate", concat_shape, concat_forward, concat_backward, stacked, Purity::Pure);
+  t.define(OpKind::ConcatenateToBatch, f, "concatenate_to_batch", concat_batch_shape, concat_batch_forward,
+           concat_batch_backward, never, Purity::Pure);
+  t.define(OpKind::NoBackprop, f, "nobackprop", same_shape, copy_forward, nullptr, stacked, Purity::Pure);
+  t.define(OpKind::FlipGradient, f, "flip_gradient", same_shape, copy_forward, flip_backward, stacked, Purity::Pure);
+  t.define(OpKind::ScaleGradient, f, "scale_gradient", same_shape, copy_forward, scale_backward, stacked, Purity::Pure);
   t.row(OpKind::Reshape).sets_own_value = true;  // aliases its argument's memory
   t.row(OpKind::NoBackprop).blocks_gradient = true;
   t.row(OpKind::Concatenate).assigns_gradient = true;

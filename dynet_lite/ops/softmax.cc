@@ -333,41 +333,21 @@ Expression pnls(const Expression& x, const PnlsParams& p) { return detail::add(O
 }  // namespace
 
 void register_softmax_ops(OpTable& t) {
-  OpInfo& s = t.row(OpKind::Softmax);
-  s.name = "softmax";
-  s.shape = softmax_shape;
-  s.forward[0] = softmax_forward;
-  s.backward[0] = softmax_backward;
-  s.batch = BatchKind::Elementwise;
+  t.define(OpKind::Softmax, "softmax", "softmax", softmax_shape, softmax_forward, softmax_backward,
+           BatchKind::Elementwise, Purity::Pure);
 
-  OpInfo& ls = t.row(OpKind::LogSoftmax);
-  ls.name = "log_softmax";
-  ls.shape = log_softmax_shape;
-  ls.forward[0] = log_softmax_forward;
-  ls.backward[0] = log_softmax_backward;
-  ls.batch = BatchKind::Elementwise;
+  t.define(OpKind::LogSoftmax, "softmax", "log_softmax", log_softmax_shape, log_softmax_forward, log_softmax_backward,
+           BatchKind::Elementwise, Purity::Pure);
 
-  OpInfo& r = t.row(OpKind::RestrictedLogSoftmax);
-  r.name = "restricted_log_softmax";
-  r.shape = restricted_shape;
-  r.forward[0] = restricted_forward;
-  r.backward[0] = restricted_backward;
-  r.batch = BatchKind::Never;
+  t.define(OpKind::RestrictedLogSoftmax, "softmax", "restricted_log_softmax", restricted_shape, restricted_forward,
+           restricted_backward, BatchKind::Never, Purity::Impure);
 
-  OpInfo& l = t.row(OpKind::LogSumExp);
-  l.name = "logsumexp";
-  l.shape = logsumexp_shape;
-  l.forward[0] = logsumexp_forward;
-  l.backward[0] = logsumexp_backward;
-  l.batch = BatchKind::Elementwise;
+  t.define(OpKind::LogSumExp, "softmax", "logsumexp", logsumexp_shape, logsumexp_forward, logsumexp_backward,
+           BatchKind::Elementwise, Purity::Pure);
 
-  OpInfo& p = t.row(OpKind::PickNegLogSoftmax);
-  p.name = "pickneglogsoftmax";
-  p.shape = pnls_shape;
-  p.forward[0] = pnls_forward;
-  p.backward[0] = pnls_backward;
+  OpInfo& p = t.define(OpKind::PickNegLogSoftmax, "softmax", "pickneglogsoftmax", pnls_shape, pnls_forward,
+                       pnls_backward, BatchKind::Custom, Purity::Impure);
   p.assigns_gradient = true;
-  p.batch = BatchKind::Custom;
   p.batch_combine = pnls_batch_combine;
 }
 
