@@ -5,6 +5,7 @@
 
 #include "dynet_lite/backends/cpu/eigen.h"
 #include "dynet_lite/backends/elementwise_math.h"
+#include "dynet_lite/backends/op_params.h"
 #include "dynet_lite/core/node.h"
 #include "dynet_lite/exec/exec_context.h"
 #include "dynet_lite/expr.h"
@@ -13,6 +14,8 @@
 namespace dynet_lite {
 
 namespace {
+
+using op_params::OneFloat;
 
 using cpu::arr;
 
@@ -65,9 +68,6 @@ void binary_backward(const Tensor* const* xs, unsigned, const Node& n, const Ten
 }
 
 // ---------------------------------------------------------------- with a scalar
-struct ScalarParams {
-  float c = 0.f;
-};
 
 Dim unary_shape(const Tensor* const* xs, unsigned n, const Node& node) {
   DYNET_LITE_DIM_CHECK(n == 1, op_name(node.op) << ": takes one argument, got " << n);
@@ -77,12 +77,12 @@ Dim unary_shape(const Tensor* const* xs, unsigned n, const Node& node) {
 // The CPU kernels: F's Eigen array forms (backends/elementwise_math.h).
 template <class F>
 void scalar_forward(const Tensor* const* xs, unsigned, Node& n, ExecContext&) {
-  F::array_forward(arr(*xs[0]), arr(n.value), n.p<ScalarParams>().c);
+  F::array_forward(arr(*xs[0]), arr(n.value), n.p<OneFloat>().a);
 }
 template <class F>
 void scalar_backward(const Tensor* const* xs, unsigned, const Node& n, const Tensor& dy, unsigned, Tensor& dx,
                      ExecContext&) {
-  F::array_backward(arr(*xs[0]), arr(n.value), arr(dy), arr(dx), n.p<ScalarParams>().c);
+  F::array_backward(arr(*xs[0]), arr(n.value), arr(dy), arr(dx), n.p<OneFloat>().a);
 }
 
 // ---------------------------------------------------------------- n-ary sum
@@ -127,8 +127,8 @@ void sum_backward(const Tensor* const*, unsigned, const Node& node, const Tensor
 }
 
 Expression scalar_op(OpKind op, const Expression& x, float c) {
-  ScalarParams p;
-  p.c = c;
+  OneFloat p;
+  p.a = c;
   return detail::add(op, {x}, p);
 }
 
@@ -138,14 +138,15 @@ void register_arith_ops(OpTable& t) {
   math::for_each_binary([&t](OpKind op, const char* name, auto functor) {
     using F = decltype(functor);
     t.define(op, "arith", name, binary_shape, binary_forward<F>, binary_backward<F>, BatchKind::Elementwise,
-             Purity::Pure);
+             Purity::Pure, Devices::CpuAndCuda);
   });
   math::for_each_scalar_op([&t](OpKind op, const char* name, auto functor) {
     using F = decltype(functor);
     t.define(op, "arith", name, unary_shape, scalar_forward<F>, scalar_backward<F>, BatchKind::Elementwise,
-             Purity::Pure);
+             Purity::Pure, Devices::CpuAndCuda);
   });
-  t.define(OpKind::Sum, "arith", "sum", sum_shape, sum_forward, sum_backward, BatchKind::Elementwise, Purity::Pure);
+  t.define(OpKind::Sum, "arith", "sum", sum_shape, sum_forward, sum_backward, BatchKind::Elementwise, Purity::Pure,
+           Devices::CpuAndCuda);
 }
 
 Expression operator+(const Expression& x, const Expression& y) { return detail::add(OpKind::Add, {x, y}); }

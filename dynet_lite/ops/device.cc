@@ -51,7 +51,7 @@ void to_device_backward(const Tensor* const*, unsigned, const Node&, const Tenso
 
 void register_device_ops(OpTable& t) {
   t.define(OpKind::ToDevice, "device", "to_device", to_device_shape, to_device_forward, to_device_backward,
-           BatchKind::Never, Purity::Impure);
+           BatchKind::Never, Purity::Impure, Devices::CpuAndCuda);
 }
 
 Expression to_device(const Expression& x, Device* device) {

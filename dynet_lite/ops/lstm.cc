@@ -16,20 +16,19 @@
 
 #include "dynet_lite/backends/cpu/eigen.h"
 #include "dynet_lite/backends/cpu/gemm.h"
+#include "dynet_lite/backends/op_params.h"
 #include "dynet_lite/core/node.h"
 #include "dynet_lite/exec/exec_context.h"
 #include "dynet_lite/exec/transposed_weights.h"
 #include "dynet_lite/exec/weight_grads.h"
-#include "dynet_lite/ops/lstm_gates.h"
 #include "dynet_lite/expr.h"
+#include "dynet_lite/ops/lstm_gates.h"
 
 namespace dynet_lite {
 
 namespace {
 
-struct GatesParams {
-  float weightnoise_std = 0.f;
-};
+using op_params::GatesParams;
 
 using namespace lstm_gates;
 
@@ -362,21 +361,21 @@ void register_lstm_ops(OpTable& t) {
   // Both gates ops batch across instances: x, h and the masks are stacked, the
   // weights (parameters) passed once; the kernels run one GEMM over the stack.
   OpInfo& g = t.define(OpKind::VanillaLSTMGates, "lstm", "vanilla_lstm_gates", gates_shape, gates_forward,
-                       gates_backward, BatchKind::Elementwise, Purity::Pure);
+                       gates_backward, BatchKind::Elementwise, Purity::Pure, Devices::CpuAndCuda);
   g.assigns_gradient = true;
   // Pure unless it draws weight noise.
   g.pure_node = [](const Node& n) { return n.p<GatesParams>().weightnoise_std == 0.f; };
 
   OpInfo& gd = t.define(OpKind::VanillaLSTMGatesDropout, "lstm", "vanilla_lstm_gates_dropout", gates_shape,
-                        gates_forward, gates_backward, BatchKind::Elementwise, Purity::Impure);
+                        gates_forward, gates_backward, BatchKind::Elementwise, Purity::Impure, Devices::CpuAndCuda);
   gd.assigns_gradient = true;
 
   OpInfo& c = t.define(OpKind::VanillaLSTMC, "lstm", "vanilla_lstm_c", cell_shape, c_forward, c_backward,
-                       BatchKind::Elementwise, Purity::Pure);
+                       BatchKind::Elementwise, Purity::Pure, Devices::CpuAndCuda);
   c.assigns_gradient = true;
 
   OpInfo& h = t.define(OpKind::VanillaLSTMH, "lstm", "vanilla_lstm_h", cell_shape, h_forward, h_backward,
-                       BatchKind::Elementwise, Purity::Pure);
+                       BatchKind::Elementwise, Purity::Pure, Devices::CpuAndCuda);
   h.assigns_gradient = true;
 }
 

@@ -10,6 +10,7 @@
 
 #include "dynet_lite/backends/cpu/eigen.h"
 #include "dynet_lite/backends/cpu/gemm.h"
+#include "dynet_lite/backends/op_params.h"
 #include "dynet_lite/core/node.h"
 #include "dynet_lite/exec/exec_context.h"
 #include "dynet_lite/exec/transposed_weights.h"
@@ -20,6 +21,8 @@
 namespace dynet_lite {
 
 namespace {
+
+using op_params::TransposeParams;
 
 using cpu::batch_mat;
 using cpu::mat;
@@ -116,12 +119,6 @@ void affine_forward(const Tensor* const* xs, unsigned n, Node& node, ExecContext
 }
 
 // ---------------------------------------------------------------- transpose
-
-struct TransposeParams {
-  unsigned char perm[DYNET_MAX_TENSOR_DIM] = {};  // output dim k is input dim perm[k]; zero past n
-  unsigned char n = 0;
-};
-static_assert(std::has_unique_object_representations_v<TransposeParams>, "compared byte by byte (core/cse.h)");
 
 void print_perm(std::ostream& os, const TransposeParams& p) {
   os << '{';
@@ -327,16 +324,16 @@ void backward(const Tensor* const* xs, unsigned, const Node&, const Tensor& dy, 
 
 void register_matrix_ops(OpTable& t) {
   OpInfo& mm = t.define(OpKind::MatMul, "matrix", "matmul", matmul_shape, matmul_forward, matmul_backward,
-                        BatchKind::Elementwise, Purity::Pure);
+                        BatchKind::Elementwise, Purity::Pure, Devices::CpuAndCuda);
   mm.assigns_gradient = true;
 
   // Stacks x and the bias where they differ; the weights (parameters) are passed once.
   OpInfo& af = t.define(OpKind::AffineTransform, "matrix", "affine_transform", affine::shape, affine_forward,
-                        affine::backward, BatchKind::Elementwise, Purity::Pure);
+                        affine::backward, BatchKind::Elementwise, Purity::Pure, Devices::CpuAndCuda);
   af.assigns_gradient = true;
 
   t.define(OpKind::Transpose, "matrix", "transpose", transpose_shape, transpose_forward, transpose_backward,
-           BatchKind::Never, Purity::Pure);
+           BatchKind::Never, Purity::Pure, Devices::CpuAndCuda);
 }
 
 Expression operator*(const Expression& x, const Expression& y) { return detail::add(OpKind::MatMul, {x, y}); }

@@ -8,7 +8,7 @@
 namespace dynet_lite {
 
 OpInfo& OpTable::define(OpKind op, const char* family, const char* name, ShapeFn shape, ForwardFn forward,
-                        BackwardFn backward, BatchKind batch, Purity purity) {
+                        BackwardFn backward, BatchKind batch, Purity purity, Devices devices) {
   OpInfo& r = row(op);
   DYNET_LITE_ASSERT(!r.name, "op table: " << name << " is declared twice (first as " << r.name << ")");
   r.family = family;
@@ -18,6 +18,7 @@ OpInfo& OpTable::define(OpKind op, const char* family, const char* name, ShapeFn
   r.backward[static_cast<unsigned>(DeviceType::CPU)] = backward;
   r.batch = batch;
   r.pure = purity == Purity::Pure;
+  r.devices = devices;
   return r;
 }
 
@@ -47,11 +48,16 @@ struct FilledTable {
     register_treelstm_ops(table);
     register_device_ops(table);
     register_cuda_kernels(table);
+    // A build with the CUDA backend fills a GPU column; it must match each row's Devices.
+    bool cuda_built = false;
+    for (unsigned i = 0; i < kNumOps; ++i) cuda_built |= table.row(static_cast<OpKind>(i)).forward[1] != nullptr;
     for (unsigned i = 0; i < kNumOps; ++i) {
       const OpInfo& r = table.row(static_cast<OpKind>(i));
       bool has_backward = r.backward[0] || r.accumulate || r.blocks_gradient;
       if (!r.name || !r.shape || !r.forward[0] || !has_backward)
         incomplete_names.push_back(r.name ? std::string(r.name) : "op #" + std::to_string(i));
+      else if (cuda_built && (r.forward[1] != nullptr) != (r.devices == Devices::CpuAndCuda))
+        incomplete_names.push_back(std::string(r.name) + " (CUDA kernels and the row's Devices differ)");
     }
     for (const std::string& s : incomplete_names) incomplete.push_back(s.c_str());
   }

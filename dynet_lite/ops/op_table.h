@@ -203,6 +203,10 @@ enum class BatchKind : uint8_t {
 /// graph may keep only the first (core/cse.h).
 enum class Purity : uint8_t { Impure, Pure };
 
+/// The devices an op has kernels for.  The CUDA column of a row is filled by
+/// backends/cuda; in a CUDA build the table checks that it matches this.
+enum class Devices : uint8_t { Cpu, CpuAndCuda };
+
 /// Custom batching: fills the virtual node's parameters from the members' (e.g.
 /// concatenates their indices into graph memory).  Returns false when these
 /// members cannot run together after all.
@@ -239,6 +243,7 @@ struct OpInfo {
   BatchKeyFn batch_key = nullptr;          ///< optional for BatchKind::Custom
   /// The family (the ops/ file, e.g. "unary") that declares the row.
   const char* family = nullptr;
+  Devices devices = Devices::Cpu;
 };
 
 /// The row of `op`.  The table is filled on first use.
@@ -253,12 +258,12 @@ const char* const* incomplete_ops(unsigned* count);
 class OpTable {
  public:
   /// Declares op's row: what every row has (its family, name, shape rule, CPU
-  /// kernels, batching rule and purity).  Every family file declares its rows
+  /// kernels, batching rule, purity and devices).  Every family file declares its rows
   /// through this and sets the rarer fields (leaf flags, accumulate,
   /// batch_combine, pure_node) on the row it returns; the CUDA column is filled
   /// by backends/cuda.  Declaring a row twice is an internal error.
   OpInfo& define(OpKind op, const char* family, const char* name, ShapeFn shape, ForwardFn forward, BackwardFn backward,
-                 BatchKind batch, Purity purity);
+                 BatchKind batch, Purity purity, Devices devices = Devices::Cpu);
   OpInfo& row(OpKind op) { return rows_[static_cast<unsigned>(op)]; }
   const OpInfo& row(OpKind op) const { return rows_[static_cast<unsigned>(op)]; }
 

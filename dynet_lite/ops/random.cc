@@ -4,6 +4,7 @@
 #include <cmath>
 #include <random>
 
+#include "dynet_lite/backends/op_params.h"
 #include "dynet_lite/core/node.h"
 #include "dynet_lite/exec/exec_context.h"
 #include "dynet_lite/expr.h"
@@ -12,10 +13,7 @@ namespace dynet_lite {
 
 namespace {
 
-struct RandomParams {
-  float p = 0.f;      // drop probability, or the noise's standard deviation
-  unsigned dim = 0;   // dropout_dim's dimension
-};
+using op_params::RandomParams;
 
 Dim one_arg_shape(const Tensor* const* xs, unsigned n, const Node& node) {
   DYNET_LITE_DIM_CHECK(n == 1, op_name(node.op) << ": takes one argument, got " << n);
@@ -128,15 +126,15 @@ void register_random_ops(OpTable& t) {
   // The mask lives in node.aux, which a stacked run would not give each node.
   const BatchKind never = BatchKind::Never;
   t.define(OpKind::Dropout, "random", "dropout", one_arg_shape, dropout_forward, dropout_backward, never,
-           Purity::Impure);
+           Purity::Impure, Devices::CpuAndCuda);
   t.define(OpKind::DropoutDim, "random", "dropout_dim", dropout_dim_shape, dropout_forward, dropout_backward, never,
-           Purity::Impure);
+           Purity::Impure, Devices::CpuAndCuda);
   t.define(OpKind::DropoutBatch, "random", "dropout_batch", one_arg_shape, dropout_forward, dropout_backward, never,
-           Purity::Impure);
+           Purity::Impure, Devices::CpuAndCuda);
   t.define(OpKind::BlockDropout, "random", "block_dropout", one_arg_shape, dropout_forward, dropout_backward, never,
-           Purity::Impure);
+           Purity::Impure, Devices::CpuAndCuda);
   t.define(OpKind::Noise, "random", "noise", one_arg_shape, noise_forward, noise_backward, BatchKind::Elementwise,
-           Purity::Impure);
+           Purity::Impure, Devices::CpuAndCuda);
 }
 
 Expression noise(const Expression& x, real stddev) {

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "dynet_lite/backends/cpu/eigen.h"
+#include "dynet_lite/backends/op_params.h"
 #include "dynet_lite/core/node.h"
 #include "dynet_lite/exec/exec_context.h"
 #include "dynet_lite/expr.h"
@@ -12,6 +13,9 @@
 namespace dynet_lite {
 
 namespace {
+
+using op_params::ArgReduceParams;
+using op_params::DimReduceParams;
 
 using cpu::batch_arr;
 
@@ -75,14 +79,6 @@ void mean_batches_backward(const Tensor* const*, unsigned, const Node&, const Te
 }
 
 // ---------------------------------------------------------------- sum_dim / mean_dim
-// The reduced dimensions are kept as a bit mask (bit k: dimension k) so the
-// parameters stay inline; `batch` also reduces the batch dimension.
-struct DimReduceParams {
-  uint32_t mask = 0;
-  bool batch = false;
-  unsigned char unused[3] = {};  // no padding: graphs compare parameters byte by byte (core/cse.h)
-};
-static_assert(std::has_unique_object_representations_v<DimReduceParams>, "DimReduceParams must have no padding");
 
 // The input seen as up to 8 groups of adjacent dimensions (the batch is the last
 // one) that are all reduced or all kept, with the output stride of each group.
@@ -228,9 +224,6 @@ Expression dim_reduce_expr(OpKind op, const char* name, const Expression& x, con
 }
 
 // ---------------------------------------------------------------- max_dim / min_dim
-struct ArgReduceParams {
-  unsigned dim = 0;
-};
 
 Dim arg_reduce_shape(const Tensor* const* xs, unsigned n, const Node& node) {
   Dim d = one_arg(xs, n, node);
@@ -295,29 +288,29 @@ void arg_reduce_backward(const Tensor* const* xs, unsigned, const Node& n, const
 
 void register_reduce_ops(OpTable& t) {
   t.define(OpKind::SumElems, "reduce", "sum_elems", sum_elems_shape, sum_elems_forward, sum_elems_backward,
-           BatchKind::Elementwise, Purity::Pure);
+           BatchKind::Elementwise, Purity::Pure, Devices::CpuAndCuda);
 
   t.define(OpKind::SumBatches, "reduce", "sum_batches", sum_batches_shape, sum_batches_forward, sum_batches_backward,
-           BatchKind::Never, Purity::Pure);
+           BatchKind::Never, Purity::Pure, Devices::CpuAndCuda);
 
   t.define(OpKind::MeanElems, "reduce", "mean_elems", sum_elems_shape, mean_elems_forward, mean_elems_backward,
-           BatchKind::Elementwise, Purity::Pure);
+           BatchKind::Elementwise, Purity::Pure, Devices::CpuAndCuda);
 
   t.define(OpKind::MeanBatches, "reduce", "mean_batches", sum_batches_shape, mean_batches_forward,
-           mean_batches_backward, BatchKind::Never, Purity::Pure);
+           mean_batches_backward, BatchKind::Never, Purity::Pure, Devices::CpuAndCuda);
 
   // sum_dim / mean_dim may reduce the batch too: they never run stacked.
   t.define(OpKind::SumDim, "reduce", "sum_dim", dim_reduce_shape, sum_dim_forward, sum_dim_backward, BatchKind::Never,
-           Purity::Pure);
+           Purity::Pure, Devices::CpuAndCuda);
 
   t.define(OpKind::MeanDim, "reduce", "mean_dim", dim_reduce_shape, mean_dim_forward, mean_dim_backward,
-           BatchKind::Never, Purity::Pure);
+           BatchKind::Never, Purity::Pure, Devices::CpuAndCuda);
 
   t.define(OpKind::MaxDim, "reduce", "max_dim", arg_reduce_shape, arg_reduce_forward<true>, arg_reduce_backward,
-           BatchKind::Elementwise, Purity::Impure);
+           BatchKind::Elementwise, Purity::Impure, Devices::CpuAndCuda);
 
   t.define(OpKind::MinDim, "reduce", "min_dim", arg_reduce_shape, arg_reduce_forward<false>, arg_reduce_backward,
-           BatchKind::Elementwise, Purity::Impure);
+           BatchKind::Elementwise, Purity::Impure, Devices::CpuAndCuda);
 }
 
 Expression sum_elems(const Expression& x) { return detail::add(OpKind::SumElems, {x}); }

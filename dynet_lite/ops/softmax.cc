@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "dynet_lite/backends/cpu/eigen.h"
+#include "dynet_lite/backends/op_params.h"
 #include "dynet_lite/core/node.h"
 #include "dynet_lite/exec/exec_context.h"
 #include "dynet_lite/expr.h"
@@ -13,6 +14,9 @@
 namespace dynet_lite {
 
 namespace {
+
+using op_params::PnlsParams;
+using op_params::SoftmaxParams;
 
 constexpr float kNegInf = -std::numeric_limits<float>::infinity();
 
@@ -27,9 +31,6 @@ Dim one_arg(const Tensor* const* xs, unsigned n, const Node& node) {
 bool is_column_vector(const Dim& d) { return d.batch_size() == d.rows(); }
 
 // ---------------------------------------------------------------- softmax
-struct SoftmaxParams {
-  unsigned dim = 0;  // the dimension normalised over (0: each column, 1: each row, ...)
-};
 
 Dim softmax_shape(const Tensor* const* xs, unsigned n, const Node& node) {
   Dim d = one_arg(xs, n, node);
@@ -215,13 +216,6 @@ void logsumexp_backward(const Tensor* const* xs, unsigned, const Node& node, con
 // ---------------------------------------------------------------- pickneglogsoftmax
 // The indices come from one of four places; `count` is the number of indices
 // (1 = the same index for every batch element).
-struct PnlsParams {
-  const unsigned* indices = nullptr;               // copied (graph memory)
-  const unsigned* pindex = nullptr;                // read at forward time
-  const std::vector<unsigned>* pindices = nullptr;  // read at forward time
-  unsigned index = 0;
-  unsigned count = 1;
-};
 
 const unsigned* pnls_indices(const PnlsParams& p) {
   if (p.pindex) return p.pindex;
@@ -334,19 +328,19 @@ Expression pnls(const Expression& x, const PnlsParams& p) { return detail::add(O
 
 void register_softmax_ops(OpTable& t) {
   t.define(OpKind::Softmax, "softmax", "softmax", softmax_shape, softmax_forward, softmax_backward,
-           BatchKind::Elementwise, Purity::Pure);
+           BatchKind::Elementwise, Purity::Pure, Devices::CpuAndCuda);
 
   t.define(OpKind::LogSoftmax, "softmax", "log_softmax", log_softmax_shape, log_softmax_forward, log_softmax_backward,
-           BatchKind::Elementwise, Purity::Pure);
+           BatchKind::Elementwise, Purity::Pure, Devices::CpuAndCuda);
 
   t.define(OpKind::RestrictedLogSoftmax, "softmax", "restricted_log_softmax", restricted_shape, restricted_forward,
            restricted_backward, BatchKind::Never, Purity::Impure);
 
   t.define(OpKind::LogSumExp, "softmax", "logsumexp", logsumexp_shape, logsumexp_forward, logsumexp_backward,
-           BatchKind::Elementwise, Purity::Pure);
+           BatchKind::Elementwise, Purity::Pure, Devices::CpuAndCuda);
 
   OpInfo& p = t.define(OpKind::PickNegLogSoftmax, "softmax", "pickneglogsoftmax", pnls_shape, pnls_forward,
-                       pnls_backward, BatchKind::Custom, Purity::Impure);
+                       pnls_backward, BatchKind::Custom, Purity::Impure, Devices::CpuAndCuda);
   p.assigns_gradient = true;
   p.batch_combine = pnls_batch_combine;
 }

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "dynet_lite/backends/cpu/eigen.h"
+#include "dynet_lite/backends/op_params.h"
 #include "dynet_lite/core/node.h"
 #include "dynet_lite/exec/exec_context.h"
 #include "dynet_lite/expr.h"
@@ -28,10 +29,7 @@ namespace dynet_lite {
 
 namespace {
 
-// The arity N: fixes the layout of the gates vector ((3 + N) blocks).
-struct TreeParams {
-  unsigned n = 0;
-};
+using op_params::TreeParams;
 
 using ConstArr = Eigen::Map<const Eigen::ArrayXf>;
 using Arr = Eigen::Map<Eigen::ArrayXf>;
@@ -290,7 +288,7 @@ void register_treelstm_ops(OpTable& t) {
   // All three treat batch elements independently and broadcast a batch of 1, so
   // identical nodes of different tree nodes / trees run as one stacked call.
   OpInfo& g = t.define(OpKind::TreeLSTMGates, "treelstm", "treelstm_gates", gates_shape, gates_forward, gates_backward,
-                       BatchKind::Elementwise, Purity::Pure);
+                       BatchKind::Elementwise, Purity::Pure, Devices::CpuAndCuda);
   g.assigns_gradient = true;
 
   // shared weights are passed once, the rest stacked
@@ -299,11 +297,11 @@ void register_treelstm_ops(OpTable& t) {
   ga.assigns_gradient = true;
 
   OpInfo& c = t.define(OpKind::TreeLSTMC, "treelstm", "treelstm_c", c_shape, c_forward, c_backward,
-                       BatchKind::Elementwise, Purity::Pure);
+                       BatchKind::Elementwise, Purity::Pure, Devices::CpuAndCuda);
   c.assigns_gradient = true;
 
   OpInfo& h = t.define(OpKind::TreeLSTMH, "treelstm", "treelstm_h", h_shape, h_forward, h_backward,
-                       BatchKind::Elementwise, Purity::Pure);
+                       BatchKind::Elementwise, Purity::Pure, Devices::CpuAndCuda);
   h.assigns_gradient = true;
 }
 

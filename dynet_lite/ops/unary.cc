@@ -2,6 +2,7 @@
 // (forward y = f(x), backward dx += f'(x) dy) is in backends/elementwise_math.h.
 #include "dynet_lite/backends/cpu/eigen.h"
 #include "dynet_lite/backends/elementwise_math.h"
+#include "dynet_lite/backends/op_params.h"
 #include "dynet_lite/core/node.h"
 #include "dynet_lite/exec/exec_context.h"
 #include "dynet_lite/expr.h"
@@ -10,11 +11,9 @@ namespace dynet_lite {
 
 namespace {
 
-using cpu::arr;
+using op_params::OneFloat;
 
-struct UnaryParams {
-  float a = 0.f;  // elu's alpha, silu's beta
-};
+using cpu::arr;
 
 Dim same_shape(const Tensor* const* xs, unsigned n, const Node& node) {
   DYNET_LITE_DIM_CHECK(n == 1, op_name(node.op) << ": takes one argument, got " << n);
@@ -24,12 +23,12 @@ Dim same_shape(const Tensor* const* xs, unsigned n, const Node& node) {
 // The CPU kernels: F's Eigen array forms over the argument, value and gradients.
 template <class F>
 void map_forward(const Tensor* const* xs, unsigned, Node& n, ExecContext&) {
-  F::array_forward(arr(*xs[0]), arr(n.value), n.p<UnaryParams>().a);
+  F::array_forward(arr(*xs[0]), arr(n.value), n.p<OneFloat>().a);
 }
 template <class F>
 void map_backward(const Tensor* const* xs, unsigned, const Node& n, const Tensor& dy, unsigned, Tensor& dx,
                   ExecContext&) {
-  F::array_backward(arr(*xs[0]), arr(n.value), arr(dy), arr(dx), n.p<UnaryParams>().a);
+  F::array_backward(arr(*xs[0]), arr(n.value), arr(dy), arr(dx), n.p<OneFloat>().a);
 }
 
 }  // namespace
@@ -37,14 +36,15 @@ void map_backward(const Tensor* const* xs, unsigned, const Node& n, const Tensor
 void register_unary_ops(OpTable& t) {
   math::for_each_unary([&t](OpKind op, const char* name, auto functor) {
     using F = decltype(functor);
-    t.define(op, "unary", name, same_shape, map_forward<F>, map_backward<F>, BatchKind::Elementwise, Purity::Pure);
+    t.define(op, "unary", name, same_shape, map_forward<F>, map_backward<F>, BatchKind::Elementwise, Purity::Pure,
+             Devices::CpuAndCuda);
   });
 }
 
 namespace {
 
 Expression unary(OpKind op, const Expression& x, float a = 0.f) {
-  UnaryParams p;
+  OneFloat p;
   p.a = a;
   return detail::add(op, {x}, p);
 }

@@ -1,6 +1,6 @@
 #pragma once
 // The adaptive trainers' rules for one element, shared by the GPU kernel
-// (backends/cuda/elementwise.cu) and the tests that check it against the CPU
+// (backends/cuda/buffers.cu) and the tests that check it against the CPU
 // rules (train/adaptive.cc, train/sgd.cc) on machines without a GPU.
 #include <cmath>
 #include <cstddef>
