@@ -697,7 +697,7 @@ BOOST_AUTO_TEST_CASE(batch_kinds_and_flags) {
   BOOST_CHECK(op_info(OpKind::NoBackprop).blocks_gradient);
   BOOST_CHECK(!op_info(OpKind::FlipGradient).blocks_gradient);
   BOOST_CHECK(op_info(OpKind::Concatenate).batch == BatchKind::Elementwise);
-  BOOST_CHECK(op_info(OpKind::Pick).batch == BatchKind::Custom);
+  BOOST_CHECK(op_info(OpKind::Pick).batch == BatchKind::Never);
   BOOST_CHECK(op_info(OpKind::ConcatenateToBatch).batch == BatchKind::Never);
   BOOST_CHECK(op_info(OpKind::PickBatchElems).batch == BatchKind::Never);
   BOOST_CHECK(op_info(OpKind::Reshape).batch == BatchKind::Never);

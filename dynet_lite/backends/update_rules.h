@@ -1,7 +1,7 @@
 #pragma once
 // The trainers' update rules on a non-CPU device.  apply_update_rule is one
 // element of an adaptive trainer's rule, shared by the GPU kernel
-// (backends/cuda/elementwise.cu) and the tests that check it against the CPU
+// (backends/cuda/buffers.cu) and the tests that check it against the CPU
 // rules (train/adaptive.cc, train/sgd.cc) on machines without a GPU.  The
 // device_* functions are defined by backends/cuda/ when DYNET_LITE_CUDA is on,
 // by backends/no_cuda.cc otherwise (they throw).

@@ -40,9 +40,17 @@ using AccumulateGroupFn = void (*)(const Node* const* members, unsigned k, const
 enum class BatchKind : uint8_t {
   Never,        ///< always runs alone (e.g. reductions over the batch)
   Elementwise,  ///< stackable; the members' parameters must be equal
-  SharedFirst,  ///< stackable; arg 0 is usually a shared weight; parameters equal
   Custom,       ///< stackable with per-member parameters merged by `batch_combine`
 };
+
+/// Whether two nodes of an op with equal arguments, parameters and shape always
+/// have equal values (no randomness, no user memory read at forward time), so a
+/// graph may keep only the first (exec/cse.h).
+enum class Purity : uint8_t { Impure, Pure };
+
+/// The devices an op has kernels for.  The CUDA column of a row is filled by
+/// backends/cuda; in a CUDA build the table checks that it matches this.
+enum class Devices : uint8_t { Cpu, CpuAndCuda };
 
 /// Custom batching: fills the virtual node's parameters from the members' (e.g.
 /// concatenates their indices into graph memory).  Returns false when these
@@ -71,15 +79,16 @@ struct OpInfo {
   /// Its CPU backward honours ExecContext::assign_dx for every argument (writes
   /// all of dx when asked to), so its arguments' gradients need no zeroing first.
   bool assigns_gradient = false;
-  /// Two nodes of this op with equal arguments, parameters and shape always have
-  /// equal values (no randomness, no user memory read at forward time), so a
-  /// graph may keep only the first (exec/cse.h).  `pure_node`, where set, decides
-  /// per node (lookup(&index) reads the index at forward time, lookup(5) does not).
+  /// Purity::Pure (see there).  `pure_node`, where set, decides per node
+  /// (lookup(&index) reads the index at forward time, lookup(5) does not).
   bool pure = false;
   bool (*pure_node)(const Node& node) = nullptr;
   BatchKind batch = BatchKind::Never;
   BatchCombineFn batch_combine = nullptr;  ///< required for BatchKind::Custom
   BatchKeyFn batch_key = nullptr;          ///< optional for BatchKind::Custom
+  /// The family (the ops/ file, e.g. "unary") that declares the row.
+  const char* family = nullptr;
+  Devices devices = Devices::Cpu;
 };
 
 /// The row of `op`.  The table is filled on first use.
@@ -95,6 +104,13 @@ class OpTable {
  public:
   OpInfo& row(OpKind op) { return rows_[static_cast<unsigned>(op)]; }
   const OpInfo& row(OpKind op) const { return rows_[static_cast<unsigned>(op)]; }
+  /// Declares op's row: what every row has (its family, name, shape rule, CPU
+  /// kernels, batching rule, purity and devices).  Every family file declares its rows
+  /// through this and sets the rarer fields (leaf flags, accumulate,
+  /// batch_combine, pure_node) on the row it returns; the CUDA column is filled
+  /// by backends/cuda.  Declaring a row twice is an internal error.
+  OpInfo& define(OpKind op, const char* family, const char* name, ShapeFn shape, ForwardFn forward, BackwardFn backward,
+                 BatchKind batch, Purity purity, Devices devices = Devices::Cpu);
 
  private:
   OpInfo rows_[kNumOps];

@@ -4,6 +4,8 @@
 #include <cstring>
 
 #include "dynet_lite/backends/cpu/eigen.h"
+#include "dynet_lite/backends/elementwise_math.h"
+#include "dynet_lite/backends/op_params.h"
 #include "dynet_lite/core/exec_context.h"
 #include "dynet_lite/core/node.h"
 #include "dynet_lite/expr.h"
@@ -14,6 +16,8 @@ namespace dynet_lite {
 
 namespace {
 
+using op_params::OneFloat;
+
 using cpu::arr;
 
 // ---------------------------------------------------------------- binary
@@ -22,50 +26,7 @@ Dim binary_shape(const Tensor* const* xs, unsigned n, const Node& node) {
   return broadcast_shape(op_name(node.op), xs[0]->d, xs[1]->d);
 }
 
-// Each functor gives y = f(a, b) and the partials dy/da, dy/db at (a, b, y).
-// y = a + b;  da += dy, db += dy
-struct AddF {
-  static float f(float a, float b) { return a + b; }
-  static float da(float, float, float) { return 1.f; }
-  static float db(float, float, float) { return 1.f; }
-};
-// y = a - b;  da += dy, db -= dy
-struct SubF {
-  static float f(float a, float b) { return a - b; }
-  static float da(float, float, float) { return 1.f; }
-  static float db(float, float, float) { return -1.f; }
-};
-// y = a * b;  da += b dy, db += a dy
-struct MulF {
-  static float f(float a, float b) { return a * b; }
-  static float da(float, float b, float) { return b; }
-  static float db(float a, float, float) { return a; }
-};
-// y = a / b;  da += dy / b, db -= y / b dy
-struct DivF {
-  static float f(float a, float b) { return a / b; }
-  static float da(float, float b, float) { return 1.f / b; }
-  static float db(float, float b, float y) { return -y / b; }
-};
-// y = a ^ b;  da += b a^(b-1) dy, db += ln(a) y dy
-struct PowF {
-  static float f(float a, float b) { return std::pow(a, b); }
-  static float da(float a, float b, float) { return b * std::pow(a, b - 1.f); }
-  static float db(float a, float, float y) { return std::log(a) * y; }
-};
-// y = max(a, b);  the larger side gets dy (a on ties)
-struct MaxF {
-  static float f(float a, float b) { return a >= b ? a : b; }
-  static float da(float a, float b, float) { return a >= b ? 1.f : 0.f; }
-  static float db(float a, float b, float) { return a >= b ? 0.f : 1.f; }
-};
-// y = min(a, b);  the smaller side gets dy (a on ties)
-struct MinF {
-  static float f(float a, float b) { return a <= b ? a : b; }
-  static float da(float a, float b, float) { return a <= b ? 1.f : 0.f; }
-  static float db(float a, float b, float) { return a <= b ? 0.f : 1.f; }
-};
-
+// The functors (y = f(a, b) and the partials) are in backends/elementwise_math.h.
 template <class F>
 void binary_forward(const Tensor* const* xs, unsigned, Node& n, ExecContext&) {
   const Tensor &a = *xs[0], &b = *xs[1];
@@ -107,57 +68,22 @@ void binary_backward(const Tensor* const* xs, unsigned, const Node& n, const Ten
     ib.for_each([&](size_t o, size_t k) { dx.v[k] += F::db(ea[o], eb[o], y[o]) * dy.v[o]; });
 }
 
-template <class F>
-void set_binary(OpTable& t, OpKind op, const char* name) {
-  OpInfo& o = t.row(op);
-  o.name = name;
-  o.shape = binary_shape;
-  o.forward[0] = binary_forward<F>;
-  o.backward[0] = binary_backward<F>;
-  o.batch = BatchKind::Elementwise;
-}
-
 // ---------------------------------------------------------------- with a scalar
-struct ScalarParams {
-  float c = 0.f;
-};
 
 Dim unary_shape(const Tensor* const* xs, unsigned n, const Node& node) {
   DYNET_LITE_DIM_CHECK(n == 1, op_name(node.op) << ": takes one argument, got " << n);
   return xs[0]->d;
 }
 
-// y = x + c;  dx += dy
-void add_scalar_forward(const Tensor* const* xs, unsigned, Node& n, ExecContext&) {
-  arr(n.value) = arr(*xs[0]) + n.p<ScalarParams>().c;
+// The CPU kernels: F's Eigen array forms (backends/elementwise_math.h).
+template <class F>
+void scalar_forward(const Tensor* const* xs, unsigned, Node& n, ExecContext&) {
+  F::array_forward(arr(*xs[0]), arr(n.value), n.p<OneFloat>().a);
 }
-void add_scalar_backward(const Tensor* const*, unsigned, const Node&, const Tensor& dy, unsigned, Tensor& dx,
-                         ExecContext&) {
-  arr(dx) += arr(dy);
-}
-// y = c x;  dx += c dy
-void mul_scalar_forward(const Tensor* const* xs, unsigned, Node& n, ExecContext&) {
-  arr(n.value) = arr(*xs[0]) * n.p<ScalarParams>().c;
-}
-void mul_scalar_backward(const Tensor* const*, unsigned, const Node& n, const Tensor& dy, unsigned, Tensor& dx,
-                         ExecContext&) {
-  arr(dx) += arr(dy) * n.p<ScalarParams>().c;
-}
-// y = c - x;  dx -= dy
-void scalar_minus_forward(const Tensor* const* xs, unsigned, Node& n, ExecContext&) {
-  arr(n.value) = n.p<ScalarParams>().c - arr(*xs[0]);
-}
-void scalar_minus_backward(const Tensor* const*, unsigned, const Node&, const Tensor& dy, unsigned, Tensor& dx,
-                           ExecContext&) {
-  arr(dx) -= arr(dy);
-}
-// y = c / x;  dx -= y / x dy
-void scalar_divide_forward(const Tensor* const* xs, unsigned, Node& n, ExecContext&) {
-  arr(n.value) = n.p<ScalarParams>().c / arr(*xs[0]);
-}
-void scalar_divide_backward(const Tensor* const* xs, unsigned, const Node& n, const Tensor& dy, unsigned, Tensor& dx,
-                            ExecContext&) {
-  arr(dx) -= arr(n.value) / arr(*xs[0]) * arr(dy);
+template <class F>
+void scalar_backward(const Tensor* const* xs, unsigned, const Node& n, const Tensor& dy, unsigned, Tensor& dx,
+                     ExecContext&) {
+  F::array_backward(arr(*xs[0]), arr(n.value), arr(dy), arr(dx), n.p<OneFloat>().a);
 }
 
 // ---------------------------------------------------------------- n-ary sum
@@ -202,46 +128,26 @@ void sum_backward(const Tensor* const*, unsigned, const Node& node, const Tensor
 }
 
 Expression scalar_op(OpKind op, const Expression& x, float c) {
-  ScalarParams p;
-  p.c = c;
+  OneFloat p;
+  p.a = c;
   return detail::add(op, {x}, p);
 }
 
 }  // namespace
 
 void register_arith_ops(OpTable& t) {
-  set_binary<AddF>(t, OpKind::Add, "add");
-  set_binary<SubF>(t, OpKind::Subtract, "subtract");
-  set_binary<MulF>(t, OpKind::CMult, "cmult");
-  set_binary<DivF>(t, OpKind::CDiv, "cdiv");
-  set_binary<PowF>(t, OpKind::Pow, "pow");
-  set_binary<MaxF>(t, OpKind::Max, "max");
-  set_binary<MinF>(t, OpKind::Min, "min");
-
-  struct Row {
-    OpKind op;
-    const char* name;
-    ForwardFn f;
-    BackwardFn b;
-  };
-  for (Row r : {Row{OpKind::AddScalar, "add_scalar", add_scalar_forward, add_scalar_backward},
-                Row{OpKind::MultiplyScalar, "multiply_scalar", mul_scalar_forward, mul_scalar_backward},
-                Row{OpKind::ScalarMinus, "scalar_minus", scalar_minus_forward, scalar_minus_backward},
-                Row{OpKind::ScalarDivide, "scalar_divide", scalar_divide_forward, scalar_divide_backward}}) {
-    OpInfo& o = t.row(r.op);
-    o.name = r.name;
-    o.shape = unary_shape;
-    o.forward[0] = r.f;
-    o.backward[0] = r.b;
-    o.batch = BatchKind::Elementwise;
-  }
-
-  OpInfo& s = t.row(OpKind::Sum);
-  s.name = "sum";
-  s.shape = sum_shape;
-  s.forward[0] = sum_forward;
-  s.backward[0] = sum_backward;
-  s.batch = BatchKind::Elementwise;
+  math::for_each_binary([&t](OpKind op, const char* name, auto functor) {
+    using F = decltype(functor);
+    t.define(op, "arith", name, binary_shape, binary_forward<F>, binary_backward<F>, BatchKind::Elementwise,
+             Purity::Pure, Devices::CpuAndCuda);
+  });
+  math::for_each_scalar_op([&t](OpKind op, const char* name, auto functor) {
+    using F = decltype(functor);
+    t.define(op, "arith", name, unary_shape, scalar_forward<F>, scalar_backward<F>, BatchKind::Elementwise,
+             Purity::Pure, Devices::CpuAndCuda);
+  });
+  t.define(OpKind::Sum, "arith", "sum", sum_shape, sum_forward, sum_backward, BatchKind::Elementwise, Purity::Pure,
+           Devices::CpuAndCuda);
 }
 
 Expression operator+(const Expression& x, const Expression& y) { return detail::add(OpKind::Add, {x, y}); }

@@ -418,15 +418,6 @@ void circ_corr_backward(const Tensor* const* xs, unsigned, const Node&, const Te
   }
 }
 
-void set_row(OpTable& t, OpKind op, const char* name, ShapeFn shape, ForwardFn fwd, BackwardFn bwd) {
-  OpInfo& o = t.row(op);
-  o.name = name;
-  o.shape = shape;
-  o.forward[0] = fwd;
-  o.backward[0] = bwd;
-  o.batch = BatchKind::Elementwise;
-}
-
 Window2DParams window_params(const char* op, const char* what, const std::vector<unsigned>& ksize,
                              const std::vector<unsigned>& stride, bool is_valid, const Dim& x) {
   DYNET_LITE_ARG_CHECK(stride.size() == 2 && stride[0] > 0 && stride[1] > 0,
@@ -448,11 +439,16 @@ Window2DParams window_params(const char* op, const char* what, const std::vector
 }  // namespace
 
 void register_conv_ops(OpTable& t) {
-  set_row(t, OpKind::Conv2D, "conv2d", conv2d_shape, conv2d_forward, conv2d_backward);
-  set_row(t, OpKind::MaxPooling2D, "maxpooling2d", maxpool_shape, maxpool_forward, maxpool_backward);
-  set_row(t, OpKind::Filter1DNarrow, "filter1d_narrow", filter1d_shape, filter1d_forward, filter1d_backward);
-  set_row(t, OpKind::CircConv, "circ_conv", circ_shape, circ_conv_forward, circ_conv_backward);
-  set_row(t, OpKind::CircCorr, "circ_corr", circ_shape, circ_corr_forward, circ_corr_backward);
+  t.define(OpKind::Conv2D, "conv", "conv2d", conv2d_shape, conv2d_forward, conv2d_backward, BatchKind::Elementwise,
+           Purity::Impure);
+  t.define(OpKind::MaxPooling2D, "conv", "maxpooling2d", maxpool_shape, maxpool_forward, maxpool_backward,
+           BatchKind::Elementwise, Purity::Impure);
+  t.define(OpKind::Filter1DNarrow, "conv", "filter1d_narrow", filter1d_shape, filter1d_forward, filter1d_backward,
+           BatchKind::Elementwise, Purity::Impure);
+  t.define(OpKind::CircConv, "conv", "circ_conv", circ_shape, circ_conv_forward, circ_conv_backward,
+           BatchKind::Elementwise, Purity::Impure);
+  t.define(OpKind::CircCorr, "conv", "circ_corr", circ_shape, circ_corr_forward, circ_corr_backward,
+           BatchKind::Elementwise, Purity::Impure);
 }
 
 Expression conv2d(const Expression& x, const Expression& f, const std::vector<unsigned>& stride, bool is_valid) {

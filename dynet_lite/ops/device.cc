@@ -51,12 +51,8 @@ void to_device_backward(const Tensor* const*, unsigned, const Node&, const Tenso
 }  // namespace
 
 void register_device_ops(OpTable& t) {
-  OpInfo& o = t.row(OpKind::ToDevice);
-  o.name = "to_device";
-  o.shape = to_device_shape;
-  o.forward[static_cast<unsigned>(DeviceType::CPU)] = to_device_forward;
-  o.backward[static_cast<unsigned>(DeviceType::CPU)] = to_device_backward;
-  o.batch = BatchKind::Never;
+  t.define(OpKind::ToDevice, "device", "to_device", to_device_shape, to_device_forward, to_device_backward,
+           BatchKind::Never, Purity::Impure, Devices::CpuAndCuda);
 }
 
 Expression to_device(const Expression& x, Device* device) {

@@ -5,6 +5,8 @@
 #include <type_traits>
 #include <vector>
 
+#include "dynet_lite/backends/op_params.h"
+#include "dynet_lite/backends/random_leaves.h"
 #include "dynet_lite/core/exec_context.h"
 #include "dynet_lite/core/node.h"
 #include "dynet_lite/expr.h"
@@ -15,17 +17,12 @@ namespace dynet_lite {
 
 namespace {
 
-// ---------------------------------------------------------------- input
-struct InputParams {
-  const float* data = nullptr;                 // copied user data (graph memory)
-  const std::vector<float>* pdata = nullptr;   // read at forward time
-  const float* pscalar = nullptr;              // read at forward time
-  const unsigned* sparse_ids = nullptr;        // sparse input positions
-  unsigned nsparse = 0;
-  float scalar = 0.f;
-  float defdata = 0.f;
-};
+using op_params::FillParams;
+using op_params::InputParams;
+using op_params::LookupParams;
+using op_params::ParamParams;
 
+// ---------------------------------------------------------------- input
 
 // y = the user's data
 void input_forward(const Tensor* const*, unsigned, Node& n, ExecContext& ctx) {
@@ -50,10 +47,6 @@ void input_forward(const Tensor* const*, unsigned, Node& n, ExecContext& ctx) {
 }
 
 // ---------------------------------------------------------------- constant / random
-struct FillParams {
-  float a = 0.f;  // constant value, mean, p, left or mu
-  float b = 0.f;  // stddev, scale, right or beta
-};
 
 // Leaves get their shape from the expression function (add_node's leaf_dim).
 Dim leaf_shape(const Tensor* const*, unsigned, const Node& n) {
@@ -66,46 +59,16 @@ void constant_forward(const Tensor* const*, unsigned, Node& n, ExecContext& ctx)
   ctx.device()->fill(n.value.v, n.p<FillParams>().a, n.value.d.size());
 }
 
-template <class Draw>
-void fill_random(Node& n, ExecContext& ctx, Draw draw) {
+// The draws of random_normal, random_uniform, random_bernoulli, random_gumbel
+// (backends/random_leaves.h), into the value (through scratch off the CPU).
+void random_forward(const Tensor* const*, unsigned, Node& n, ExecContext& ctx) {
   size_t sz = n.value.d.size();
   float* host = ctx.device()->type == DeviceType::CPU ? n.value.v : ctx.scratch_floats(sz);
-  for (size_t i = 0; i < sz; ++i) host[i] = draw(ctx.rng());
+  draw_random_leaf(n.op, n.p<FillParams>(), ctx.rng(), host, sz);
   if (host != n.value.v) ctx.device()->copy_from_host(n.value.v, host, sz);
 }
 
-// y ~ N(a, b^2)
-void random_normal_forward(const Tensor* const*, unsigned, Node& n, ExecContext& ctx) {
-  std::normal_distribution<float> d(n.p<FillParams>().a, n.p<FillParams>().b);
-  fill_random(n, ctx, [&](std::mt19937& g) { return d(g); });
-}
-// y ~ U(a, b)
-void random_uniform_forward(const Tensor* const*, unsigned, Node& n, ExecContext& ctx) {
-  std::uniform_real_distribution<float> d(n.p<FillParams>().a, n.p<FillParams>().b);
-  fill_random(n, ctx, [&](std::mt19937& g) { return d(g); });
-}
-// y = b with probability a, else 0
-void random_bernoulli_forward(const Tensor* const*, unsigned, Node& n, ExecContext& ctx) {
-  std::bernoulli_distribution d(n.p<FillParams>().a);
-  float scale = n.p<FillParams>().b;
-  fill_random(n, ctx, [&](std::mt19937& g) { return d(g) ? scale : 0.f; });
-}
-// y = mu - beta * log(-log(u)), u ~ U(0, 1)
-void random_gumbel_forward(const Tensor* const*, unsigned, Node& n, ExecContext& ctx) {
-  std::uniform_real_distribution<float> d(0.f, 1.f);
-  float mu = n.p<FillParams>().a, beta = n.p<FillParams>().b;
-  fill_random(n, ctx, [&](std::mt19937& g) {
-    float u = d(g);
-    while (u <= 0.f || u >= 1.f) u = d(g);
-    return mu - beta * std::log(-std::log(u));
-  });
-}
-
 // ---------------------------------------------------------------- parameters
-struct ParamParams {
-  ParameterStorage* p = nullptr;
-  LookupParameterStorage* lp = nullptr;  // the whole table as one matrix
-};
 
 Dim param_shape(const Tensor* const*, unsigned, const Node& n) {
   const ParamParams& p = n.p<ParamParams>();
@@ -130,15 +93,6 @@ void param_accumulate(const Node& n, const Tensor& dy) {
 }
 
 // ---------------------------------------------------------------- lookup
-struct LookupParams {
-  LookupParameterStorage* lp = nullptr;
-  const unsigned* indices = nullptr;               // copied indices (graph memory)
-  const unsigned* pindex = nullptr;                // read at forward time
-  const std::vector<unsigned>* pindices = nullptr;  // read at forward time
-  unsigned index = 0;
-  unsigned unused = 0;  // no padding: graphs compare parameters byte by byte (exec/cse.h)
-};
-static_assert(std::has_unique_object_representations_v<LookupParams>, "LookupParams must have no padding");
 
 const unsigned* lookup_indices(const LookupParams& p, unsigned bd) {
   if (p.pindex) return p.pindex;
@@ -239,59 +193,37 @@ uint64_t lookup_batch_key(const Node& n) {
 }  // namespace
 
 void register_input_ops(OpTable& t) {
-  OpInfo& in = t.row(OpKind::Input);
-  in.name = "input";
-  in.shape = leaf_shape;
-  in.forward[0] = input_forward;
-  in.blocks_gradient = true;
-  in.leaf = true;
-
-  struct Row {
-    OpKind op;
-    const char* name;
-    ForwardFn f;
-  };
-  for (Row r : {Row{OpKind::Constant, "constant", constant_forward},
-                Row{OpKind::RandomNormal, "random_normal", random_normal_forward},
-                Row{OpKind::RandomUniform, "random_uniform", random_uniform_forward},
-                Row{OpKind::RandomBernoulli, "random_bernoulli", random_bernoulli_forward},
-                Row{OpKind::RandomGumbel, "random_gumbel", random_gumbel_forward}}) {
-    OpInfo& o = t.row(r.op);
-    o.name = r.name;
-    o.shape = leaf_shape;
-    o.forward[0] = r.f;
-    o.blocks_gradient = true;
-    o.leaf = true;
-  }
   // Constants of one shape and value (the zero initial states of every sequence
   // of a minibatch) fill one block together.  Random leaves stay unbatched, so
   // that batching never changes which numbers they draw.
-  t.row(OpKind::Constant).batch = BatchKind::Elementwise;
-  t.row(OpKind::Constant).pure = true;
+  const auto value_leaf = [&t](OpKind op, const char* name, ForwardFn f, BatchKind batch, Purity purity) {
+    OpInfo& o = t.define(op, "inputs", name, leaf_shape, f, nullptr, batch, purity, Devices::CpuAndCuda);
+    o.blocks_gradient = true;
+    o.leaf = true;
+  };
+  value_leaf(OpKind::Input, "input", input_forward, BatchKind::Never, Purity::Impure);
+  value_leaf(OpKind::Constant, "constant", constant_forward, BatchKind::Elementwise, Purity::Pure);
+  value_leaf(OpKind::RandomNormal, "random_normal", random_forward, BatchKind::Never, Purity::Impure);
+  value_leaf(OpKind::RandomUniform, "random_uniform", random_forward, BatchKind::Never, Purity::Impure);
+  value_leaf(OpKind::RandomBernoulli, "random_bernoulli", random_forward, BatchKind::Never, Purity::Impure);
+  value_leaf(OpKind::RandomGumbel, "random_gumbel", random_forward, BatchKind::Never, Purity::Impure);
 
-  OpInfo& p = t.row(OpKind::Parameter);
-  p.name = "parameter";
-  p.shape = param_shape;
-  p.forward[0] = param_forward;
+  OpInfo& p = t.define(OpKind::Parameter, "inputs", "parameter", param_shape, param_forward, nullptr, BatchKind::Never,
+                       Purity::Pure, Devices::CpuAndCuda);
   p.accumulate = param_accumulate;
   p.sets_own_value = true;
   p.trainable_leaf = true;
   p.leaf = true;
-  p.pure = true;
 
-  OpInfo& l = t.row(OpKind::Lookup);
-  l.name = "lookup";
-  l.shape = leaf_shape;
-  l.forward[0] = lookup_forward;
+  OpInfo& l = t.define(OpKind::Lookup, "inputs", "lookup", leaf_shape, lookup_forward, nullptr, BatchKind::Custom,
+                       Purity::Pure, Devices::CpuAndCuda);
   l.accumulate = lookup_accumulate;
   l.accumulate_group = lookup_accumulate_group;
   l.sets_own_value = true;
   l.trainable_leaf = true;
   l.leaf = true;
-  l.batch = BatchKind::Custom;
   l.batch_combine = lookup_combine;
   l.batch_key = lookup_batch_key;
-  l.pure = true;
   l.pure_node = [](const Node& n) {
     const LookupParams& p = n.p<LookupParams>();
     return !p.pindex && !p.pindices;

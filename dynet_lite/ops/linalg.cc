@@ -297,24 +297,21 @@ void weight_norm_backward(const Tensor* const* xs, unsigned, const Node&, const 
   }
 }
 
-void set_row(OpTable& t, OpKind op, const char* name, ShapeFn shape, ForwardFn fwd, BackwardFn bwd) {
-  OpInfo& o = t.row(op);
-  o.name = name;
-  o.shape = shape;
-  o.forward[0] = fwd;
-  o.backward[0] = bwd;
-  o.batch = BatchKind::Elementwise;
-}
-
 }  // namespace
 
 void register_linalg_ops(OpTable& t) {
-  set_row(t, OpKind::Contract3D1D, "contract3d_1d", contract1_shape, contract1_forward, contract1_backward);
-  set_row(t, OpKind::Contract3D1D1D, "contract3d_1d_1d", contract2_shape, contract2_forward, contract2_backward);
-  set_row(t, OpKind::Inverse, "inverse", square_shape, inverse_forward, inverse_backward);
-  set_row(t, OpKind::LogDet, "logdet", square_shape, logdet_forward, logdet_backward);
-  set_row(t, OpKind::TraceOfProduct, "trace_of_product", trace_shape, trace_forward, trace_backward);
-  set_row(t, OpKind::WeightNorm, "weight_norm", weight_norm_shape, weight_norm_forward, weight_norm_backward);
+  t.define(OpKind::Contract3D1D, "linalg", "contract3d_1d", contract1_shape, contract1_forward, contract1_backward,
+           BatchKind::Elementwise, Purity::Impure);
+  t.define(OpKind::Contract3D1D1D, "linalg", "contract3d_1d_1d", contract2_shape, contract2_forward, contract2_backward,
+           BatchKind::Elementwise, Purity::Impure);
+  t.define(OpKind::Inverse, "linalg", "inverse", square_shape, inverse_forward, inverse_backward,
+           BatchKind::Elementwise, Purity::Impure);
+  t.define(OpKind::LogDet, "linalg", "logdet", square_shape, logdet_forward, logdet_backward, BatchKind::Elementwise,
+           Purity::Impure);
+  t.define(OpKind::TraceOfProduct, "linalg", "trace_of_product", trace_shape, trace_forward, trace_backward,
+           BatchKind::Elementwise, Purity::Impure);
+  t.define(OpKind::WeightNorm, "linalg", "weight_norm", weight_norm_shape, weight_norm_forward, weight_norm_backward,
+           BatchKind::Elementwise, Purity::Impure);
 }
 
 Expression contract3d_1d(const Expression& x, const Expression& y) { return detail::add(OpKind::Contract3D1D, {x, y}); }

@@ -194,13 +194,8 @@ void pair_backward(const Tensor* const* xs, unsigned, const Node& n, const Tenso
 }
 
 template <class F>
-void set_pair(OpTable& t, OpKind op, const char* name) {
-  OpInfo& o = t.row(op);
-  o.name = name;
-  o.shape = pair_shape;
-  o.forward[0] = pair_forward<F>;
-  o.backward[0] = pair_backward<F>;
-  o.batch = BatchKind::Never;
+void set_pair(OpTable& t, OpKind op, const char* name, Purity purity) {
+  t.define(op, "losses", name, pair_shape, pair_forward<F>, pair_backward<F>, BatchKind::Never, purity);
 }
 
 // ---------------------------------------------------------------- norms
@@ -261,32 +256,20 @@ Expression pair_node(OpKind op, const Expression& x, const Expression& y, float 
 }  // namespace
 
 void register_loss_ops(OpTable& t) {
-  OpInfo& h = t.row(OpKind::Hinge);
-  h.name = "hinge";
-  h.shape = hinge_shape;
-  h.forward[0] = hinge_forward;
-  h.backward[0] = hinge_backward;
-  h.batch = BatchKind::Never;
+  t.define(OpKind::Hinge, "losses", "hinge", hinge_shape, hinge_forward, hinge_backward, BatchKind::Never,
+           Purity::Impure);
 
-  set_pair<BinaryLogLossF>(t, OpKind::BinaryLogLoss, "binary_log_loss");
-  set_pair<SquaredDistanceF>(t, OpKind::SquaredDistance, "squared_distance");
-  set_pair<L1DistanceF>(t, OpKind::L1Distance, "l1_distance");
-  set_pair<HuberDistanceF>(t, OpKind::HuberDistance, "huber_distance");
-  set_pair<DotProductF>(t, OpKind::DotProduct, "dot_product");
+  set_pair<BinaryLogLossF>(t, OpKind::BinaryLogLoss, "binary_log_loss", Purity::Impure);
+  set_pair<SquaredDistanceF>(t, OpKind::SquaredDistance, "squared_distance", Purity::Pure);
+  set_pair<L1DistanceF>(t, OpKind::L1Distance, "l1_distance", Purity::Pure);
+  set_pair<HuberDistanceF>(t, OpKind::HuberDistance, "huber_distance", Purity::Impure);
+  set_pair<DotProductF>(t, OpKind::DotProduct, "dot_product", Purity::Pure);
 
-  OpInfo& sn = t.row(OpKind::SquaredNorm);
-  sn.name = "squared_norm";
-  sn.shape = norm_shape;
-  sn.forward[0] = squared_norm_forward;
-  sn.backward[0] = squared_norm_backward;
-  sn.batch = BatchKind::Never;
+  t.define(OpKind::SquaredNorm, "losses", "squared_norm", norm_shape, squared_norm_forward, squared_norm_backward,
+           BatchKind::Never, Purity::Pure);
 
-  OpInfo& l2 = t.row(OpKind::L2Norm);
-  l2.name = "l2_norm";
-  l2.shape = norm_shape;
-  l2.forward[0] = l2_norm_forward;
-  l2.backward[0] = l2_norm_backward;
-  l2.batch = BatchKind::Never;
+  t.define(OpKind::L2Norm, "losses", "l2_norm", norm_shape, l2_norm_forward, l2_norm_backward, BatchKind::Never,
+           Purity::Pure);
 }
 
 Expression hinge(const Expression& x, unsigned index, float m) {

@@ -19,6 +19,7 @@
 #include "dynet_lite/backends/cpu/transposed_weights.h"
 #include "dynet_lite/backends/cpu/weight_grads.h"
 #include "dynet_lite/backends/lstm_gates.h"
+#include "dynet_lite/backends/op_params.h"
 #include "dynet_lite/core/exec_context.h"
 #include "dynet_lite/core/node.h"
 #include "dynet_lite/expr.h"
@@ -28,9 +29,7 @@ namespace dynet_lite {
 
 namespace {
 
-struct GatesParams {
-  float weightnoise_std = 0.f;
-};
+using op_params::GatesParams;
 
 using namespace lstm_gates;
 
@@ -362,38 +361,22 @@ Expression concat_inputs(const std::vector<Expression>& x_t, const char* fn) {
 void register_lstm_ops(OpTable& t) {
   // Both gates ops batch across instances: x, h and the masks are stacked, the
   // weights (parameters) passed once; the kernels run one GEMM over the stack.
-  OpInfo& g = t.row(OpKind::VanillaLSTMGates);
-  g.name = "vanilla_lstm_gates";
-  g.shape = gates_shape;
-  g.forward[0] = gates_forward;
-  g.backward[0] = gates_backward;
-  g.batch = BatchKind::Elementwise;
+  OpInfo& g = t.define(OpKind::VanillaLSTMGates, "lstm", "vanilla_lstm_gates", gates_shape, gates_forward,
+                       gates_backward, BatchKind::Elementwise, Purity::Pure, Devices::CpuAndCuda);
   g.assigns_gradient = true;
-  // Pure (ops/op_table.cc) unless it draws weight noise.
+  // Pure unless it draws weight noise.
   g.pure_node = [](const Node& n) { return n.p<GatesParams>().weightnoise_std == 0.f; };
 
-  OpInfo& gd = t.row(OpKind::VanillaLSTMGatesDropout);
-  gd.name = "vanilla_lstm_gates_dropout";
-  gd.shape = gates_shape;
-  gd.forward[0] = gates_forward;
-  gd.backward[0] = gates_backward;
-  gd.batch = BatchKind::Elementwise;
+  OpInfo& gd = t.define(OpKind::VanillaLSTMGatesDropout, "lstm", "vanilla_lstm_gates_dropout", gates_shape,
+                        gates_forward, gates_backward, BatchKind::Elementwise, Purity::Impure, Devices::CpuAndCuda);
   gd.assigns_gradient = true;
 
-  OpInfo& c = t.row(OpKind::VanillaLSTMC);
-  c.name = "vanilla_lstm_c";
-  c.shape = cell_shape;
-  c.forward[0] = c_forward;
-  c.backward[0] = c_backward;
-  c.batch = BatchKind::Elementwise;
+  OpInfo& c = t.define(OpKind::VanillaLSTMC, "lstm", "vanilla_lstm_c", cell_shape, c_forward, c_backward,
+                       BatchKind::Elementwise, Purity::Pure, Devices::CpuAndCuda);
   c.assigns_gradient = true;
 
-  OpInfo& h = t.row(OpKind::VanillaLSTMH);
-  h.name = "vanilla_lstm_h";
-  h.shape = cell_shape;
-  h.forward[0] = h_forward;
-  h.backward[0] = h_backward;
-  h.batch = BatchKind::Elementwise;
+  OpInfo& h = t.define(OpKind::VanillaLSTMH, "lstm", "vanilla_lstm_h", cell_shape, h_forward, h_backward,
+                       BatchKind::Elementwise, Purity::Pure, Devices::CpuAndCuda);
   h.assigns_gradient = true;
 }
 

@@ -12,6 +12,7 @@
 #include "dynet_lite/backends/cpu/gemm.h"
 #include "dynet_lite/backends/cpu/transposed_weights.h"
 #include "dynet_lite/backends/cpu/weight_grads.h"
+#include "dynet_lite/backends/op_params.h"
 #include "dynet_lite/core/exec_context.h"
 #include "dynet_lite/core/node.h"
 #include "dynet_lite/expr.h"
@@ -21,6 +22,8 @@
 namespace dynet_lite {
 
 namespace {
+
+using op_params::TransposeParams;
 
 using cpu::batch_mat;
 using cpu::mat;
@@ -116,18 +119,7 @@ void affine_forward(const Tensor* const* xs, unsigned n, Node& node, ExecContext
   affine::products(xs, n, node.value, true);
 }
 
-// Automatic batching stacks the members' b and x (and W when it is not a shared
-// parameter) along the batch; the kernels above already treat batch elements
-// independently and broadcast a batch of 1.  Affine has no parameters to merge.
-bool affine_batch_combine(const Node* const*, unsigned, Node&, ExecContext&) { return true; }
-
 // ---------------------------------------------------------------- transpose
-
-struct TransposeParams {
-  unsigned char perm[DYNET_MAX_TENSOR_DIM] = {};  // output dim k is input dim perm[k]; zero past n
-  unsigned char n = 0;
-};
-static_assert(std::has_unique_object_representations_v<TransposeParams>, "compared byte by byte (exec/cse.h)");
 
 void print_perm(std::ostream& os, const TransposeParams& p) {
   os << '{';
@@ -332,29 +324,17 @@ void backward(const Tensor* const* xs, unsigned, const Node&, const Tensor& dy, 
 }  // namespace affine
 
 void register_matrix_ops(OpTable& t) {
-  OpInfo& mm = t.row(OpKind::MatMul);
-  mm.name = "matmul";
-  mm.shape = matmul_shape;
-  mm.forward[0] = matmul_forward;
-  mm.backward[0] = matmul_backward;
+  OpInfo& mm = t.define(OpKind::MatMul, "matrix", "matmul", matmul_shape, matmul_forward, matmul_backward,
+                        BatchKind::Elementwise, Purity::Pure, Devices::CpuAndCuda);
   mm.assigns_gradient = true;
-  mm.batch = BatchKind::SharedFirst;
 
-  OpInfo& af = t.row(OpKind::AffineTransform);
-  af.name = "affine_transform";
-  af.shape = affine::shape;
-  af.forward[0] = affine_forward;
-  af.backward[0] = affine::backward;
+  // Stacks x and the bias where they differ; the weights (parameters) are passed once.
+  OpInfo& af = t.define(OpKind::AffineTransform, "matrix", "affine_transform", affine::shape, affine_forward,
+                        affine::backward, BatchKind::Elementwise, Purity::Pure, Devices::CpuAndCuda);
   af.assigns_gradient = true;
-  af.batch = BatchKind::Custom;  // the shared weight is argument 1, not 0
-  af.batch_combine = affine_batch_combine;
 
-  OpInfo& tr = t.row(OpKind::Transpose);
-  tr.name = "transpose";
-  tr.shape = transpose_shape;
-  tr.forward[0] = transpose_forward;
-  tr.backward[0] = transpose_backward;
-  tr.batch = BatchKind::Never;
+  t.define(OpKind::Transpose, "matrix", "transpose", transpose_shape, transpose_forward, transpose_backward,
+           BatchKind::Never, Purity::Pure, Devices::CpuAndCuda);
 }
 
 Expression operator*(const Expression& x, const Expression& y) { return detail::add(OpKind::MatMul, {x, y}); }

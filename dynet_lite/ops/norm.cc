@@ -82,13 +82,9 @@ void layer_norm_backward(const Tensor* const* xs, unsigned, const Node& n, const
 }  // namespace
 
 void register_norm_ops(OpTable& t) {
-  OpInfo& o = t.row(OpKind::LayerNorm);
-  o.name = "layer_norm";
-  o.shape = layer_norm_shape;
-  o.forward[0] = layer_norm_forward;
-  o.backward[0] = layer_norm_backward;
   // g and b (args 1, 2) are shared weights, which no BatchKind describes.
-  o.batch = BatchKind::Never;
+  t.define(OpKind::LayerNorm, "norm", "layer_norm", layer_norm_shape, layer_norm_forward, layer_norm_backward,
+           BatchKind::Never, Purity::Pure);
 }
 
 Expression layer_norm(const Expression& x, const Expression& g, const Expression& b) {

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "dynet_lite/backends/gpu_backend.h"
+#include "dynet_lite/except.h"
 
 #if DYNET_LITE_HAVE_ISA_AVX2
 extern "C" void dynet_lite_register_cpu_ops_avx2(dynet_lite::OpTable& t);
@@ -16,31 +17,22 @@ extern "C" void dynet_lite_register_cpu_ops_avx512(dynet_lite::OpTable& t);
 
 namespace dynet_lite {
 
-namespace {
-
-// The ops a graph may merge when their arguments and parameters are equal
-// (OpInfo::pure; inputs.cc marks its own leaves).  Left out: inputs and random
-// ops, ops whose indices may be read through a user's pointer at forward time
-// (pick, pickneglogsoftmax, hinge, select_rows, ...), and the rarer ops, which
-// gain nothing from it.
-void mark_pure_ops(OpTable& t) {
-  // clang-format off
-  static const OpKind kPure[] = {
-      OpKind::Add, OpKind::Subtract, OpKind::CMult, OpKind::CDiv, OpKind::Negate, OpKind::AddScalar,
-      OpKind::MultiplyScalar, OpKind::ScalarMinus, OpKind::ScalarDivide, OpKind::Pow, OpKind::Max, OpKind::Min,
-      OpKind::Sum, OpKind::Tanh, OpKind::Logistic, OpKind::Rectify, OpKind::Elu, OpKind::Selu, OpKind::Silu,
-      OpKind::Softsign, OpKind::Exp, OpKind::Log, OpKind::Sqrt, OpKind::Square, OpKind::Cube, OpKind::Abs,
-      OpKind::Erf, OpKind::LogSigmoid, OpKind::MatMul, OpKind::AffineTransform, OpKind::Transpose, OpKind::Softmax,
-      OpKind::LogSoftmax, OpKind::LogSumExp, OpKind::SquaredDistance, OpKind::L1Distance, OpKind::SquaredNorm,
-      OpKind::L2Norm, OpKind::DotProduct, OpKind::SumElems, OpKind::SumBatches, OpKind::SumDim,
-      OpKind::MeanElems, OpKind::MeanBatches, OpKind::MeanDim, OpKind::Reshape, OpKind::PickRange,
-      OpKind::Concatenate, OpKind::ConcatenateToBatch, OpKind::NoBackprop, OpKind::FlipGradient,
-      OpKind::ScaleGradient, OpKind::LayerNorm, OpKind::VanillaLSTMGates, OpKind::VanillaLSTMC,
-      OpKind::VanillaLSTMH, OpKind::TreeLSTMGates, OpKind::TreeLSTMGatesAffine, OpKind::TreeLSTMC,
-      OpKind::TreeLSTMH};
-  // clang-format on
-  for (OpKind op : kPure) t.row(op).pure = true;
+OpInfo& OpTable::define(OpKind op, const char* family, const char* name, ShapeFn shape, ForwardFn forward,
+                        BackwardFn backward, BatchKind batch, Purity purity, Devices devices) {
+  OpInfo& r = row(op);
+  DYNET_LITE_ASSERT(!r.name, "op table: " << name << " is declared twice (first as " << r.name << ")");
+  r.family = family;
+  r.name = name;
+  r.shape = shape;
+  r.forward[static_cast<unsigned>(DeviceType::CPU)] = forward;
+  r.backward[static_cast<unsigned>(DeviceType::CPU)] = backward;
+  r.batch = batch;
+  r.pure = purity == Purity::Pure;
+  r.devices = devices;
+  return r;
 }
+
+namespace {
 
 // The rows with the CPU kernels of one instruction set (backends/cpu/isa.h).
 void register_cpu_ops(OpTable& t, cpu::Isa isa) {
@@ -70,12 +62,16 @@ struct FilledTable {
   explicit FilledTable(cpu::Isa isa) {
     register_cpu_ops(table, isa);
     register_cuda_kernels(table);
-    mark_pure_ops(table);
+    // A build with the CUDA backend fills a GPU column; it must match each row's Devices.
+    bool cuda_built = false;
+    for (unsigned i = 0; i < kNumOps; ++i) cuda_built |= table.row(static_cast<OpKind>(i)).forward[1] != nullptr;
     for (unsigned i = 0; i < kNumOps; ++i) {
       const OpInfo& r = table.row(static_cast<OpKind>(i));
       bool has_backward = r.backward[0] || r.accumulate || r.blocks_gradient;
       if (!r.name || !r.shape || !r.forward[0] || !has_backward)
         incomplete_names.push_back(r.name ? std::string(r.name) : "op #" + std::to_string(i));
+      else if (cuda_built && (r.forward[1] != nullptr) != (r.devices == Devices::CpuAndCuda))
+        incomplete_names.push_back(std::string(r.name) + " (CUDA kernels and the row's Devices differ)");
     }
     for (const std::string& s : incomplete_names) incomplete.push_back(s.c_str());
   }

@@ -1,8 +1,10 @@
 #pragma once
 // The table of operations: the single place that says, for every op, its name,
 // how it infers its shape, its kernels per device, and how it batches (the row
-// type is core/op_info.h).  Each family file under ops/ fills the rows of its ops
-// (register_*_ops); a test checks that no row is left empty.
+// type is core/op_info.h).  Each family file under ops/ declares the rows of its
+// ops (register_*_ops, one OpTable::define each); the CUDA backend fills their
+// GPU column.  A test checks that no row is left empty, and docs/ops.md is
+// generated from the rows (tests/op_table_doc.cc).
 #include "dynet_lite/core/op_info.h"
 
 namespace dynet_lite {

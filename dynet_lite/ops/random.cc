@@ -4,6 +4,7 @@
 #include <cmath>
 #include <random>
 
+#include "dynet_lite/backends/op_params.h"
 #include "dynet_lite/core/exec_context.h"
 #include "dynet_lite/core/node.h"
 #include "dynet_lite/expr.h"
@@ -13,10 +14,7 @@ namespace dynet_lite {
 
 namespace {
 
-struct RandomParams {
-  float p = 0.f;      // drop probability, or the noise's standard deviation
-  unsigned dim = 0;   // dropout_dim's dimension
-};
+using op_params::RandomParams;
 
 Dim one_arg_shape(const Tensor* const* xs, unsigned n, const Node& node) {
   DYNET_LITE_DIM_CHECK(n == 1, op_name(node.op) << ": takes one argument, got " << n);
@@ -126,26 +124,18 @@ Expression add_random(OpKind op, const Expression& x, float p, unsigned dim = 0)
 }  // namespace
 
 void register_random_ops(OpTable& t) {
-  struct Row {
-    OpKind op;
-    const char* name;
-  };
-  for (Row r : {Row{OpKind::Dropout, "dropout"}, Row{OpKind::DropoutDim, "dropout_dim"},
-                Row{OpKind::DropoutBatch, "dropout_batch"}, Row{OpKind::BlockDropout, "block_dropout"}}) {
-    OpInfo& o = t.row(r.op);
-    o.name = r.name;
-    o.shape = r.op == OpKind::DropoutDim ? dropout_dim_shape : one_arg_shape;
-    o.forward[0] = dropout_forward;
-    o.backward[0] = dropout_backward;
-    // The mask lives in node.aux, which a stacked run would not give each node.
-    o.batch = BatchKind::Never;
-  }
-  OpInfo& nz = t.row(OpKind::Noise);
-  nz.name = "noise";
-  nz.shape = one_arg_shape;
-  nz.forward[0] = noise_forward;
-  nz.backward[0] = noise_backward;
-  nz.batch = BatchKind::Elementwise;
+  // The mask lives in node.aux, which a stacked run would not give each node.
+  const BatchKind never = BatchKind::Never;
+  t.define(OpKind::Dropout, "random", "dropout", one_arg_shape, dropout_forward, dropout_backward, never,
+           Purity::Impure, Devices::CpuAndCuda);
+  t.define(OpKind::DropoutDim, "random", "dropout_dim", dropout_dim_shape, dropout_forward, dropout_backward, never,
+           Purity::Impure, Devices::CpuAndCuda);
+  t.define(OpKind::DropoutBatch, "random", "dropout_batch", one_arg_shape, dropout_forward, dropout_backward, never,
+           Purity::Impure, Devices::CpuAndCuda);
+  t.define(OpKind::BlockDropout, "random", "block_dropout", one_arg_shape, dropout_forward, dropout_backward, never,
+           Purity::Impure, Devices::CpuAndCuda);
+  t.define(OpKind::Noise, "random", "noise", one_arg_shape, noise_forward, noise_backward, BatchKind::Elementwise,
+           Purity::Impure, Devices::CpuAndCuda);
 }
 
 Expression noise(const Expression& x, real stddev) {

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "dynet_lite/backends/cpu/eigen.h"
+#include "dynet_lite/backends/op_params.h"
 #include "dynet_lite/core/exec_context.h"
 #include "dynet_lite/core/node.h"
 #include "dynet_lite/expr.h"
@@ -13,6 +14,9 @@
 namespace dynet_lite {
 
 namespace {
+
+using op_params::ArgReduceParams;
+using op_params::DimReduceParams;
 
 using cpu::batch_arr;
 
@@ -76,14 +80,6 @@ void mean_batches_backward(const Tensor* const*, unsigned, const Node&, const Te
 }
 
 // ---------------------------------------------------------------- sum_dim / mean_dim
-// The reduced dimensions are kept as a bit mask (bit k: dimension k) so the
-// parameters stay inline; `batch` also reduces the batch dimension.
-struct DimReduceParams {
-  uint32_t mask = 0;
-  bool batch = false;
-  unsigned char unused[3] = {};  // no padding: graphs compare parameters byte by byte (exec/cse.h)
-};
-static_assert(std::has_unique_object_representations_v<DimReduceParams>, "DimReduceParams must have no padding");
 
 // The input seen as up to 8 groups of adjacent dimensions (the batch is the last
 // one) that are all reduced or all kept, with the output stride of each group.
@@ -229,9 +225,6 @@ Expression dim_reduce_expr(OpKind op, const char* name, const Expression& x, con
 }
 
 // ---------------------------------------------------------------- max_dim / min_dim
-struct ArgReduceParams {
-  unsigned dim = 0;
-};
 
 Dim arg_reduce_shape(const Tensor* const* xs, unsigned n, const Node& node) {
   Dim d = one_arg(xs, n, node);
@@ -295,58 +288,30 @@ void arg_reduce_backward(const Tensor* const* xs, unsigned, const Node& n, const
 }  // namespace
 
 void register_reduce_ops(OpTable& t) {
-  OpInfo& se = t.row(OpKind::SumElems);
-  se.name = "sum_elems";
-  se.shape = sum_elems_shape;
-  se.forward[0] = sum_elems_forward;
-  se.backward[0] = sum_elems_backward;
-  se.batch = BatchKind::Elementwise;
+  t.define(OpKind::SumElems, "reduce", "sum_elems", sum_elems_shape, sum_elems_forward, sum_elems_backward,
+           BatchKind::Elementwise, Purity::Pure, Devices::CpuAndCuda);
 
-  OpInfo& sb = t.row(OpKind::SumBatches);
-  sb.name = "sum_batches";
-  sb.shape = sum_batches_shape;
-  sb.forward[0] = sum_batches_forward;
-  sb.backward[0] = sum_batches_backward;
+  t.define(OpKind::SumBatches, "reduce", "sum_batches", sum_batches_shape, sum_batches_forward, sum_batches_backward,
+           BatchKind::Never, Purity::Pure, Devices::CpuAndCuda);
 
-  OpInfo& me = t.row(OpKind::MeanElems);
-  me.name = "mean_elems";
-  me.shape = sum_elems_shape;
-  me.forward[0] = mean_elems_forward;
-  me.backward[0] = mean_elems_backward;
-  me.batch = BatchKind::Elementwise;
+  t.define(OpKind::MeanElems, "reduce", "mean_elems", sum_elems_shape, mean_elems_forward, mean_elems_backward,
+           BatchKind::Elementwise, Purity::Pure, Devices::CpuAndCuda);
 
-  OpInfo& mb = t.row(OpKind::MeanBatches);
-  mb.name = "mean_batches";
-  mb.shape = sum_batches_shape;
-  mb.forward[0] = mean_batches_forward;
-  mb.backward[0] = mean_batches_backward;
+  t.define(OpKind::MeanBatches, "reduce", "mean_batches", sum_batches_shape, mean_batches_forward,
+           mean_batches_backward, BatchKind::Never, Purity::Pure, Devices::CpuAndCuda);
 
   // sum_dim / mean_dim may reduce the batch too: they never run stacked.
-  OpInfo& sd = t.row(OpKind::SumDim);
-  sd.name = "sum_dim";
-  sd.shape = dim_reduce_shape;
-  sd.forward[0] = sum_dim_forward;
-  sd.backward[0] = sum_dim_backward;
+  t.define(OpKind::SumDim, "reduce", "sum_dim", dim_reduce_shape, sum_dim_forward, sum_dim_backward, BatchKind::Never,
+           Purity::Pure, Devices::CpuAndCuda);
 
-  OpInfo& md = t.row(OpKind::MeanDim);
-  md.name = "mean_dim";
-  md.shape = dim_reduce_shape;
-  md.forward[0] = mean_dim_forward;
-  md.backward[0] = mean_dim_backward;
+  t.define(OpKind::MeanDim, "reduce", "mean_dim", dim_reduce_shape, mean_dim_forward, mean_dim_backward,
+           BatchKind::Never, Purity::Pure, Devices::CpuAndCuda);
 
-  OpInfo& xd = t.row(OpKind::MaxDim);
-  xd.name = "max_dim";
-  xd.shape = arg_reduce_shape;
-  xd.forward[0] = arg_reduce_forward<true>;
-  xd.backward[0] = arg_reduce_backward;
-  xd.batch = BatchKind::Elementwise;
+  t.define(OpKind::MaxDim, "reduce", "max_dim", arg_reduce_shape, arg_reduce_forward<true>, arg_reduce_backward,
+           BatchKind::Elementwise, Purity::Impure, Devices::CpuAndCuda);
 
-  OpInfo& nd = t.row(OpKind::MinDim);
-  nd.name = "min_dim";
-  nd.shape = arg_reduce_shape;
-  nd.forward[0] = arg_reduce_forward<false>;
-  nd.backward[0] = arg_reduce_backward;
-  nd.batch = BatchKind::Elementwise;
+  t.define(OpKind::MinDim, "reduce", "min_dim", arg_reduce_shape, arg_reduce_forward<false>, arg_reduce_backward,
+           BatchKind::Elementwise, Purity::Impure, Devices::CpuAndCuda);
 }
 
 Expression sum_elems(const Expression& x) { return detail::add(OpKind::SumElems, {x}); }

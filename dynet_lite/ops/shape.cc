@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "dynet_lite/backends/cpu/eigen.h"
+#include "dynet_lite/backends/op_params.h"
 #include "dynet_lite/core/exec_context.h"
 #include "dynet_lite/core/node.h"
 #include "dynet_lite/expr.h"
@@ -16,6 +17,11 @@
 namespace dynet_lite {
 
 namespace {
+
+using op_params::ConcatParams;
+using op_params::IndexSource;
+using op_params::OneFloat;
+using op_params::RangeParams;
 
 using ConstArrMap = Eigen::Map<const Eigen::ArrayXf>;
 
@@ -54,15 +60,6 @@ inline size_t dims_product(const Dim& d, unsigned from, unsigned to) {
 // ---------------------------------------------------------------- index lists
 // Where an op's indices come from: a copy in graph memory, a user's vector or a
 // user's single index read at forward time, or one index given by value.
-struct IndexSource {
-  const unsigned* values = nullptr;             // copied into graph memory
-  const std::vector<unsigned>* pvec = nullptr;  // read at forward time
-  const unsigned* pone = nullptr;               // read at forward time
-  unsigned one = 0;                             // a single index by value
-  unsigned count = 1;                           // number of indices, fixed when built
-  unsigned dim = 0;                             // pick: the dimension
-  bool per_batch = false;                       // one index per output batch element
-};
 static_assert(sizeof(IndexSource) <= Node::kParamBytes, "index source must fit in the node");
 
 bool read_at_forward(const IndexSource& s) { return s.pvec != nullptr || s.pone != nullptr; }
@@ -196,9 +193,6 @@ void pick_backward(const Tensor* const*, unsigned, const Node& n, const Tensor& 
 }
 
 // ---------------------------------------------------------------- pick_range
-struct RangeParams {
-  unsigned start = 0, end = 0, dim = 0;
-};
 
 Dim pick_range_shape(const Tensor* const* xs, unsigned n, const Node& node) {
   Dim d = one_arg(xs, n, node);
@@ -330,9 +324,6 @@ void select_cols_backward(const Tensor* const*, unsigned, const Node& n, const T
 }
 
 // ---------------------------------------------------------------- concatenate
-struct ConcatParams {
-  unsigned dim = 0;
-};
 
 // All arguments agree in every dimension but `dim` (missing trailing ones read
 // as 1); batch sizes are equal or 1 (a batch of 1 is repeated).
@@ -439,9 +430,6 @@ void concat_batch_backward(const Tensor* const* xs, unsigned, const Node&, const
 }
 
 // ---------------------------------------------------------------- gradient controls
-struct ScaleParams {
-  float lambda = 1.f;
-};
 
 Dim same_shape(const Tensor* const* xs, unsigned n, const Node& node) { return one_arg(xs, n, node); }
 // y = x (a copy: these ops batch element-wise like any other)
@@ -455,7 +443,7 @@ void flip_backward(const Tensor* const*, unsigned, const Node&, const Tensor& dy
 // scale_gradient: y = x;  dx += lambda dy
 void scale_backward(const Tensor* const*, unsigned, const Node& n, const Tensor& dy, unsigned, Tensor& dx,
                     ExecContext&) {
-  cpu::arr(dx) += n.p<ScaleParams>().lambda * cpu::arr(dy);
+  cpu::arr(dx) += n.p<OneFloat>().a * cpu::arr(dy);
 }
 
 Expression concat_expr(const Expression* xs, size_t n, unsigned d) {
@@ -467,43 +455,33 @@ Expression concat_expr(const Expression* xs, size_t n, unsigned d) {
 }  // namespace
 
 void register_shape_ops(OpTable& t) {
-  struct Row {
-    OpKind op;
-    const char* name;
-    ShapeFn shape;
-    ForwardFn f;
-    BackwardFn b;
-    BatchKind batch;
-  };
   // Element-wise batching (stacking instances along the batch) only for ops that
   // treat every batch element alone with the same parameters; pick and
-  // concatenate broadcast or take per-element indices and batch their own way.
-  for (Row r : {
-           Row{OpKind::Reshape, "reshape", reshape_shape, reshape_forward, identity_backward, BatchKind::Never},
-           Row{OpKind::Pick, "pick", pick_shape, pick_forward, pick_backward, BatchKind::Custom},
-           Row{OpKind::PickRange, "pick_range", pick_range_shape, pick_range_forward, pick_range_backward,
-               BatchKind::Elementwise},
-           Row{OpKind::PickBatchElems, "pick_batch_elems", pick_batch_shape, pick_batch_forward, pick_batch_backward,
-               BatchKind::Never},
-           Row{OpKind::SelectRows, "select_rows", select_rows_shape, select_rows_forward, select_rows_backward,
-               BatchKind::Elementwise},
-           Row{OpKind::SelectCols, "select_cols", select_cols_shape, select_cols_forward, select_cols_backward,
-               BatchKind::Elementwise},
-           Row{OpKind::Concatenate, "concatenate", concat_shape, concat_forward, concat_backward, BatchKind::Elementwise},
-           Row{OpKind::ConcatenateToBatch, "concatenate_to_batch", concat_batch_shape, concat_batch_forward,
-               concat_batch_backward, BatchKind::Never},
-           Row{OpKind::NoBackprop, "nobackprop", same_shape, copy_forward, nullptr, BatchKind::Elementwise},
-           Row{OpKind::FlipGradient, "flip_gradient", same_shape, copy_forward, flip_backward, BatchKind::Elementwise},
-           Row{OpKind::ScaleGradient, "scale_gradient", same_shape, copy_forward, scale_backward,
-               BatchKind::Elementwise},
-       }) {
-    OpInfo& o = t.row(r.op);
-    o.name = r.name;
-    o.shape = r.shape;
-    o.forward[0] = r.f;
-    o.backward[0] = r.b;
-    o.batch = r.batch;
-  }
+  // concatenate_to_batch take per-element indices or join batches: they run alone.
+  const char* f = "shape";
+  const BatchKind never = BatchKind::Never, stacked = BatchKind::Elementwise;
+  t.define(OpKind::Reshape, f, "reshape", reshape_shape, reshape_forward, identity_backward, never, Purity::Pure,
+           Devices::CpuAndCuda);
+  t.define(OpKind::Pick, f, "pick", pick_shape, pick_forward, pick_backward, never, Purity::Impure,
+           Devices::CpuAndCuda);
+  t.define(OpKind::PickRange, f, "pick_range", pick_range_shape, pick_range_forward, pick_range_backward, stacked,
+           Purity::Pure, Devices::CpuAndCuda);
+  t.define(OpKind::PickBatchElems, f, "pick_batch_elems", pick_batch_shape, pick_batch_forward, pick_batch_backward,
+           never, Purity::Impure, Devices::CpuAndCuda);
+  t.define(OpKind::SelectRows, f, "select_rows", select_rows_shape, select_rows_forward, select_rows_backward, stacked,
+           Purity::Impure, Devices::CpuAndCuda);
+  t.define(OpKind::SelectCols, f, "select_cols", select_cols_shape, select_cols_forward, select_cols_backward, stacked,
+           Purity::Impure, Devices::CpuAndCuda);
+  t.define(OpKind::Concatenate, f, "concatenate", concat_shape, concat_forward, concat_backward, stacked, Purity::Pure,
+           Devices::CpuAndCuda);
+  t.define(OpKind::ConcatenateToBatch, f, "concatenate_to_batch", concat_batch_shape, concat_batch_forward,
+           concat_batch_backward, never, Purity::Pure, Devices::CpuAndCuda);
+  t.define(OpKind::NoBackprop, f, "nobackprop", same_shape, copy_forward, nullptr, stacked, Purity::Pure,
+           Devices::CpuAndCuda);
+  t.define(OpKind::FlipGradient, f, "flip_gradient", same_shape, copy_forward, flip_backward, stacked, Purity::Pure,
+           Devices::CpuAndCuda);
+  t.define(OpKind::ScaleGradient, f, "scale_gradient", same_shape, copy_forward, scale_backward, stacked, Purity::Pure,
+           Devices::CpuAndCuda);
   t.row(OpKind::Reshape).sets_own_value = true;  // aliases its argument's memory
   t.row(OpKind::NoBackprop).blocks_gradient = true;
   t.row(OpKind::Concatenate).assigns_gradient = true;
@@ -592,8 +570,8 @@ Expression concatenate_to_batch(const std::vector<Expression>& xs) {
 Expression nobackprop(const Expression& x) { return detail::add(OpKind::NoBackprop, {x}); }
 Expression flip_gradient(const Expression& x) { return detail::add(OpKind::FlipGradient, {x}); }
 Expression scale_gradient(const Expression& x, float lambd) {
-  ScaleParams p;
-  p.lambda = lambd;
+  OneFloat p;
+  p.a = lambd;
   return detail::add(OpKind::ScaleGradient, {x}, p);
 }
 

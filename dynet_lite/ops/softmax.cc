@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "dynet_lite/backends/cpu/eigen.h"
+#include "dynet_lite/backends/op_params.h"
 #include "dynet_lite/core/exec_context.h"
 #include "dynet_lite/core/node.h"
 #include "dynet_lite/expr.h"
@@ -14,6 +15,9 @@
 namespace dynet_lite {
 
 namespace {
+
+using op_params::PnlsParams;
+using op_params::SoftmaxParams;
 
 constexpr float kNegInf = -std::numeric_limits<float>::infinity();
 
@@ -28,9 +32,6 @@ Dim one_arg(const Tensor* const* xs, unsigned n, const Node& node) {
 bool is_column_vector(const Dim& d) { return d.batch_size() == d.rows(); }
 
 // ---------------------------------------------------------------- softmax
-struct SoftmaxParams {
-  unsigned dim = 0;  // the dimension normalised over (0: each column, 1: each row, ...)
-};
 
 Dim softmax_shape(const Tensor* const* xs, unsigned n, const Node& node) {
   Dim d = one_arg(xs, n, node);
@@ -216,13 +217,6 @@ void logsumexp_backward(const Tensor* const* xs, unsigned, const Node& node, con
 // ---------------------------------------------------------------- pickneglogsoftmax
 // The indices come from one of four places; `count` is the number of indices
 // (1 = the same index for every batch element).
-struct PnlsParams {
-  const unsigned* indices = nullptr;               // copied (graph memory)
-  const unsigned* pindex = nullptr;                // read at forward time
-  const std::vector<unsigned>* pindices = nullptr;  // read at forward time
-  unsigned index = 0;
-  unsigned count = 1;
-};
 
 const unsigned* pnls_indices(const PnlsParams& p) {
   if (p.pindex) return p.pindex;
@@ -334,41 +328,21 @@ Expression pnls(const Expression& x, const PnlsParams& p) { return detail::add(O
 }  // namespace
 
 void register_softmax_ops(OpTable& t) {
-  OpInfo& s = t.row(OpKind::Softmax);
-  s.name = "softmax";
-  s.shape = softmax_shape;
-  s.forward[0] = softmax_forward;
-  s.backward[0] = softmax_backward;
-  s.batch = BatchKind::Elementwise;
+  t.define(OpKind::Softmax, "softmax", "softmax", softmax_shape, softmax_forward, softmax_backward,
+           BatchKind::Elementwise, Purity::Pure, Devices::CpuAndCuda);
 
-  OpInfo& ls = t.row(OpKind::LogSoftmax);
-  ls.name = "log_softmax";
-  ls.shape = log_softmax_shape;
-  ls.forward[0] = log_softmax_forward;
-  ls.backward[0] = log_softmax_backward;
-  ls.batch = BatchKind::Elementwise;
+  t.define(OpKind::LogSoftmax, "softmax", "log_softmax", log_softmax_shape, log_softmax_forward, log_softmax_backward,
+           BatchKind::Elementwise, Purity::Pure, Devices::CpuAndCuda);
 
-  OpInfo& r = t.row(OpKind::RestrictedLogSoftmax);
-  r.name = "restricted_log_softmax";
-  r.shape = restricted_shape;
-  r.forward[0] = restricted_forward;
-  r.backward[0] = restricted_backward;
-  r.batch = BatchKind::Never;
+  t.define(OpKind::RestrictedLogSoftmax, "softmax", "restricted_log_softmax", restricted_shape, restricted_forward,
+           restricted_backward, BatchKind::Never, Purity::Impure);
 
-  OpInfo& l = t.row(OpKind::LogSumExp);
-  l.name = "logsumexp";
-  l.shape = logsumexp_shape;
-  l.forward[0] = logsumexp_forward;
-  l.backward[0] = logsumexp_backward;
-  l.batch = BatchKind::Elementwise;
+  t.define(OpKind::LogSumExp, "softmax", "logsumexp", logsumexp_shape, logsumexp_forward, logsumexp_backward,
+           BatchKind::Elementwise, Purity::Pure, Devices::CpuAndCuda);
 
-  OpInfo& p = t.row(OpKind::PickNegLogSoftmax);
-  p.name = "pickneglogsoftmax";
-  p.shape = pnls_shape;
-  p.forward[0] = pnls_forward;
-  p.backward[0] = pnls_backward;
+  OpInfo& p = t.define(OpKind::PickNegLogSoftmax, "softmax", "pickneglogsoftmax", pnls_shape, pnls_forward,
+                       pnls_backward, BatchKind::Custom, Purity::Impure, Devices::CpuAndCuda);
   p.assigns_gradient = true;
-  p.batch = BatchKind::Custom;
   p.batch_combine = pnls_batch_combine;
 }
 

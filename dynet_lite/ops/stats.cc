@@ -585,38 +585,35 @@ void strided_select_backward(const Tensor* const*, unsigned, const Node& node, c
   l.for_each([&](size_t i, size_t j) { dx.v[i] += dy.v[j]; });
 }
 
-void set_row(OpTable& t, OpKind op, const char* name, ShapeFn shape, ForwardFn f, BackwardFn b, BatchKind batch) {
-  OpInfo& o = t.row(op);
-  o.name = name;
-  o.shape = shape;
-  o.forward[0] = f;
-  o.backward[0] = b;
-  o.batch = batch;
-}
-
 }  // namespace
 
 void register_stats_ops(OpTable& t) {
   // The *_elems ops treat batch elements independently; the others may reduce the batch.
-  set_row(t, OpKind::MomentElems, "moment_elems", moment_shape, moment_forward, moment_backward,
-          BatchKind::Elementwise);
-  set_row(t, OpKind::MomentDim, "moment_dim", moment_shape, moment_forward, moment_backward, BatchKind::Never);
-  set_row(t, OpKind::MomentBatches, "moment_batches", moment_shape, moment_forward, moment_backward, BatchKind::Never);
-  set_row(t, OpKind::StdElems, "std_elems", moment_shape, std_forward, std_backward, BatchKind::Elementwise);
-  set_row(t, OpKind::StdDim, "std_dim", moment_shape, std_forward, std_backward, BatchKind::Never);
-  set_row(t, OpKind::StdBatches, "std_batches", moment_shape, std_forward, std_backward, BatchKind::Never);
-  set_row(t, OpKind::Cumsum, "cumsum", cumsum_shape, cumsum_forward, cumsum_backward, BatchKind::Elementwise);
-  set_row(t, OpKind::LogSumExpDim, "logsumexp_dim", logsumexp_dim_shape, logsumexp_dim_forward, logsumexp_dim_backward,
-          BatchKind::Elementwise);
-  set_row(t, OpKind::FoldRows, "fold_rows", fold_rows_shape, fold_rows_forward, fold_rows_backward,
-          BatchKind::Elementwise);
-  set_row(t, OpKind::KMaxPooling, "kmax_pooling", kmax_pooling_shape, kmax_pooling_forward, kmax_pooling_backward,
-          BatchKind::Elementwise);
-  set_row(t, OpKind::KMHNGram, "kmh_ngram", kmh_ngram_shape, kmh_ngram_forward, kmh_ngram_backward,
-          BatchKind::Elementwise);
+  t.define(OpKind::MomentElems, "stats", "moment_elems", moment_shape, moment_forward, moment_backward,
+           BatchKind::Elementwise, Purity::Impure);
+  t.define(OpKind::MomentDim, "stats", "moment_dim", moment_shape, moment_forward, moment_backward, BatchKind::Never,
+           Purity::Impure);
+  t.define(OpKind::MomentBatches, "stats", "moment_batches", moment_shape, moment_forward, moment_backward,
+           BatchKind::Never, Purity::Impure);
+  t.define(OpKind::StdElems, "stats", "std_elems", moment_shape, std_forward, std_backward, BatchKind::Elementwise,
+           Purity::Impure);
+  t.define(OpKind::StdDim, "stats", "std_dim", moment_shape, std_forward, std_backward, BatchKind::Never,
+           Purity::Impure);
+  t.define(OpKind::StdBatches, "stats", "std_batches", moment_shape, std_forward, std_backward, BatchKind::Never,
+           Purity::Impure);
+  t.define(OpKind::Cumsum, "stats", "cumsum", cumsum_shape, cumsum_forward, cumsum_backward, BatchKind::Elementwise,
+           Purity::Impure);
+  t.define(OpKind::LogSumExpDim, "stats", "logsumexp_dim", logsumexp_dim_shape, logsumexp_dim_forward,
+           logsumexp_dim_backward, BatchKind::Elementwise, Purity::Impure);
+  t.define(OpKind::FoldRows, "stats", "fold_rows", fold_rows_shape, fold_rows_forward, fold_rows_backward,
+           BatchKind::Elementwise, Purity::Impure);
+  t.define(OpKind::KMaxPooling, "stats", "kmax_pooling", kmax_pooling_shape, kmax_pooling_forward,
+           kmax_pooling_backward, BatchKind::Elementwise, Purity::Impure);
+  t.define(OpKind::KMHNGram, "stats", "kmh_ngram", kmh_ngram_shape, kmh_ngram_forward, kmh_ngram_backward,
+           BatchKind::Elementwise, Purity::Impure);
   // strided_select may select along the batch: it never runs stacked.
-  set_row(t, OpKind::StridedSelect, "strided_select", strided_select_shape, strided_select_forward,
-          strided_select_backward, BatchKind::Never);
+  t.define(OpKind::StridedSelect, "stats", "strided_select", strided_select_shape, strided_select_forward,
+           strided_select_backward, BatchKind::Never, Purity::Impure);
 }
 
 Expression moment_elems(const Expression& x, unsigned r) {

@@ -529,59 +529,29 @@ HingeDimParams hinge_dim_params(const Expression& x, unsigned d, float m) {
 }  // namespace
 
 void register_structured_ops(OpTable& t) {
-  OpInfo& sm = t.row(OpKind::Sparsemax);
-  sm.name = "sparsemax";
-  sm.shape = one_column_arg;
-  sm.forward[0] = sparsemax_forward;
-  sm.backward[0] = sparsemax_backward;
-  sm.batch = BatchKind::Elementwise;
+  t.define(OpKind::Sparsemax, "structured", "sparsemax", one_column_arg, sparsemax_forward, sparsemax_backward,
+           BatchKind::Elementwise, Purity::Impure);
 
-  OpInfo& sl = t.row(OpKind::SparsemaxLoss);
-  sl.name = "sparsemax_loss";
-  sl.shape = sparsemax_loss_shape;
-  sl.forward[0] = sparsemax_loss_forward;
-  sl.backward[0] = sparsemax_loss_backward;
-  sl.batch = BatchKind::Never;
+  t.define(OpKind::SparsemaxLoss, "structured", "sparsemax_loss", sparsemax_loss_shape, sparsemax_loss_forward,
+           sparsemax_loss_backward, BatchKind::Never, Purity::Impure);
 
-  OpInfo& cs = t.row(OpKind::ConstrainedSoftmax);
-  cs.name = "constrained_softmax";
-  cs.shape = constrained_softmax_shape;
-  cs.forward[0] = constrained_softmax_forward;
-  cs.backward[0] = constrained_softmax_backward;
-  cs.batch = BatchKind::Elementwise;
+  t.define(OpKind::ConstrainedSoftmax, "structured", "constrained_softmax", constrained_softmax_shape,
+           constrained_softmax_forward, constrained_softmax_backward, BatchKind::Elementwise, Purity::Impure);
 
-  OpInfo& po = t.row(OpKind::PoissonLoss);
-  po.name = "poisson_loss";
-  po.shape = poisson_shape;
-  po.forward[0] = poisson_forward;
-  po.backward[0] = poisson_backward;
-  po.batch = BatchKind::Never;
+  t.define(OpKind::PoissonLoss, "structured", "poisson_loss", poisson_shape, poisson_forward, poisson_backward,
+           BatchKind::Never, Purity::Impure);
 
-  OpInfo& pr = t.row(OpKind::PairwiseRankLoss);
-  pr.name = "pairwise_rank_loss";
-  pr.shape = rank_shape;
-  pr.forward[0] = rank_forward;
-  pr.backward[0] = rank_backward;
-  pr.batch = BatchKind::Elementwise;
+  t.define(OpKind::PairwiseRankLoss, "structured", "pairwise_rank_loss", rank_shape, rank_forward, rank_backward,
+           BatchKind::Elementwise, Purity::Impure);
 
-  OpInfo& hd = t.row(OpKind::HingeDim);
-  hd.name = "hinge_dim";
-  hd.shape = hinge_dim_shape;
-  hd.forward[0] = hinge_dim_forward;
-  hd.backward[0] = hinge_dim_backward;
-  hd.batch = BatchKind::Never;
+  t.define(OpKind::HingeDim, "structured", "hinge_dim", hinge_dim_shape, hinge_dim_forward, hinge_dim_backward,
+           BatchKind::Never, Purity::Impure);
 
-  OpInfo& am = t.row(OpKind::Argmax);
-  am.name = "argmax";
-  am.shape = argmax_shape;
-  am.forward[0] = argmax_forward;
-  am.backward[0] = argmax_backward;
-  am.batch = BatchKind::Elementwise;
+  t.define(OpKind::Argmax, "structured", "argmax", argmax_shape, argmax_forward, argmax_backward,
+           BatchKind::Elementwise, Purity::Impure);
 
-  OpInfo& oh = t.row(OpKind::OneHot);
-  oh.name = "one_hot";
-  oh.shape = one_hot_shape;
-  oh.forward[0] = one_hot_forward;
+  OpInfo& oh = t.define(OpKind::OneHot, "structured", "one_hot", one_hot_shape, one_hot_forward, nullptr,
+                        BatchKind::Never, Purity::Impure);
   oh.blocks_gradient = true;
   oh.leaf = true;
 }

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "dynet_lite/backends/cpu/eigen.h"
+#include "dynet_lite/backends/op_params.h"
 #include "dynet_lite/core/exec_context.h"
 #include "dynet_lite/core/node.h"
 #include "dynet_lite/expr.h"
@@ -29,10 +30,7 @@ namespace dynet_lite {
 
 namespace {
 
-// The arity N: fixes the layout of the gates vector ((3 + N) blocks).
-struct TreeParams {
-  unsigned n = 0;
-};
+using op_params::TreeParams;
 
 using ConstArr = Eigen::Map<const Eigen::ArrayXf>;
 using Arr = Eigen::Map<Eigen::ArrayXf>;
@@ -290,36 +288,21 @@ void h_backward(const Tensor* const* xs, unsigned, const Node& node, const Tenso
 void register_treelstm_ops(OpTable& t) {
   // All three treat batch elements independently and broadcast a batch of 1, so
   // identical nodes of different tree nodes / trees run as one stacked call.
-  OpInfo& g = t.row(OpKind::TreeLSTMGates);
-  g.name = "treelstm_gates";
-  g.shape = gates_shape;
-  g.forward[0] = gates_forward;
-  g.backward[0] = gates_backward;
-  g.batch = BatchKind::Elementwise;
+  OpInfo& g = t.define(OpKind::TreeLSTMGates, "treelstm", "treelstm_gates", gates_shape, gates_forward, gates_backward,
+                       BatchKind::Elementwise, Purity::Pure, Devices::CpuAndCuda);
   g.assigns_gradient = true;
 
-  OpInfo& ga = t.row(OpKind::TreeLSTMGatesAffine);
-  ga.name = "treelstm_gates_affine";
-  ga.shape = gates_affine_shape;
-  ga.forward[0] = gates_affine_forward;
-  ga.backward[0] = gates_affine_backward;
-  ga.batch = BatchKind::Elementwise;  // shared weights are passed once, the rest stacked
+  // shared weights are passed once, the rest stacked
+  OpInfo& ga = t.define(OpKind::TreeLSTMGatesAffine, "treelstm", "treelstm_gates_affine", gates_affine_shape,
+                        gates_affine_forward, gates_affine_backward, BatchKind::Elementwise, Purity::Pure);
   ga.assigns_gradient = true;
 
-  OpInfo& c = t.row(OpKind::TreeLSTMC);
-  c.name = "treelstm_c";
-  c.shape = c_shape;
-  c.forward[0] = c_forward;
-  c.backward[0] = c_backward;
-  c.batch = BatchKind::Elementwise;
+  OpInfo& c = t.define(OpKind::TreeLSTMC, "treelstm", "treelstm_c", c_shape, c_forward, c_backward,
+                       BatchKind::Elementwise, Purity::Pure, Devices::CpuAndCuda);
   c.assigns_gradient = true;
 
-  OpInfo& h = t.row(OpKind::TreeLSTMH);
-  h.name = "treelstm_h";
-  h.shape = h_shape;
-  h.forward[0] = h_forward;
-  h.backward[0] = h_backward;
-  h.batch = BatchKind::Elementwise;
+  OpInfo& h = t.define(OpKind::TreeLSTMH, "treelstm", "treelstm_h", h_shape, h_forward, h_backward,
+                       BatchKind::Elementwise, Purity::Pure, Devices::CpuAndCuda);
   h.assigns_gradient = true;
 }
 

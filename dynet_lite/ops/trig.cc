@@ -131,12 +131,7 @@ struct LgammaF {
 
 template <class F>
 void set_row(OpTable& t, OpKind op, const char* name) {
-  OpInfo& o = t.row(op);
-  o.name = name;
-  o.shape = same_shape;
-  o.forward[0] = map_forward<F>;
-  o.backward[0] = map_backward<F>;
-  o.batch = BatchKind::Elementwise;
+  t.define(op, "trig", name, same_shape, map_forward<F>, map_backward<F>, BatchKind::Elementwise, Purity::Impure);
 }
 
 // ---------------------------------------------------------------- rounding
@@ -153,12 +148,7 @@ void rounding_backward(const Tensor* const*, unsigned, const Node& n, const Tens
 }
 
 void set_rounding_row(OpTable& t, OpKind op, const char* name, ForwardFn f) {
-  OpInfo& o = t.row(op);
-  o.name = name;
-  o.shape = same_shape;
-  o.forward[0] = f;
-  o.backward[0] = rounding_backward;
-  o.batch = BatchKind::Elementwise;
+  t.define(op, "trig", name, same_shape, f, rounding_backward, BatchKind::Elementwise, Purity::Impure);
 }
 
 Expression rounding(OpKind op, const Expression& x, GradientMode mode) {

@@ -224,8 +224,9 @@ void device_scatter_add(Device* d, float* const* dsts, const float* src, size_t 
 }
 
 void register_cuda_kernels(OpTable& t) {
-  cuda::register_leaf_kernels(t);
-  cuda::register_elementwise_kernels(t);
+  cuda::register_input_kernels(t);
+  cuda::register_unary_kernels(t);
+  cuda::register_arith_kernels(t);
   cuda::register_matrix_kernels(t);
   cuda::register_reduce_kernels(t);
   cuda::register_shape_kernels(t);

@@ -14,6 +14,11 @@ namespace dynet_lite {
 namespace cuda {
 
 constexpr unsigned kThreads = 256;
+#if defined(__CUDACC__)
+/// A grid-stride loop: thread i takes elements i, i + the grid's size, ...
+#define DYNET_LITE_GRID_LOOP(i, n) \
+  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < (n); i += size_t(blockDim.x) * gridDim.x)
+#endif
 /// Grid size for a grid-stride loop over n elements (capped: each thread loops).
 inline unsigned blocks_for(size_t n) {
   size_t b = (n + kThreads - 1) / kThreads;
@@ -56,8 +61,9 @@ inline void set_gpu_kernels(OpTable& t, OpKind op, ForwardFn f, BackwardFn b) {
   t.row(op).backward[1] = b;
 }
 
-void register_leaf_kernels(OpTable& t);         // leaves.cu: inputs, parameters, lookups, random leaves
-void register_elementwise_kernels(OpTable& t);  // elementwise.cu: unary, scalar, binary, sum, gradient controls
+void register_input_kernels(OpTable& t);        // inputs.cu: inputs, parameters, lookups, random leaves
+void register_unary_kernels(OpTable& t);        // unary.cu: element-wise functions
+void register_arith_kernels(OpTable& t);        // arith.cu: binary with broadcasting, with a scalar, sum
 void register_matrix_kernels(OpTable& t);       // matrix.cu: matmul, affine_transform, transpose (cuBLAS)
 void register_reduce_kernels(OpTable& t);       // reduce.cu: sums, means, softmax family
 void register_shape_kernels(OpTable& t);        // shape.cu: reshape, pick*, select*, concatenate*, dropout, noise

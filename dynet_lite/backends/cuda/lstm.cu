@@ -11,16 +11,13 @@
 #include <random>
 
 #include "dynet_lite/backends/cuda/kernels.h"
-#include "dynet_lite/backends/cuda/op_params.h"
 #include "dynet_lite/backends/lstm_gates.h"
+#include "dynet_lite/backends/op_params.h"
 #include "dynet_lite/core/exec_context.h"
 #include "dynet_lite/core/node.h"
 
 namespace dynet_lite {
 namespace cuda {
-
-#define DYNET_LITE_GRID_LOOP(i, n) \
-  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < (n); i += size_t(blockDim.x) * gridDim.x)
 
 namespace {
 
@@ -204,7 +201,7 @@ void lstm_gates_forward(const Tensor* const* xs, unsigned n, Node& node, ExecCon
   const unsigned N = y.d.bd;
   const bool dropout = n == 7;
   node.aux = nullptr;
-  const float std = node.p<cuda_params::GatesParams>().weightnoise_std;
+  const float std = node.p<op_params::GatesParams>().weightnoise_std;
   if (std > 0.f) {
     // The noise comes from the graph's engine on the host, drawn in the CPU
     // kernel's order, so that a seed gives the same function on both devices.
@@ -413,7 +410,7 @@ void for_each_chunk(const Tensor* const* xs, unsigned n, F f) {
 void tree_gates_forward(const Tensor* const* xs, unsigned, Node& node, ExecContext& ctx) {
   CudaDevice& dev = device_of(ctx);
   Tensor& y = node.value;
-  const size_t rows = y.d.rows(), hid = rows / (3 + node.p<cuda_params::TreeParams>().n);
+  const size_t rows = y.d.rows(), hid = rows / (3 + node.p<op_params::TreeParams>().n);
   launch(dev, "tree_gates_forward_kernel", y.d.size(), tree_gates_forward_kernel, y.v,
          static_cast<const float*>(xs[0]->v), rows, hid, y.d.size());
 }
@@ -421,7 +418,7 @@ void tree_gates_backward(const Tensor* const*, unsigned, const Node& node, const
                          ExecContext& ctx) {
   CudaDevice& dev = device_of(ctx);
   const Tensor& y = node.value;
-  const size_t rows = y.d.rows(), hid = rows / (3 + node.p<cuda_params::TreeParams>().n);
+  const size_t rows = y.d.rows(), hid = rows / (3 + node.p<op_params::TreeParams>().n);
   launch(dev, "tree_gates_backward_kernel", y.d.size(), tree_gates_backward_kernel, dx.v,
          static_cast<const float*>(y.v), static_cast<const float*>(dy.v), rows, hid, y.d.size());
 }

@@ -7,15 +7,12 @@
 #include <cuda_runtime.h>
 
 #include "dynet_lite/backends/cuda/kernels.h"
-#include "dynet_lite/backends/cuda/op_params.h"
+#include "dynet_lite/backends/op_params.h"
 #include "dynet_lite/core/exec_context.h"
 #include "dynet_lite/core/node.h"
 
 namespace dynet_lite {
 namespace cuda {
-
-#define DYNET_LITE_GRID_LOOP(i, n) \
-  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < (n); i += size_t(blockDim.x) * gridDim.x)
 
 namespace {
 inline int as_int(size_t v) { return static_cast<int>(v); }
@@ -169,7 +166,7 @@ struct TransposeLayout {
   size_t per;
 };
 
-TransposeLayout transpose_layout(const Dim& x, const cuda_params::TransposeParams& p) {
+TransposeLayout transpose_layout(const Dim& x, const op_params::TransposeParams& p) {
   TransposeLayout L{};
   size_t xstride[DYNET_MAX_TENSOR_DIM];
   size_t s = 1;
@@ -205,7 +202,7 @@ __global__ void transpose_backward_kernel(const float* dy, float* dx, size_t n, 
 void transpose_forward(const Tensor* const* xs, unsigned, Node& node, ExecContext& ctx) {
   CudaDevice& dev = device_of(ctx);
   size_t n = node.value.d.size();
-  TransposeLayout L = transpose_layout(xs[0]->d, node.p<cuda_params::TransposeParams>());
+  TransposeLayout L = transpose_layout(xs[0]->d, node.p<op_params::TransposeParams>());
   transpose_forward_kernel<<<blocks_for(n), kThreads, 0, dev.stream()>>>(xs[0]->v, node.value.v, n, L);
   DYNET_LITE_CUDA_LAUNCH_CHECK("transpose_forward_kernel");
 }
@@ -213,7 +210,7 @@ void transpose_backward(const Tensor* const* xs, unsigned, const Node& node, con
                         ExecContext& ctx) {
   CudaDevice& dev = device_of(ctx);
   size_t n = dy.d.size();
-  TransposeLayout L = transpose_layout(xs[0]->d, node.p<cuda_params::TransposeParams>());
+  TransposeLayout L = transpose_layout(xs[0]->d, node.p<op_params::TransposeParams>());
   transpose_backward_kernel<<<blocks_for(n), kThreads, 0, dev.stream()>>>(dy.v, dx.v, n, L);
   DYNET_LITE_CUDA_LAUNCH_CHECK("transpose_backward_kernel");
 }

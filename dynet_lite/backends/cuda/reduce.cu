@@ -9,15 +9,12 @@
 #include <vector>
 
 #include "dynet_lite/backends/cuda/kernels.h"
-#include "dynet_lite/backends/cuda/op_params.h"
+#include "dynet_lite/backends/op_params.h"
 #include "dynet_lite/core/exec_context.h"
 #include "dynet_lite/core/node.h"
 
 namespace dynet_lite {
 namespace cuda {
-
-#define DYNET_LITE_GRID_LOOP(i, n) \
-  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < (n); i += size_t(blockDim.x) * gridDim.x)
 
 namespace {
 
@@ -118,14 +115,14 @@ __global__ void softmax_backward_kernel(const float* y, const float* dy, float* 
 
 void softmax_forward(const Tensor* const* xs, unsigned, Node& n, ExecContext& ctx) {
   CudaDevice& dev = device_of(ctx);
-  Groups G = softmax_groups(n.value.d, n.p<cuda_params::SoftmaxParams>().dim);
+  Groups G = softmax_groups(n.value.d, n.p<op_params::SoftmaxParams>().dim);
   softmax_forward_kernel<false><<<group_blocks(G.count), kGroupThreads, 0, dev.stream()>>>(xs[0]->v, n.value.v, G);
   DYNET_LITE_CUDA_LAUNCH_CHECK("softmax_forward_kernel");
 }
 void softmax_backward(const Tensor* const*, unsigned, const Node& n, const Tensor& dy, unsigned, Tensor& dx,
                       ExecContext& ctx) {
   CudaDevice& dev = device_of(ctx);
-  Groups G = softmax_groups(n.value.d, n.p<cuda_params::SoftmaxParams>().dim);
+  Groups G = softmax_groups(n.value.d, n.p<op_params::SoftmaxParams>().dim);
   softmax_backward_kernel<false><<<group_blocks(G.count), kGroupThreads, 0, dev.stream()>>>(n.value.v, dy.v, dx.v, G);
   DYNET_LITE_CUDA_LAUNCH_CHECK("softmax_backward_kernel");
 }
@@ -189,7 +186,7 @@ void check_pnls(const unsigned* idx, unsigned count, const Dim& x) {
 void pnls_forward(const Tensor* const* xs, unsigned, Node& n, ExecContext& ctx) {
   CudaDevice& dev = device_of(ctx);
   const Tensor& x = *xs[0];
-  const cuda_params::PnlsParams& p = n.p<cuda_params::PnlsParams>();
+  const op_params::PnlsParams& p = n.p<op_params::PnlsParams>();
   const unsigned* idx;
   if (p.pindex) {
     idx = p.pindex;
@@ -216,7 +213,7 @@ void pnls_backward(const Tensor* const* xs, unsigned, const Node& n, const Tenso
   CudaDevice& dev = device_of(ctx);
   const float* keep = static_cast<const float*>(n.aux);
   DYNET_LITE_ASSERT(keep != nullptr, "pickneglogsoftmax: backward before forward");
-  const unsigned bd = n.value.d.bd, count = n.p<cuda_params::PnlsParams>().count;
+  const unsigned bd = n.value.d.bd, count = n.p<op_params::PnlsParams>().count;
   size_t rows = xs[0]->d.rows();
   pnls_backward_kernel<<<blocks_for(rows * bd), kThreads, 0, dev.stream()>>>(
       xs[0]->v, keep, dy.v, dx.v, reinterpret_cast<const unsigned*>(keep + bd), count, rows, bd);
@@ -363,7 +360,7 @@ struct DimReduceLayout {
   size_t count;  // input elements per output element
 };
 
-DimReduceLayout dim_reduce_layout(const Dim& x, const cuda_params::DimReduceParams& p) {
+DimReduceLayout dim_reduce_layout(const Dim& x, const op_params::DimReduceParams& p) {
   DimReduceLayout L{};
   L.count = 1;
   size_t in = 1, out = 1;
@@ -432,7 +429,7 @@ __global__ void dim_reduce_backward_kernel(const float* dy, float* dx, size_t nx
 template <bool kMean>
 void dim_reduce_forward(const Tensor* const* xs, unsigned, Node& n, ExecContext& ctx) {
   CudaDevice& dev = device_of(ctx);
-  DimReduceLayout L = dim_reduce_layout(xs[0]->d, n.p<cuda_params::DimReduceParams>());
+  DimReduceLayout L = dim_reduce_layout(xs[0]->d, n.p<op_params::DimReduceParams>());
   size_t ny = n.value.d.size();
   dim_reduce_kernel<<<blocks_for(ny), kThreads, 0, dev.stream()>>>(xs[0]->v, n.value.v, ny, L,
                                                                   kMean ? 1.f / float(L.count) : 1.f);
@@ -442,7 +439,7 @@ template <bool kMean>
 void dim_reduce_backward(const Tensor* const*, unsigned, const Node& n, const Tensor& dy, unsigned, Tensor& dx,
                          ExecContext& ctx) {
   CudaDevice& dev = device_of(ctx);
-  DimReduceLayout L = dim_reduce_layout(dx.d, n.p<cuda_params::DimReduceParams>());
+  DimReduceLayout L = dim_reduce_layout(dx.d, n.p<op_params::DimReduceParams>());
   size_t nx = dx.d.size();
   dim_reduce_backward_kernel<<<blocks_for(nx), kThreads, 0, dev.stream()>>>(dy.v, dx.v, nx, L,
                                                                            kMean ? 1.f / float(L.count) : 1.f);
@@ -493,14 +490,14 @@ __global__ void arg_reduce_backward_kernel(const float* x, const float* y, const
 template <bool kMax>
 void arg_reduce_forward(const Tensor* const* xs, unsigned, Node& n, ExecContext& ctx) {
   CudaDevice& dev = device_of(ctx);
-  Axis A = axis_of(xs[0]->d, n.p<cuda_params::ConcatParams>().dim);  // ArgReduceParams: one unsigned
+  Axis A = axis_of(xs[0]->d, n.p<op_params::ConcatParams>().dim);  // ArgReduceParams: one unsigned
   arg_reduce_kernel<kMax><<<blocks_for(A.inner * A.outer), kThreads, 0, dev.stream()>>>(xs[0]->v, n.value.v, A);
   DYNET_LITE_CUDA_LAUNCH_CHECK("arg_reduce_kernel");
 }
 void arg_reduce_backward(const Tensor* const* xs, unsigned, const Node& n, const Tensor& dy, unsigned, Tensor& dx,
                          ExecContext& ctx) {
   CudaDevice& dev = device_of(ctx);
-  Axis A = axis_of(dx.d, n.p<cuda_params::ConcatParams>().dim);
+  Axis A = axis_of(dx.d, n.p<op_params::ConcatParams>().dim);
   arg_reduce_backward_kernel<<<blocks_for(A.inner * A.outer), kThreads, 0, dev.stream()>>>(xs[0]->v, n.value.v, dy.v,
                                                                                            dx.v, A);
   DYNET_LITE_CUDA_LAUNCH_CHECK("arg_reduce_backward_kernel");

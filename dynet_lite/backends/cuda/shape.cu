@@ -10,15 +10,13 @@
 #include <vector>
 
 #include "dynet_lite/backends/cuda/kernels.h"
-#include "dynet_lite/backends/cuda/op_params.h"
+#include "dynet_lite/backends/cuda/map_kernels.h"
+#include "dynet_lite/backends/op_params.h"
 #include "dynet_lite/core/exec_context.h"
 #include "dynet_lite/core/node.h"
 
 namespace dynet_lite {
 namespace cuda {
-
-#define DYNET_LITE_GRID_LOOP(i, n) \
-  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < (n); i += size_t(blockDim.x) * gridDim.x)
 
 namespace {
 
@@ -48,8 +46,7 @@ void identity_backward(const Tensor* const*, unsigned, const Node&, const Tensor
 // ---------------------------------------------------------------- index lists
 // The host indices of an IndexSource; those read at forward time are checked
 // here with the CPU kernels' messages.
-const unsigned* host_indices(const cuda_params::IndexSource& s, const char* op, unsigned limit, int axis,
-                             const Dim& x) {
+const unsigned* host_indices(const op_params::IndexSource& s, const char* op, unsigned limit, int axis, const Dim& x) {
   const unsigned* idx;
   if (s.pvec) {
     DYNET_LITE_DIM_CHECK(s.pvec->size() == s.count, op << ": the index vector behind the pointer now holds "
@@ -71,7 +68,7 @@ const unsigned* host_indices(const cuda_params::IndexSource& s, const char* op, 
   }
   return idx;
 }
-const unsigned* device_indices(ExecContext& ctx, const cuda_params::IndexSource& s, const char* op, unsigned limit,
+const unsigned* device_indices(ExecContext& ctx, const op_params::IndexSource& s, const char* op, unsigned limit,
                                int axis, const Dim& x) {
   return upload_indices(ctx, host_indices(s, op, limit, axis, x), s.count, false);
 }
@@ -95,7 +92,7 @@ __global__ void pick_kernel(float* x, float* y, const unsigned* idx, bool per_ba
 void pick_forward(const Tensor* const* xs, unsigned, Node& n, ExecContext& ctx) {
   CudaDevice& dev = device_of(ctx);
   const Tensor& x = *xs[0];
-  const cuda_params::IndexSource& s = n.p<cuda_params::IndexSource>();
+  const op_params::IndexSource& s = n.p<op_params::IndexSource>();
   const unsigned* idx = device_indices(ctx, s, "pick", x.d.d[s.dim], static_cast<int>(s.dim), x.d);
   size_t inner = dims_product(x.d, 0, s.dim), len = x.d.d[s.dim], outer = dims_product(x.d, s.dim + 1, x.d.nd);
   size_t total = n.value.d.size();
@@ -106,7 +103,7 @@ void pick_forward(const Tensor* const* xs, unsigned, Node& n, ExecContext& ctx) 
 void pick_backward(const Tensor* const*, unsigned, const Node& n, const Tensor& dy, unsigned, Tensor& dx,
                    ExecContext& ctx) {
   CudaDevice& dev = device_of(ctx);
-  const cuda_params::IndexSource& s = n.p<cuda_params::IndexSource>();
+  const op_params::IndexSource& s = n.p<op_params::IndexSource>();
   const unsigned* idx = device_indices(ctx, s, "pick", dx.d.d[s.dim], static_cast<int>(s.dim), dx.d);
   size_t inner = dims_product(dx.d, 0, s.dim), len = dx.d.d[s.dim], outer = dims_product(dx.d, s.dim + 1, dx.d.nd);
   size_t total = dy.d.size();
@@ -130,7 +127,7 @@ __global__ void range_kernel(float* x, float* y, size_t block, size_t stride, si
 void pick_range_forward(const Tensor* const* xs, unsigned, Node& n, ExecContext& ctx) {
   CudaDevice& dev = device_of(ctx);
   const Tensor& x = *xs[0];
-  const cuda_params::RangeParams& p = n.p<cuda_params::RangeParams>();
+  const op_params::RangeParams& p = n.p<op_params::RangeParams>();
   size_t inner = dims_product(x.d, 0, p.dim), len = x.d.d[p.dim], total = n.value.d.size();
   range_kernel<false><<<blocks_for(total), kThreads, 0, dev.stream()>>>(x.v, n.value.v, (p.end - p.start) * inner,
                                                                        len * inner, p.start * inner, total);
@@ -139,7 +136,7 @@ void pick_range_forward(const Tensor* const* xs, unsigned, Node& n, ExecContext&
 void pick_range_backward(const Tensor* const*, unsigned, const Node& n, const Tensor& dy, unsigned, Tensor& dx,
                          ExecContext& ctx) {
   CudaDevice& dev = device_of(ctx);
-  const cuda_params::RangeParams& p = n.p<cuda_params::RangeParams>();
+  const op_params::RangeParams& p = n.p<op_params::RangeParams>();
   size_t inner = dims_product(dx.d, 0, p.dim), len = dx.d.d[p.dim], total = dy.d.size();
   range_kernel<true><<<blocks_for(total), kThreads, 0, dev.stream()>>>(dx.v, dy.v, (p.end - p.start) * inner,
                                                                       len * inner, p.start * inner, total);
@@ -161,7 +158,7 @@ __global__ void batch_pick_kernel(float* x, float* y, const unsigned* idx, size_
 void pick_batch_forward(const Tensor* const* xs, unsigned, Node& n, ExecContext& ctx) {
   CudaDevice& dev = device_of(ctx);
   const Tensor& x = *xs[0];
-  const cuda_params::IndexSource& s = n.p<cuda_params::IndexSource>();
+  const op_params::IndexSource& s = n.p<op_params::IndexSource>();
   const unsigned* idx = device_indices(ctx, s, op_name(n.op), x.d.bd, -1, x.d);
   size_t total = n.value.d.size();
   batch_pick_kernel<false><<<blocks_for(total), kThreads, 0, dev.stream()>>>(x.v, n.value.v, idx, x.d.batch_size(),
@@ -171,7 +168,7 @@ void pick_batch_forward(const Tensor* const* xs, unsigned, Node& n, ExecContext&
 void pick_batch_backward(const Tensor* const*, unsigned, const Node& n, const Tensor& dy, unsigned, Tensor& dx,
                          ExecContext& ctx) {
   CudaDevice& dev = device_of(ctx);
-  const cuda_params::IndexSource& s = n.p<cuda_params::IndexSource>();
+  const op_params::IndexSource& s = n.p<op_params::IndexSource>();
   const unsigned* idx = device_indices(ctx, s, op_name(n.op), dx.d.bd, -1, dx.d);
   size_t total = dy.d.size();
   batch_pick_kernel<true><<<blocks_for(total), kThreads, 0, dev.stream()>>>(dx.v, dy.v, idx, dx.d.batch_size(), total);
@@ -205,7 +202,7 @@ __global__ void select_cols_kernel(float* x, float* y, const unsigned* cols, siz
 void select_rows_forward(const Tensor* const* xs, unsigned, Node& n, ExecContext& ctx) {
   CudaDevice& dev = device_of(ctx);
   const Tensor& x = *xs[0];
-  const cuda_params::IndexSource& s = n.p<cuda_params::IndexSource>();
+  const op_params::IndexSource& s = n.p<op_params::IndexSource>();
   const unsigned* rows = device_indices(ctx, s, "select_rows", x.d.rows(), 0, x.d);
   size_t total = n.value.d.size();
   select_rows_kernel<false><<<blocks_for(total), kThreads, 0, dev.stream()>>>(x.v, n.value.v, rows, x.d.rows(), s.count,
@@ -215,7 +212,7 @@ void select_rows_forward(const Tensor* const* xs, unsigned, Node& n, ExecContext
 void select_rows_backward(const Tensor* const*, unsigned, const Node& n, const Tensor& dy, unsigned, Tensor& dx,
                           ExecContext& ctx) {
   CudaDevice& dev = device_of(ctx);
-  const cuda_params::IndexSource& s = n.p<cuda_params::IndexSource>();
+  const op_params::IndexSource& s = n.p<op_params::IndexSource>();
   const unsigned* rows = device_indices(ctx, s, "select_rows", dx.d.rows(), 0, dx.d);
   size_t total = dy.d.size();
   select_rows_kernel<true><<<blocks_for(total), kThreads, 0, dev.stream()>>>(dx.v, dy.v, rows, dx.d.rows(), s.count,
@@ -225,7 +222,7 @@ void select_rows_backward(const Tensor* const*, unsigned, const Node& n, const T
 void select_cols_forward(const Tensor* const* xs, unsigned, Node& n, ExecContext& ctx) {
   CudaDevice& dev = device_of(ctx);
   const Tensor& x = *xs[0];
-  const cuda_params::IndexSource& s = n.p<cuda_params::IndexSource>();
+  const op_params::IndexSource& s = n.p<op_params::IndexSource>();
   const unsigned* cols = device_indices(ctx, s, "select_cols", x.d.cols(), 1, x.d);
   size_t total = n.value.d.size();
   select_cols_kernel<false><<<blocks_for(total), kThreads, 0, dev.stream()>>>(x.v, n.value.v, cols, x.d.rows(),
@@ -235,7 +232,7 @@ void select_cols_forward(const Tensor* const* xs, unsigned, Node& n, ExecContext
 void select_cols_backward(const Tensor* const*, unsigned, const Node& n, const Tensor& dy, unsigned, Tensor& dx,
                           ExecContext& ctx) {
   CudaDevice& dev = device_of(ctx);
-  const cuda_params::IndexSource& s = n.p<cuda_params::IndexSource>();
+  const op_params::IndexSource& s = n.p<op_params::IndexSource>();
   const unsigned* cols = device_indices(ctx, s, "select_cols", dx.d.cols(), 1, dx.d);
   size_t total = dy.d.size();
   select_cols_kernel<true><<<blocks_for(total), kThreads, 0, dev.stream()>>>(dx.v, dy.v, cols, dx.d.rows(), s.count,
@@ -269,7 +266,7 @@ __global__ void concat_backward_kernel(float* dx, const float* dy, size_t inner,
 void concat_forward(const Tensor* const* xs, unsigned n, Node& node, ExecContext& ctx) {
   CudaDevice& dev = device_of(ctx);
   const Dim& yd = node.value.d;
-  unsigned dim = node.p<cuda_params::ConcatParams>().dim;
+  unsigned dim = node.p<op_params::ConcatParams>().dim;
   size_t inner = dims_product(yd, 0, dim), outer = dims_product(yd, dim + 1, yd.nd), ylen = yd.d[dim];
   size_t offset = 0;
   for (unsigned k = 0; k < n; ++k) {
@@ -285,7 +282,7 @@ void concat_backward(const Tensor* const* xs, unsigned, const Node& node, const 
                      ExecContext& ctx) {
   CudaDevice& dev = device_of(ctx);
   const Dim& yd = dy.d;
-  unsigned dim = node.p<cuda_params::ConcatParams>().dim;
+  unsigned dim = node.p<op_params::ConcatParams>().dim;
   size_t inner = dims_product(yd, 0, dim), ylen = yd.d[dim];
   size_t offset = 0;
   for (unsigned k = 0; k < i; ++k) offset += xs[k]->d[dim];
@@ -321,7 +318,7 @@ MaskLayout mask_layout(const Node& n) {
   const Dim& d = n.value.d;
   switch (n.op) {
     case OpKind::DropoutDim: {
-      unsigned dim = n.p<cuda_params::RandomParams>().dim;
+      unsigned dim = n.p<op_params::RandomParams>().dim;
       size_t inner = 1;
       for (unsigned k = 0; k < dim; ++k) inner *= d.d[k];
       size_t len = d.d[dim];
@@ -351,7 +348,7 @@ void dropout_forward(const Tensor* const* xs, unsigned, Node& n, ExecContext& ct
   CudaDevice& dev = device_of(ctx);
   MaskLayout L = mask_layout(n);
   size_t msize = L.inner * L.outer;
-  float p = n.p<cuda_params::RandomParams>().p;
+  float p = n.p<op_params::RandomParams>().p;
   float scale = p < 1.f ? 1.f / (1.f - p) : 0.f;
   thread_local std::vector<float> host;
   host.resize(msize);
@@ -385,7 +382,7 @@ void noise_forward(const Tensor* const* xs, unsigned, Node& n, ExecContext& ctx)
   size_t sz = n.value.d.size();
   thread_local std::vector<float> host;
   host.resize(sz);
-  std::normal_distribution<float> e(0.f, n.p<cuda_params::RandomParams>().p);
+  std::normal_distribution<float> e(0.f, n.p<op_params::RandomParams>().p);
   std::mt19937& rng = ctx.rng();
   for (size_t i = 0; i < sz; ++i) host[i] = e(rng);
   float* noise = ctx.scratch_floats(sz);
@@ -434,7 +431,26 @@ void to_device_backward(const Tensor* const*, unsigned, const Node&, const Tenso
 
 }  // namespace
 
+namespace {
+// The gradient controls: y = x;  nobackprop: no backward;  flip_gradient:
+// dx -= dy;  scale_gradient: dx += lambda dy (lambda is the op's float).
+struct CopyF {
+  __device__ static float f(float x, float) { return x; }
+};
+struct FlipF {
+  __device__ static float f(float x, float) { return x; }
+  __device__ static float d(float, float, float) { return -1.f; }
+};
+struct ScaleGradF {
+  __device__ static float f(float x, float) { return x; }
+  __device__ static float d(float, float, float lambda) { return lambda; }
+};
+}  // namespace
+
 void register_shape_kernels(OpTable& t) {
+  t.row(OpKind::NoBackprop).forward[1] = map_forward<CopyF>;  // blocks the gradient: no backward
+  set_map_kernels<FlipF>(t, OpKind::FlipGradient);
+  set_map_kernels<ScaleGradF>(t, OpKind::ScaleGradient);
   set_gpu_kernels(t, OpKind::Reshape, reshape_forward, identity_backward);
   set_gpu_kernels(t, OpKind::Pick, pick_forward, pick_backward);
   set_gpu_kernels(t, OpKind::PickRange, pick_range_forward, pick_range_backward);

@@ -10,7 +10,8 @@
 #include <vector>
 
 #include "dynet_lite/backends/cuda/kernels.h"
-#include "dynet_lite/backends/cuda/op_params.h"
+#include "dynet_lite/backends/op_params.h"
+#include "dynet_lite/backends/random_leaves.h"
 #include "dynet_lite/core/exec_context.h"
 #include "dynet_lite/core/node.h"
 #include "dynet_lite/model.h"
@@ -18,24 +19,19 @@
 namespace dynet_lite {
 namespace cuda {
 
-#define DYNET_LITE_GRID_LOOP(i, n) \
-  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < (n); i += size_t(blockDim.x) * gridDim.x)
-
 namespace {
 
-using cuda_params::FillParams;
-using cuda_params::InputParams;
-using cuda_params::LookupParams;
-using cuda_params::ParamParams;
+using op_params::FillParams;
+using op_params::InputParams;
+using op_params::LookupParams;
+using op_params::ParamParams;
 
 // The CPU rows' accumulate functions: parameters on the CPU still go there.
 AccumulateFn cpu_param_accumulate = nullptr;
 AccumulateFn cpu_lookup_accumulate = nullptr;
 AccumulateGroupFn cpu_lookup_accumulate_group = nullptr;
 
-__global__ void add_kernel(float* y, const float* x, size_t n) {
-  DYNET_LITE_GRID_LOOP(i, n) y[i] += x[i];
-}
+__global__ void add_kernel(float* y, const float* x, size_t n) { DYNET_LITE_GRID_LOOP(i, n) y[i] += x[i]; }
 void launch_add(CudaDevice& dev, float* y, const float* x, size_t n) {
   add_kernel<<<blocks_for(n), kThreads, 0, dev.stream()>>>(y, x, n);
   DYNET_LITE_CUDA_LAUNCH_CHECK("add_kernel");
@@ -51,8 +47,9 @@ void input_forward(const Tensor* const*, unsigned, Node& n, ExecContext& ctx) {
     dev.upload(n.value.v, p.pscalar, sizeof(float));
   } else if (p.pdata) {
     DYNET_LITE_DIM_CHECK(p.pdata->size() == sz, "input: the vector behind the pointer now holds "
-                                                    << p.pdata->size() << " values, but the input was declared with shape "
-                                                    << n.value.d << " (" << sz << " values)");
+                                                    << p.pdata->size()
+                                                    << " values, but the input was declared with shape " << n.value.d
+                                                    << " (" << sz << " values)");
     dev.upload(n.value.v, p.pdata->data(), sz * sizeof(float));
   } else if (p.sparse_ids) {
     thread_local std::vector<float> host;
@@ -71,39 +68,13 @@ void constant_forward(const Tensor* const*, unsigned, Node& n, ExecContext& ctx)
   device_of(ctx).fill(n.value.v, n.p<FillParams>().a, n.value.d.size());
 }
 
-template <class Draw>
-void fill_random(Node& n, ExecContext& ctx, Draw draw) {
+// The random leaves' draws (backends/random_leaves.h), made on the host and uploaded.
+void random_forward(const Tensor* const*, unsigned, Node& n, ExecContext& ctx) {
   size_t sz = n.value.d.size();
   thread_local std::vector<float> host;
   host.resize(sz);
-  for (size_t i = 0; i < sz; ++i) host[i] = draw(ctx.rng());
+  draw_random_leaf(n.op, n.p<FillParams>(), ctx.rng(), host.data(), sz);
   device_of(ctx).upload(n.value.v, host.data(), sz * sizeof(float));
-}
-// y ~ N(a, b^2)
-void random_normal_forward(const Tensor* const*, unsigned, Node& n, ExecContext& ctx) {
-  std::normal_distribution<float> d(n.p<FillParams>().a, n.p<FillParams>().b);
-  fill_random(n, ctx, [&](std::mt19937& g) { return d(g); });
-}
-// y ~ U(a, b)
-void random_uniform_forward(const Tensor* const*, unsigned, Node& n, ExecContext& ctx) {
-  std::uniform_real_distribution<float> d(n.p<FillParams>().a, n.p<FillParams>().b);
-  fill_random(n, ctx, [&](std::mt19937& g) { return d(g); });
-}
-// y = b with probability a, else 0
-void random_bernoulli_forward(const Tensor* const*, unsigned, Node& n, ExecContext& ctx) {
-  std::bernoulli_distribution d(n.p<FillParams>().a);
-  float scale = n.p<FillParams>().b;
-  fill_random(n, ctx, [&](std::mt19937& g) { return d(g) ? scale : 0.f; });
-}
-// y = mu - beta log(-log u), u ~ U(0, 1)
-void random_gumbel_forward(const Tensor* const*, unsigned, Node& n, ExecContext& ctx) {
-  std::uniform_real_distribution<float> d(0.f, 1.f);
-  float mu = n.p<FillParams>().a, beta = n.p<FillParams>().b;
-  fill_random(n, ctx, [&](std::mt19937& g) {
-    float u = d(g);
-    while (u <= 0.f || u >= 1.f) u = d(g);
-    return mu - beta * std::log(-std::log(u));
-  });
 }
 
 // ---------------------------------------------------------------- parameters
@@ -136,8 +107,8 @@ const unsigned* lookup_indices(const LookupParams& p, unsigned bd) {
   if (p.pindex) return p.pindex;
   if (p.pindices) {
     DYNET_LITE_DIM_CHECK(p.pindices->size() == bd, "lookup: the index vector behind the pointer now holds "
-                                                        << p.pindices->size() << " indices, but the node was built for "
-                                                        << bd);
+                                                       << p.pindices->size() << " indices, but the node was built for "
+                                                       << bd);
     return p.pindices->data();
   }
   if (p.indices) return p.indices;
@@ -146,7 +117,8 @@ const unsigned* lookup_indices(const LookupParams& p, unsigned bd) {
 void check_rows(const LookupParameterStorage& lp, const unsigned* idx, unsigned n) {
   for (unsigned b = 0; b < n; ++b)
     DYNET_LITE_INDEX_CHECK(idx[b] < lp.num_rows(), "lookup: index " << idx[b] << " out of range for lookup parameter '"
-                                                                    << lp.name << "' with " << lp.num_rows() << " rows");
+                                                                    << lp.name << "' with " << lp.num_rows()
+                                                                    << " rows");
 }
 
 // y[:, b] = E[:, idx[b]]
@@ -175,7 +147,7 @@ void lookup_forward(const Tensor* const*, unsigned, Node& n, ExecContext& ctx) {
   const unsigned* didx = upload_indices(ctx, idx, bd, true);
   n.aux = const_cast<unsigned*>(didx);
   gather_kernel<<<blocks_for(row * bd), kThreads, 0, dev.stream()>>>(n.value.v, p.lp->all_values.v, didx, row,
-                                                                    row * bd);
+                                                                     row * bd);
   DYNET_LITE_CUDA_LAUNCH_CHECK("gather_kernel");
 }
 void lookup_accumulate(const Node& n, const Tensor& dy) {
@@ -195,8 +167,7 @@ void lookup_accumulate(const Node& n, const Tensor& dy) {
   } else {
     const unsigned* didx = static_cast<const unsigned*>(n.aux);
     DYNET_LITE_ASSERT(didx != nullptr, "lookup: gradient of a batched lookup before its forward on " << dev.name);
-    scatter_add_kernel<<<blocks_for(row * bd), kThreads, 0, dev.stream()>>>(lp.all_grads.v, dy.v, didx, row,
-                                                                           row * bd);
+    scatter_add_kernel<<<blocks_for(row * bd), kThreads, 0, dev.stream()>>>(lp.all_grads.v, dy.v, didx, row, row * bd);
     DYNET_LITE_CUDA_LAUNCH_CHECK("scatter_add_kernel");
   }
   for (unsigned b = 0; b < bd; ++b) lp.non_zero_grads.insert(idx[b]);
@@ -240,13 +211,13 @@ void lookup_accumulate_group(const Node* const* members, unsigned k, const float
 
 }  // namespace
 
-void register_leaf_kernels(OpTable& t) {
+void register_input_kernels(OpTable& t) {
   t.row(OpKind::Input).forward[1] = input_forward;
   t.row(OpKind::Constant).forward[1] = constant_forward;
-  t.row(OpKind::RandomNormal).forward[1] = random_normal_forward;
-  t.row(OpKind::RandomUniform).forward[1] = random_uniform_forward;
-  t.row(OpKind::RandomBernoulli).forward[1] = random_bernoulli_forward;
-  t.row(OpKind::RandomGumbel).forward[1] = random_gumbel_forward;
+  t.row(OpKind::RandomNormal).forward[1] = random_forward;
+  t.row(OpKind::RandomUniform).forward[1] = random_forward;
+  t.row(OpKind::RandomBernoulli).forward[1] = random_forward;
+  t.row(OpKind::RandomGumbel).forward[1] = random_forward;
 
   // accumulate has no device column: wrap the CPU function with a dispatch on
   // the gradient's device.
