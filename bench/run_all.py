@@ -5,8 +5,9 @@ table of medians.
   bench/run_all.py [--build build-bench] [--runs 3] [--tasks tagger,tagger-char,treelstm,rnnlm,overhead]
                    [--torch] [--dynet] [--gpu] [--data-dir DIR]
 
-Builds the native Release tree first (cmake -DDYNET_LITE_NATIVE=ON) unless
---no-build is given.  Runs are separate processes, interleaved mode by mode
+Builds the default Release tree first (what the README's commands build: the
+CPU kernels of every instruction set, the widest this CPU runs chosen at
+start-up) unless --no-build is given.  Runs are separate processes, interleaved mode by mode
 (A B C A B C ...), as BENCHMARKS.md asks; the table shows the median of each
 figure and the spread (min-max) of the throughput.
 
@@ -24,8 +25,8 @@ gives the ratios dynet_lite / DyNet next to the project's targets (b64-auto at
 least 2x, b1 at least 1.5x, rnnlm manual-64 at least 7200 / 5800 = 1.24x).
 
 --gpu runs the dynet_lite programs with --dynet-gpus 1 (parameters and graphs on
-the first GPU; the build needs the CUDA backend, so use a tree configured without
--DDYNET_LITE_NATIVE=ON if the GPU machine's CPU differs, and --no-build).
+the first GPU; the build needs the CUDA backend: --no-build with a tree
+configured where nvcc is found).
 --data-dir points the programs at another copy of ../shared/data.
 """
 import argparse
@@ -104,9 +105,8 @@ def main():
     a = ap.parse_args()
     build = os.path.join(ROOT, a.build)
     if not a.no_build:
-        # Quiet unless it fails: native builds print g++'s warnings about its own AVX-512 headers.
-        for cmd in (["cmake", "-S", ROOT, "-B", build, "-DCMAKE_BUILD_TYPE=Release", "-DDYNET_LITE_NATIVE=ON",
-                     "-DDYNET_LITE_BUILD_TESTS=OFF"], ["cmake", "--build", build, "-j2"]):
+        # Quiet unless it fails: the AVX-512 kernels print g++'s warnings about its own headers.
+        for cmd in (["cmake", "-S", ROOT, "-B", build, "-DCMAKE_BUILD_TYPE=Release", "-DDYNET_LITE_BUILD_TESTS=OFF"], ["cmake", "--build", build, "-j2"]):
             out = subprocess.run(cmd, capture_output=True, text=True)
             if out.returncode != 0:
                 sys.exit("failed: %s\n%s%s" % (" ".join(cmd), out.stdout, out.stderr))
