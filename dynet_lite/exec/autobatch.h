@@ -50,7 +50,7 @@ struct AutobatchStats {
 AutobatchStats autobatch_totals();
 void add_to_autobatch_totals(const AutobatchStats& s);
 void reset_autobatch_totals();
-/// Ops whose nodes never batch (the README lists them), by name.
+/// Ops whose nodes never batch (docs/ops.md lists them), by name.
 std::vector<const char*> unbatchable_ops();
 
 }  // namespace dynet_lite

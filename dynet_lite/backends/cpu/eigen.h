@@ -51,7 +51,7 @@ inline void tanh_columns(float* out, const Tensor& c, size_t hid, unsigned bd) {
 /// 0.5 tanh(x / 2) + 0.5, so that one vectorised tanh runs over the whole block:
 /// called per column and per gate, Eigen left a scalar tail on every column
 /// (hidden sizes such as 50), and its exp with a division costs more than its tanh
-/// (1.4x to 3.5x over the fused LSTM gates of hidden 50-256).  The sigmoid then
+/// (bench/lstm_kernels measures both).  The sigmoid then
 /// saturates to exactly 0 or 1 beyond |x| of about 18, harmless for gates; the
 /// logistic op, whose log a user may take, keeps 1 / (1 + e^-x).  With `bias`
 /// (rows floats), act(y + bias): the bias is added in the same pass that halves

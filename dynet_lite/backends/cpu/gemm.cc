@@ -144,8 +144,8 @@ inline void tile_masked(const float* a, size_t lda, size_t T, Scalars b, float* 
   for (int c = 0; c < C; ++c) _mm512_mask_storeu_ps(y + c * ldy, mask, acc[c]);
 }
 #elif defined(__AVX__)
-// The last rows (fewer than 8) as one masked vector: the scalar loop they took
-// before made a 50-row product a third slower than a 48-row one.
+// The last rows (fewer than 8) as one masked vector, so that a 50-row product
+// costs about what a 48-row one does.
 template <int C, bool kAccumulate>
 inline void tile_masked(const float* a, size_t lda, size_t T, Scalars b, float* y, size_t ldy, size_t rows) {
   static const int32_t kMaskSource[16] = {-1, -1, -1, -1, -1, -1, -1, -1, 0, 0, 0, 0, 0, 0, 0, 0};
@@ -219,10 +219,8 @@ void nopack_product(const float* a, size_t m, size_t T, Scalars b, size_t n, flo
 // copied into micro-panels that the register tiles read contiguously.
 // A's element (i, t) is at a[i * a_row + t * a_col], B's (t, j) at b[t * b_row + j * b_col].
 constexpr size_t kMR = kRows * kLanes, kNR = kCols;
-// A block's rows are a whole number of micro-panels: 128 rows made every third
-// AVX-512 panel (48 rows) an edge of 32, computed in full and copied out
-// (gemm_shapes, three interleaved rounds, medians: 512^3 95.0 -> 103.1 GFLOP/s,
-// 6022 x 256 x 2048 y = W x 94.4 -> 108.1, dW 87.5 -> 96.3).
+// A block's rows are a whole number of micro-panels, so that no panel is a
+// partial edge computed in full and copied out.
 constexpr size_t kPackDepth = 256, kPackRows = (128 + kMR - 1) / kMR * kMR, kPackCols = 2048;
 
 struct Strided {
@@ -372,16 +370,12 @@ void packed_product(Strided a, Strided b, float* c, size_t ldc, size_t m, size_t
 
 // The packed product pays for its copies from a weight (W, or dW for gemm_nt) of
 // this many floats and this many columns on: below, the no-pack tiles win.  Where
-// the cut lies depends on the core (bench/gemm_shapes, both sides of it):
-//  - AVX2 (the 2 x 6 tiles; EPYC with 512 KB of L2): 48K floats, 192 KB.  From
-//    there packing won, e.g. 384 x 128 x 300 y = W x 65 -> 76 GFLOP/s.
-//  - AVX-512 (the 3 x 8 tiles; EPYC with 1 MB of L2): the whole L2.  The tiles
-//    stream W from L2 faster than the packed product copies it: 640 x 256 x 64
-//    y = W x 113-115 GFLOP/s against 92-94 packed, dW += dy x^T 103 against 93,
-//    384 x 128 x 1280 116 / 112 against 95 / 89; at 1 MB (1024 x 256) both
-//    run at 92.
+// the cut lies depends on the core (bench/gemm_shapes measures both sides of it):
+//  - AVX2 (the 2 x 6 tiles, 512 KB of L2): packing pays from 48K floats (192 KB);
+//  - AVX-512 (the 3 x 8 tiles, 1 MB of L2): the tiles stream W from the L2
+//    faster than the packed product copies it, so the cut is the whole L2.
 // gemm_tn keeps the small cut on both: its unpacked path (Eigen's panels) is the
-// slower one there (1024 x 128 x 64: 81 packed, 72-74 not).
+// slower one there.
 constexpr size_t kPackedOperand = size_t(48) << 10, kPackedMinCols = 32;
 size_t packed_weight_floats() {
 #if defined(__AVX512F__) && defined(_SC_LEVEL2_CACHE_SIZE)

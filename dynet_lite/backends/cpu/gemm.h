@@ -11,8 +11,8 @@
 // more, all three run a packed product (blocks of both operands copied into the
 // order the register tiles read, as GotoBLAS and BLIS do); below that, gemm and
 // gemm_nt use register tiles that read W (or dy) where it lies instead of packing
-// it on every call as Eigen does (gemm.cc: 105-115 GFLOP/s on the benchmark
-// models' shapes where Eigen reaches 60-85, and 2-3x Eigen at a few columns);
+// it on every call as Eigen does (bench/gemm_shapes compares them with Eigen on
+// the models' shapes);
 // Eigen's blocked GEMM remains for small gemm_tn, for shallow gemm_nt and for
 // very large operands with few columns.  Backward avoids gemm_tn where a weight
 // is used more than once, or in a product of many columns: it multiplies by a
