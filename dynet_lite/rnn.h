@@ -91,6 +91,11 @@ class RNNBuilder {
   unsigned graph_id_ = 0;
 
  private:
+  /// Throws unless a step from `prev` can be added now (naming `what` in the error).
+  void check_step_from(const RNNPointer& prev, const char* what) const;
+  /// Records a new step from `prev`, which becomes current; returns `r`, its output.
+  Expression record_step(const RNNPointer& prev, Expression r);
+
   std::vector<RNNPointer> head;  ///< predecessor of each step
   bool sequence_started_ = false;
 };
@@ -120,8 +125,7 @@ class HiddenStateRNNBuilder : public RNNBuilder {
 
   /// One layer of a step: its output from its input `in` and its previous state
   /// `h_prev` (nullptr: zero), `v` being the layer's parameters in the graph.
-  virtual Expression layer_step(const std::vector<Expression>& v, const Expression& in,
-                                const Expression* h_prev) = 0;
+  virtual Expression layer_step(const std::vector<Expression>& v, const Expression& in, const Expression* h_prev) = 0;
 
   /// Adds every parameter to `cg` (as constants when `update` is false).
   void new_graph_impl(ComputationGraph& cg, bool update) override;

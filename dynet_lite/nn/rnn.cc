@@ -29,6 +29,19 @@ void RNNBuilder::check_input_dim(const Expression& x, unsigned dim, const char* 
                                       << "} (any batch size), got " << d);
 }
 
+void RNNBuilder::check_step_from(const RNNPointer& prev, const char* what) const {
+  check_ready(what);
+  DYNET_LITE_INDEX_CHECK(
+      prev.t >= -1 && prev.t < static_cast<int>(head.size()),
+      builder_name() << "::" << what << ": state " << prev.t << " does not exist (" << head.size() << " steps so far)");
+}
+
+Expression RNNBuilder::record_step(const RNNPointer& prev, Expression r) {
+  head.push_back(prev);
+  cur = static_cast<int>(head.size()) - 1;
+  return r;
+}
+
 void RNNBuilder::start_new_sequence(const std::vector<Expression>& h_0) {
   DYNET_LITE_ARG_CHECK(graph_ != nullptr, builder_name() << "::start_new_sequence: call new_graph() first");
   DYNET_LITE_ARG_CHECK(graph_->get_id() == graph_id_,
@@ -44,39 +57,21 @@ void RNNBuilder::start_new_sequence(const std::vector<Expression>& h_0) {
 }
 
 Expression RNNBuilder::set_h(const RNNPointer& prev, const std::vector<Expression>& h_new) {
-  check_ready("set_h");
-  DYNET_LITE_INDEX_CHECK(prev.t >= -1 && prev.t < static_cast<int>(head.size()),
-                         builder_name() << "::set_h: state " << prev.t << " does not exist (" << head.size()
-                                        << " steps so far)");
-  Expression r = set_h_impl(prev, h_new);
-  head.push_back(prev);
-  cur = static_cast<int>(head.size()) - 1;
-  return r;
+  check_step_from(prev, "set_h");
+  return record_step(prev, set_h_impl(prev, h_new));
 }
 
 Expression RNNBuilder::set_s(const RNNPointer& prev, const std::vector<Expression>& s_new) {
-  check_ready("set_s");
-  DYNET_LITE_INDEX_CHECK(prev.t >= -1 && prev.t < static_cast<int>(head.size()),
-                         builder_name() << "::set_s: state " << prev.t << " does not exist (" << head.size()
-                                        << " steps so far)");
-  Expression r = set_s_impl(prev, s_new);
-  head.push_back(prev);
-  cur = static_cast<int>(head.size()) - 1;
-  return r;
+  check_step_from(prev, "set_s");
+  return record_step(prev, set_s_impl(prev, s_new));
 }
 
 Expression RNNBuilder::add_input(const Expression& x) { return add_input(cur, x); }
 
 Expression RNNBuilder::add_input(const RNNPointer& prev, const Expression& x) {
-  check_ready("add_input");
-  DYNET_LITE_INDEX_CHECK(prev.t >= -1 && prev.t < static_cast<int>(head.size()),
-                         builder_name() << "::add_input: state " << prev.t << " does not exist ("
-                                        << head.size() << " steps so far)");
+  check_step_from(prev, "add_input");
   // The implementation records the new step only after its checks pass.
-  Expression r = add_input_impl(prev, x);
-  head.push_back(prev);
-  cur = static_cast<int>(head.size()) - 1;
-  return r;
+  return record_step(prev, add_input_impl(prev, x));
 }
 
 void RNNBuilder::rewind_one_step() {
@@ -144,8 +139,7 @@ Expression HiddenStateRNNBuilder::add_input_impl(int prev, const Expression& x) 
 
 Expression HiddenStateRNNBuilder::set_h_impl(int, const std::vector<Expression>& h_new) {
   DYNET_LITE_ARG_CHECK(h_new.size() == layers, builder_name() << "::set_h: expected " << layers
-                                                              << " expressions (one per layer), got "
-                                                              << h_new.size());
+                                                              << " expressions (one per layer), got " << h_new.size());
   for (auto& e : h_new) check_input_dim(e, hidden_dim, "set_h");
   h.insert(h.end(), h_new.begin(), h_new.end());
   return h.back();
@@ -173,11 +167,10 @@ std::vector<Expression> HiddenStateRNNBuilder::get_h(RNNPointer p) const {
 
 void HiddenStateRNNBuilder::copy_params(const HiddenStateRNNBuilder* o, bool same_options) {
   DYNET_LITE_ARG_CHECK(o != nullptr, builder_name() << "::copy: the other builder is not a " << builder_name());
-  DYNET_LITE_ARG_CHECK(o->layers == layers && o->input_dim == input_dim && o->hidden_dim == hidden_dim &&
-                           same_options,
-                       builder_name() << "::copy: sizes differ (layers " << o->layers << " vs " << layers
-                                      << ", input " << o->input_dim << " vs " << input_dim << ", hidden "
-                                      << o->hidden_dim << " vs " << hidden_dim << ")");
+  DYNET_LITE_ARG_CHECK(o->layers == layers && o->input_dim == input_dim && o->hidden_dim == hidden_dim && same_options,
+                       builder_name() << "::copy: sizes differ (layers " << o->layers << " vs " << layers << ", input "
+                                      << o->input_dim << " vs " << input_dim << ", hidden " << o->hidden_dim << " vs "
+                                      << hidden_dim << ")");
   for (size_t i = 0; i < params.size(); ++i)
     for (size_t j = 0; j < params[i].size(); ++j)
       params[i][j].set_value(as_vector(o->params[i][j].get_storage().values));
@@ -189,8 +182,8 @@ void HiddenStateRNNBuilder::copy_params(const HiddenStateRNNBuilder* o, bool sam
 
 enum { X2H, H2H, HB, L2H };
 
-SimpleRNNBuilder::SimpleRNNBuilder(unsigned layers, unsigned input_dim, unsigned hidden_dim,
-                                   ParameterCollection& model, bool support_lags)
+SimpleRNNBuilder::SimpleRNNBuilder(unsigned layers, unsigned input_dim, unsigned hidden_dim, ParameterCollection& model,
+                                   bool support_lags)
     : HiddenStateRNNBuilder("SimpleRNNBuilder", layers, input_dim, hidden_dim, model, "simple-rnn-builder"),
       lagging(support_lags) {
   unsigned in = input_dim;
@@ -212,8 +205,7 @@ void SimpleRNNBuilder::start_new_sequence_impl(const std::vector<Expression>& h_
 }
 
 Expression SimpleRNNBuilder::add_auxiliary_input(const Expression& x, const Expression& aux) {
-  DYNET_LITE_ARG_CHECK(lagging,
-                       "SimpleRNNBuilder::add_auxiliary_input: the builder was made without support_lags");
+  DYNET_LITE_ARG_CHECK(lagging, "SimpleRNNBuilder::add_auxiliary_input: the builder was made without support_lags");
   check_input_dim(aux, hidden_dim, "add_auxiliary_input (aux)");
   // Goes through add_input's bookkeeping with the auxiliary term attached.
   pending_aux_ = &aux;
