@@ -4,6 +4,7 @@
 #include <Eigen/Core>
 #include <algorithm>
 #include <chrono>
+#include <exception>
 #include <fstream>
 #include <functional>
 #include <iostream>
@@ -67,6 +68,17 @@ inline double seconds_per_call(const std::function<void()>& f, int reps) {
     r.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() / inner);
   }
   return median(r);
+}
+
+/// The body of a benchmark's main(): returns what `run(argc, argv)` returns; an
+/// exception ends the program with "<program>: error: <what>" on stderr and status 1.
+inline int run_reporting_errors(const char* program, int (*run)(int, char**), int argc, char** argv) {
+  try {
+    return run(argc, argv);
+  } catch (const std::exception& e) {
+    std::cerr << program << ": error: " << e.what() << "\n";
+    return 1;
+  }
 }
 
 }  // namespace bench

@@ -239,11 +239,4 @@ static int overhead_main(int argc, char** argv) {
   return 0;
 }
 
-int main(int argc, char** argv) {
-  try {
-    return overhead_main(argc, argv);
-  } catch (const std::exception& e) {
-    std::cerr << "overhead: error: " << e.what() << "\n";
-    return 1;
-  }
-}
+int main(int argc, char** argv) { return bench::run_reporting_errors("overhead", overhead_main, argc, argv); }

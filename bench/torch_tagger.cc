@@ -285,10 +285,5 @@ int run(int argc, char** argv) {
 
 int main(int argc, char** argv) {
   torch_bench::use_best_openblas_kernels(argv);
-  try {
-    return run(argc, argv);
-  } catch (const std::exception& e) {
-    std::cerr << "torch_tagger: error: " << e.what() << "\n";
-    return 1;
-  }
+  return bench::run_reporting_errors("torch_tagger", run, argc, argv);
 }

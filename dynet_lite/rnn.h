@@ -91,15 +91,67 @@ class RNNBuilder {
   unsigned graph_id_ = 0;
 
  private:
+  /// Throws unless a step from `prev` can be added now (naming `what` in the error).
+  void check_step_from(const RNNPointer& prev, const char* what) const;
+  /// Records a new step from `prev`, which becomes current; returns `r`, its output.
+  Expression record_step(const RNNPointer& prev, Expression r);
+
   std::vector<RNNPointer> head;  ///< predecessor of each step
   bool sequence_started_ = false;
 };
+
+namespace detail {
+/// What SimpleRNNBuilder and GRUBuilder share: a stack of layers whose state is
+/// one hidden vector per layer (the whole state, so get_s is get_h), its history
+/// with DyNet's state accessors over it, and the step's bookkeeping (dropout on
+/// the input of every layer, a fresh mask every step).  A builder adds the maths
+/// of one layer (layer_step) and checks its initial state.
+class HiddenStateRNNBuilder : public RNNBuilder {
+ public:
+  Expression back() const override;
+  std::vector<Expression> final_h() const override { return get_h(cur); }
+  std::vector<Expression> get_h(RNNPointer p) const override;
+  std::vector<Expression> final_s() const override { return final_h(); }
+  std::vector<Expression> get_s(RNNPointer p) const override { return get_h(p); }
+  unsigned num_h0_components() const override { return layers; }
+  ParameterCollection& get_parameter_collection() override { return local_model; }
+
+ protected:
+  HiddenStateRNNBuilder() = default;
+  /// Checks the sizes (naming `builder` in the error) and makes the builder's
+  /// subcollection `collection` of `model`.
+  HiddenStateRNNBuilder(const char* builder, unsigned layers, unsigned input_dim, unsigned hidden_dim,
+                        ParameterCollection& model, const char* collection);
+
+  /// One layer of a step: its output from its input `in` and its previous state
+  /// `h_prev` (nullptr: zero), `v` being the layer's parameters in the graph.
+  virtual Expression layer_step(const std::vector<Expression>& v, const Expression& in, const Expression* h_prev) = 0;
+
+  /// Adds every parameter to `cg` (as constants when `update` is false).
+  void new_graph_impl(ComputationGraph& cg, bool update) override;
+  Expression add_input_impl(int prev, const Expression& x) override;
+  Expression set_h_impl(int prev, const std::vector<Expression>& h_new) override;
+  Expression set_s_impl(int prev, const std::vector<Expression>& s_new) override;
+  /// For copy(): copies the values of `other`'s params, `other` being the other
+  /// builder cast to this builder's class (nullptr, an error, when it is not
+  /// one); its sizes must be the same and `same_options` true.
+  void copy_params(const HiddenStateRNNBuilder* other, bool same_options);
+
+  ParameterCollection local_model;
+  std::vector<std::vector<Parameter>> params;       ///< per layer, in the order each builder documents
+  std::vector<std::vector<Expression>> param_vars;  ///< per graph
+  std::vector<Expression> h;                        ///< h[t * layers + layer]
+  std::vector<Expression> h0;                       ///< empty: zero initial state
+  unsigned layers = 0, input_dim = 0, hidden_dim = 0;
+};
+}  // namespace detail
 
 /// Elman RNN: h_t = tanh(W_x x_t + W_h h_{t-1} + b) per layer; the output of a
 /// layer is the input of the next.  With support_lags, add_auxiliary_input adds
 /// a further term W_l aux.  set_dropout(d) drops the input of every layer
 /// (inverted dropout, a fresh mask every step); the returned output is not dropped.
-class SimpleRNNBuilder : public RNNBuilder {
+/// Parameters per layer: {x2h, h2h, hb} (and l2h with lags).
+class SimpleRNNBuilder : public detail::HiddenStateRNNBuilder {
  public:
   SimpleRNNBuilder() = default;
   SimpleRNNBuilder(unsigned layers, unsigned input_dim, unsigned hidden_dim, ParameterCollection& model,
@@ -109,33 +161,14 @@ class SimpleRNNBuilder : public RNNBuilder {
   /// its own weights; needs support_lags.
   Expression add_auxiliary_input(const Expression& x, const Expression& aux);
 
-  Expression back() const override;
-  std::vector<Expression> final_h() const override;
-  std::vector<Expression> get_h(RNNPointer p) const override;
-  std::vector<Expression> final_s() const override { return final_h(); }
-  std::vector<Expression> get_s(RNNPointer p) const override { return get_h(p); }
-  unsigned num_h0_components() const override { return layers; }
   void copy(const RNNBuilder& params) override;
-  ParameterCollection& get_parameter_collection() override { return local_model; }
 
  protected:
-  void new_graph_impl(ComputationGraph& cg, bool update) override;
   void start_new_sequence_impl(const std::vector<Expression>& h_0) override;
-  Expression add_input_impl(int prev, const Expression& x) override;
-  Expression set_h_impl(int prev, const std::vector<Expression>& h_new) override;
-  Expression set_s_impl(int prev, const std::vector<Expression>& s_new) override;
+  Expression layer_step(const std::vector<Expression>& v, const Expression& in, const Expression* h_prev) override;
   const char* builder_name() const override { return "SimpleRNNBuilder"; }
 
  private:
-  Expression step(int prev, const Expression& x, const Expression* aux);
-
-  ParameterCollection local_model;
-  // per layer: x2h, h2h, hb (and l2h with lags)
-  std::vector<std::vector<Parameter>> params;
-  std::vector<std::vector<Expression>> param_vars;
-  std::vector<Expression> h;   ///< h[t * layers + layer]
-  std::vector<Expression> h0;  ///< empty: zero initial state
-  unsigned layers = 0, input_dim = 0, hidden_dim = 0;
   bool lagging = false;
   const Expression* pending_aux_ = nullptr;  ///< set during add_auxiliary_input
 };

@@ -36,6 +36,14 @@ std::vector<float> fresh_parameter_values() {
   return v;
 }
 
+// Initialises DyNet with --dynet-seed `seed`, then returns what `draw()` draws.
+template <class Draw>
+std::vector<float> draw_with_seed(const char* seed, Draw draw) {
+  Args a({"prog", "--dynet-seed", seed});
+  dl::initialize(a.argc, a.argv);
+  return draw();
+}
+
 /// Puts the process back to the defaults so test cases do not leak settings.
 struct RestoreDefaults {
   ~RestoreDefaults() {
@@ -74,16 +82,10 @@ BOOST_AUTO_TEST_CASE(other_arguments_left_alone) {
 }
 
 BOOST_AUTO_TEST_CASE(seed_makes_initialisation_reproducible) {
-  Args a({"prog", "--dynet-seed", "1234"});
-  dl::initialize(a.argc, a.argv);
-  std::vector<float> first = fresh_parameter_values();
-  Args b({"prog", "--dynet-seed", "1234"});
-  dl::initialize(b.argc, b.argv);
-  std::vector<float> second = fresh_parameter_values();
+  std::vector<float> first = draw_with_seed("1234", fresh_parameter_values);
+  std::vector<float> second = draw_with_seed("1234", fresh_parameter_values);
   BOOST_CHECK_EQUAL_COLLECTIONS(first.begin(), first.end(), second.begin(), second.end());
-  Args c({"prog", "--dynet-seed", "4321"});
-  dl::initialize(c.argc, c.argv);
-  std::vector<float> third = fresh_parameter_values();
+  std::vector<float> third = draw_with_seed("4321", fresh_parameter_values);
   BOOST_CHECK(first != third);
   // The values are not all the same number (a real random draw).
   BOOST_CHECK(first[0] != first[1]);
@@ -94,12 +96,8 @@ BOOST_AUTO_TEST_CASE(seed_makes_graph_randomness_reproducible) {
     ComputationGraph cg;
     return dl::as_vector(dl::random_normal(cg, {6}).value());
   };
-  Args a({"prog", "--dynet-seed", "99"});
-  dl::initialize(a.argc, a.argv);
-  std::vector<float> first = draw();
-  Args b({"prog", "--dynet-seed", "99"});
-  dl::initialize(b.argc, b.argv);
-  std::vector<float> second = draw();
+  std::vector<float> first = draw_with_seed("99", draw);
+  std::vector<float> second = draw_with_seed("99", draw);
   BOOST_CHECK_EQUAL_COLLECTIONS(first.begin(), first.end(), second.begin(), second.end());
 }
 

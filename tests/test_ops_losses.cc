@@ -17,23 +17,11 @@ namespace {
 
 using Xs = std::vector<Expression>;
 
-struct Grads {
-  std::vector<float> value, dx, dy;
-};
+using test::Grads;
 // Value and input gradients of a one-node loss (summed over the batch) of x (and y).
 template <class F>
 Grads run(const TestInput& x, const TestInput* y, F f) {
-  ComputationGraph cg;
-  Expression ex = input(cg, x.dim, x.values);
-  Expression ey = y ? input(cg, y->dim, y->values) : ex;
-  Expression e = f(ex, ey);
-  Expression loss = sum_batches(e);
-  Grads g;
-  g.value = as_vector(cg.forward(e));
-  cg.backward(loss, true);
-  g.dx = as_vector(cg.get_gradient(ex));
-  if (y) g.dy = as_vector(cg.get_gradient(ey));
-  return g;
+  return test::value_and_input_grads(x, y, f, [](ComputationGraph&, const Expression& e) { return e; });
 }
 
 }  // namespace

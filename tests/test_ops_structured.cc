@@ -21,26 +21,15 @@ using Xs = std::vector<Expression>;
 
 const float kLn2 = 0.69314718f, kLn3 = 1.09861229f, kLn4 = 1.38629436f;
 
-struct Grads {
-  std::vector<float> value, dx, dy;
-};
+using test::Grads;
 // Value of f(x[, y]) and the input gradients of sum(w .* f) (w: one weight per
 // element, batch included; empty = all ones).
 template <class F>
 Grads run(const TestInput& x, const TestInput* y, F f, std::vector<float> w = {}) {
-  ComputationGraph cg;
-  Expression ex = input(cg, x.dim, x.values);
-  Expression ey = y ? input(cg, y->dim, y->values) : ex;
-  Expression e = f(ex, ey);
-  if (w.empty()) w.assign(e.dim().size(), 1.f);
-  Expression loss = sum_batches(sum_elems(cmult(e, input(cg, e.dim(), w))));
-  Grads g;
-  g.value = as_vector(cg.forward(e));
-  cg.forward(loss);
-  cg.backward(loss, true);
-  g.dx = as_vector(cg.get_gradient(ex));
-  if (y) g.dy = as_vector(cg.get_gradient(ey));
-  return g;
+  return test::value_and_input_grads(x, y, f, [&](ComputationGraph& cg, const Expression& e) {
+    if (w.empty()) w.assign(e.dim().size(), 1.f);
+    return sum_elems(cmult(e, input(cg, e.dim(), w)));
+  });
 }
 
 Parameter fixed_parameter(ParameterCollection& m, const Dim& d, float offset) {

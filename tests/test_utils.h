@@ -100,45 +100,55 @@ inline size_t check_gradients(dl::ParameterCollection& m, std::vector<TestInput>
     BOOST_CHECK_MESSAGE(err <= tol, what << ": analytic " << analytic << " vs numeric " << numeric);
     ++checked;
   };
+  // Compares the analytic `grad` of element `x` with the central difference.
+  auto check_element = [&](float& x, double grad, const std::string& what) {
+    const float old = x;
+    x = old + eps;
+    double up = loss_value(m, inputs, build);
+    x = old - eps;
+    double down = loss_value(m, inputs, build);
+    x = old;
+    compare(grad, (up - down) / (2 * eps), what);
+  };
   for (auto& p : m.parameters_list()) {
     std::vector<float> g = dl::as_vector(p->g);
-    for (size_t i = 0; i < p->size(); ++i) {
-      float old = p->values.v[i];
-      p->values.v[i] = old + eps;
-      double up = loss_value(m, inputs, build);
-      p->values.v[i] = old - eps;
-      double down = loss_value(m, inputs, build);
-      p->values.v[i] = old;
-      compare(g[i], (up - down) / (2 * eps), p->name + "[" + std::to_string(i) + "]");
-    }
+    for (size_t i = 0; i < p->size(); ++i) check_element(p->values.v[i], g[i], p->name + "[" + std::to_string(i) + "]");
   }
   for (auto& lp : m.lookup_parameters_list()) {
     std::vector<float> g = dl::as_vector(lp->all_grads);
-    for (size_t i = 0; i < lp->size(); ++i) {
-      float old = lp->all_values.v[i];
-      lp->all_values.v[i] = old + eps;
-      double up = loss_value(m, inputs, build);
-      lp->all_values.v[i] = old - eps;
-      double down = loss_value(m, inputs, build);
-      lp->all_values.v[i] = old;
-      compare(g[i], (up - down) / (2 * eps), lp->name + "[" + std::to_string(i) + "]");
-    }
+    for (size_t i = 0; i < lp->size(); ++i)
+      check_element(lp->all_values.v[i], g[i], lp->name + "[" + std::to_string(i) + "]");
   }
-  for (size_t k = 0; k < inputs.size(); ++k) {
-    for (size_t i = 0; i < inputs[k].values.size(); ++i) {
-      float old = inputs[k].values[i];
-      inputs[k].values[i] = old + eps;
-      double up = loss_value(m, inputs, build);
-      inputs[k].values[i] = old - eps;
-      double down = loss_value(m, inputs, build);
-      inputs[k].values[i] = old;
-      compare(input_grads[k][i], (up - down) / (2 * eps), "input " + std::to_string(k) + "[" + std::to_string(i) + "]");
-    }
-  }
+  for (size_t k = 0; k < inputs.size(); ++k)
+    for (size_t i = 0; i < inputs[k].values.size(); ++i)
+      check_element(inputs[k].values[i], input_grads[k][i],
+                    "input " + std::to_string(k) + "[" + std::to_string(i) + "]");
   m.reset_gradient();
   ++counts().gradient_checks;
   counts().gradient_elements += checked;
   return checked;
+}
+
+/// The value of a one-node function of the inputs and their gradients.
+struct Grads {
+  std::vector<float> value, dx, dy;
+};
+/// Value of e = f(ex, ey) over the inputs x and y (ey is ex when y is null) and
+/// the input gradients of sum_batches(reduce(cg, e)).
+template <class F, class Reduce>
+Grads value_and_input_grads(const TestInput& x, const TestInput* y, F f, Reduce reduce) {
+  dl::ComputationGraph cg;
+  dl::Expression ex = dl::input(cg, x.dim, x.values);
+  dl::Expression ey = y ? dl::input(cg, y->dim, y->values) : ex;
+  dl::Expression e = f(ex, ey);
+  dl::Expression loss = dl::sum_batches(reduce(cg, e));
+  Grads g;
+  g.value = dl::as_vector(cg.forward(e));
+  cg.forward(loss);
+  cg.backward(loss, true);
+  g.dx = dl::as_vector(cg.get_gradient(ex));
+  if (y) g.dy = dl::as_vector(cg.get_gradient(ey));
+  return g;
 }
 
 /// Values of an expression built over fixed inputs.
@@ -180,6 +190,16 @@ inline void check_close(const std::vector<float>& got, const std::vector<float>&
   for (size_t i = 0; i < got.size(); ++i)
     BOOST_CHECK_MESSAGE(std::fabs(got[i] - want[i]) <= tol * (1 + std::fabs(want[i])),
                         "element " << i << ": got " << got[i] << ", want " << want[i]);
+}
+
+/// Checks that a loss and its gradients agree without and with automatic
+/// batching: `run(strategy, &grads)` builds and runs a graph with that autobatch
+/// strategy (0: off, 1: on), stores the gradients and returns the loss.
+inline void check_autobatch_agrees(const std::function<float(int, std::vector<float>*)>& run) {
+  std::vector<float> g0, g1;
+  float v0 = run(0, &g0), v1 = run(1, &g1);
+  BOOST_CHECK_CLOSE(v0, v1, 1e-3);
+  check_close(g1, g0, 1e-4);
 }
 
 /// Checks that `f` throws E and that the message contains every `parts` string.

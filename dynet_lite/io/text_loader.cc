@@ -82,6 +82,20 @@ void check_dim(const std::string& filename, const EntryInfo& e, const Dim& want,
            format_dim(want));
 }
 
+// Reads the entry `key` (the storage's own name when empty) of a LookupParameter
+// (`lookup`) or a Parameter into `p` of dimension `dim`; `what` names its kind in
+// a dimension error ("the parameter").
+template <class Storage>
+void populate_storage(const std::string& filename, Storage& p, const Dim& dim, const std::string& key, bool lookup,
+                      const char* what) {
+  std::string k = key.empty() ? p.name : key;
+  TextModelReader r(filename);
+  LoadedData d;
+  EntryInfo e = find_entry(r, k, lookup, d);
+  check_dim(filename, e, dim, std::string(what) + " '" + p.name + "'");
+  store(p, d);
+}
+
 // The last path component of a key, usable as a parameter name ("" when not).
 std::string name_from_key(const std::string& key) {
   size_t slash = key.find_last_of('/');
@@ -149,22 +163,12 @@ void TextFileLoader::populate(ParameterCollection& model, const std::string& key
 
 void TextFileLoader::populate(Parameter& param, const std::string& key) {
   ParameterStorage& p = param.get_storage();
-  std::string k = key.empty() ? p.name : key;
-  TextModelReader r(filename_);
-  LoadedData d;
-  EntryInfo e = find_entry(r, k, false, d);
-  check_dim(filename_, e, p.dim, "the parameter '" + p.name + "'");
-  store(p, d);
+  populate_storage(filename_, p, p.dim, key, false, "the parameter");
 }
 
 void TextFileLoader::populate(LookupParameter& param, const std::string& key) {
   LookupParameterStorage& p = param.get_storage();
-  std::string k = key.empty() ? p.name : key;
-  TextModelReader r(filename_);
-  LoadedData d;
-  EntryInfo e = find_entry(r, k, true, d);
-  check_dim(filename_, e, p.all_dim, "the lookup parameter '" + p.name + "'");
-  store(p, d);
+  populate_storage(filename_, p, p.all_dim, key, true, "the lookup parameter");
 }
 
 Parameter TextFileLoader::load_param(ParameterCollection& model, const std::string& key) {

@@ -20,6 +20,31 @@ void check_eps(const char* who, float eps) {
   DYNET_LITE_ARG_CHECK(eps >= 0 && std::isfinite(eps), who << ": eps must be finite and >= 0, got " << eps);
 }
 
+// The arguments of Adam and AMSGrad.
+void check_adam_args(const char* who, float b1, float b2, float eps) {
+  check_decay_rate(who, "beta_1", b1);
+  check_decay_rate(who, "beta_2", b2);
+  check_eps(who, eps);
+}
+
+// Adam's step with the bias-corrected `rate` (AMSGrad's with `amsgrad`):
+// m = b1 m + (1-b1) g;  v = b2 v + (1-b2) g^2;  x -= rate * m / (sqrt(v) + eps),
+// AMSGrad with vhat = max(vhat, v) in place of v.
+void adam_step(const UpdateSpan& span, float gscale, float rate, float b1, float b2, float eps, bool amsgrad) {
+  auto g = carr(span.grads, span.size) * gscale;
+  auto m = arr(span.state[0], span.size);
+  auto v = arr(span.state[1], span.size);
+  m = b1 * m + (1 - b1) * g;
+  v = b2 * v + (1 - b2) * g.square();
+  if (!amsgrad) {
+    arr(span.values, span.size) -= rate * m / (v.sqrt() + eps);
+    return;
+  }
+  auto vhat = arr(span.state[2], span.size);
+  vhat = vhat.max(v);
+  arr(span.values, span.size) -= rate * m / (vhat.sqrt() + eps);
+}
+
 // lr * sqrt(1 - b2^t) / (1 - b1^t): Adam's bias-corrected rate for step t.
 float adam_rate(float lr, float b1, float b2, double t) {
   return static_cast<float>(lr * std::sqrt(1 - std::pow(static_cast<double>(b2), t)) /
@@ -88,9 +113,7 @@ void RMSPropTrainer::update_rule(real gscale, const UpdateSpan& span) {
 
 AdamTrainer::AdamTrainer(ParameterCollection& m, float lr, float b1, float b2, float eps)
     : Trainer(m, lr), beta_1(b1), beta_2(b2), epsilon(eps) {
-  check_decay_rate("AdamTrainer", "beta_1", b1);
-  check_decay_rate("AdamTrainer", "beta_2", b2);
-  check_eps("AdamTrainer", eps);
+  check_adam_args("AdamTrainer", b1, b2, eps);
 }
 
 void AdamTrainer::begin_update() { step_rate_ = adam_rate(learning_rate, beta_1, beta_2, updates + 1.0); }
@@ -98,21 +121,14 @@ void AdamTrainer::begin_update() { step_rate_ = adam_rate(learning_rate, beta_1,
 // m = b1 m + (1-b1) g;  v = b2 v + (1-b2) g^2;  x -= rate_t * m / (sqrt(v) + eps)
 void AdamTrainer::update_rule(real gscale, const UpdateSpan& span) {
   if (rule_on_device(span, DeviceRule::Adam, {step_rate_, gscale, beta_1, beta_2, epsilon})) return;
-  auto g = carr(span.grads, span.size) * gscale;
-  auto m = arr(span.state[0], span.size);
-  auto v = arr(span.state[1], span.size);
-  m = beta_1 * m + (1 - beta_1) * g;
-  v = beta_2 * v + (1 - beta_2) * g.square();
-  arr(span.values, span.size) -= step_rate_ * m / (v.sqrt() + epsilon);
+  adam_step(span, gscale, step_rate_, beta_1, beta_2, epsilon, false);
 }
 
 // ------------------------------------------------------------ AMSGrad
 
 AmsgradTrainer::AmsgradTrainer(ParameterCollection& m, float lr, float b1, float b2, float eps)
     : Trainer(m, lr), beta_1(b1), beta_2(b2), epsilon(eps) {
-  check_decay_rate("AmsgradTrainer", "beta_1", b1);
-  check_decay_rate("AmsgradTrainer", "beta_2", b2);
-  check_eps("AmsgradTrainer", eps);
+  check_adam_args("AmsgradTrainer", b1, b2, eps);
 }
 
 void AmsgradTrainer::begin_update() { step_rate_ = adam_rate(learning_rate, beta_1, beta_2, updates + 1.0); }
@@ -120,14 +136,7 @@ void AmsgradTrainer::begin_update() { step_rate_ = adam_rate(learning_rate, beta
 // as Adam, with vhat = max(vhat, v) in place of v
 void AmsgradTrainer::update_rule(real gscale, const UpdateSpan& span) {
   if (rule_on_device(span, DeviceRule::Amsgrad, {step_rate_, gscale, beta_1, beta_2, epsilon})) return;
-  auto g = carr(span.grads, span.size) * gscale;
-  auto m = arr(span.state[0], span.size);
-  auto v = arr(span.state[1], span.size);
-  auto vhat = arr(span.state[2], span.size);
-  m = beta_1 * m + (1 - beta_1) * g;
-  v = beta_2 * v + (1 - beta_2) * g.square();
-  vhat = vhat.max(v);
-  arr(span.values, span.size) -= step_rate_ * m / (vhat.sqrt() + epsilon);
+  adam_step(span, gscale, step_rate_, beta_1, beta_2, epsilon, true);
 }
 
 }  // namespace dynet_lite
