@@ -16,6 +16,12 @@ using namespace dynet_lite;
 namespace {
 std::string data_file(const std::string& rel) { return std::string(DYNET_LITE_DATA_DIR) + "/" + rel; }
 bool exists(const std::string& path) { return std::ifstream(path).good(); }
+/// Whether the corpus file `path` is there; when not, notes that the test is skipped.
+bool corpus_present(const std::string& path) {
+  if (exists(path)) return true;
+  BOOST_TEST_MESSAGE("skipped: " << path << " is absent");
+  return false;
+}
 /// A temporary file with the given content, removed at scope exit.
 struct TempFile {
   std::string path;
@@ -129,10 +135,7 @@ BOOST_AUTO_TEST_CASE(malformed_lines_name_file_and_line) {
 
 BOOST_AUTO_TEST_CASE(real_ewt_train) {
   const std::string path = data_file("ud-english-ewt/en_ewt-ud-train.conllu");
-  if (!exists(path)) {
-    BOOST_TEST_MESSAGE("skipped: " << path << " is absent");
-    return;
-  }
+  if (!corpus_present(path)) return;
   auto s = read_conllu(path);
   BOOST_CHECK_EQUAL(s.size(), 12544u);
   size_t tokens = 0;
@@ -190,10 +193,7 @@ BOOST_AUTO_TEST_CASE(malformed_trees_name_file_and_line) {
 
 BOOST_AUTO_TEST_CASE(real_sst_train) {
   const std::string path = data_file("sst/train.txt");
-  if (!exists(path)) {
-    BOOST_TEST_MESSAGE("skipped: " << path << " is absent");
-    return;
-  }
+  if (!corpus_present(path)) return;
   auto trees = read_ptb_trees(path);
   BOOST_CHECK_EQUAL(trees.size(), 9645u);
   for (auto& t : trees) {
