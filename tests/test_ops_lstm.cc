@@ -656,14 +656,8 @@ AutobatchRun run_instances(LSTMParams& p, int strategy) {
     outs.insert(outs.end(), {g1, c1, h1, g2, c2, h2});
     losses.push_back(test::weighted_reduce(cg, concatenate({h2, c2})));
   }
-  Expression loss = sum(losses);
   AutobatchRun r;
-  r.loss_and_values.push_back(as_scalar(cg.forward(loss)));
-  for (Expression e : outs) {
-    std::vector<float> v = as_vector(e.value());
-    r.loss_and_values.insert(r.loss_and_values.end(), v.begin(), v.end());
-  }
-  cg.backward(loss, true);
+  r.loss_and_values = test::loss_and_values(cg, losses, outs);
   for (Parameter q : {p.wx, p.wh, p.b}) {
     std::vector<float> gq = as_vector(q.get_storage().g);
     r.grads.insert(r.grads.end(), gq.begin(), gq.end());
@@ -693,16 +687,10 @@ BOOST_AUTO_TEST_CASE(autobatch_equals_plain) {
 }
 
 BOOST_AUTO_TEST_CASE(op_table_rows) {
-  for (OpKind k :
-       {OpKind::VanillaLSTMGates, OpKind::VanillaLSTMGatesDropout, OpKind::VanillaLSTMC, OpKind::VanillaLSTMH}) {
-    const OpInfo& info = op_info(k);
-    BOOST_CHECK(info.batch == BatchKind::Elementwise);
-    BOOST_CHECK(info.shape && info.forward[0] && info.backward[0]);
-  }
-  BOOST_CHECK_EQUAL(std::string(op_name(OpKind::VanillaLSTMGates)), "vanilla_lstm_gates");
-  BOOST_CHECK_EQUAL(std::string(op_name(OpKind::VanillaLSTMGatesDropout)), "vanilla_lstm_gates_dropout");
-  BOOST_CHECK_EQUAL(std::string(op_name(OpKind::VanillaLSTMC)), "vanilla_lstm_c");
-  BOOST_CHECK_EQUAL(std::string(op_name(OpKind::VanillaLSTMH)), "vanilla_lstm_h");
+  test::check_elementwise_rows({{OpKind::VanillaLSTMGates, "vanilla_lstm_gates"},
+                                {OpKind::VanillaLSTMGatesDropout, "vanilla_lstm_gates_dropout"},
+                                {OpKind::VanillaLSTMC, "vanilla_lstm_c"},
+                                {OpKind::VanillaLSTMH, "vanilla_lstm_h"}});
 }
 
 BOOST_AUTO_TEST_CASE(no_heap_allocation_in_kernels) {

@@ -18,6 +18,7 @@
 #include "dynet_lite/exec/autobatch.h"
 #include "dynet_lite/expr.h"
 #include "dynet_lite/model.h"
+#include "dynet_lite/ops/op_table.h"
 
 namespace dl = dynet_lite;
 
@@ -243,6 +244,31 @@ inline StrategyResult check_strategies_agree(const std::function<StrategyResult(
     BOOST_CHECK_GT(b.batched_groups, 0u);
   }
   return plain;
+}
+
+/// Adds the sum of `losses` to `cg`, runs forward to it, reads its value and then
+/// the values of `outs` (appended in order), and runs backward from it.
+inline std::vector<float> loss_and_values(dl::ComputationGraph& cg, const std::vector<dl::Expression>& losses,
+                                          const std::vector<dl::Expression>& outs) {
+  dl::Expression loss = dl::sum(losses);
+  std::vector<float> r{dl::as_scalar(cg.forward(loss))};
+  for (const dl::Expression& e : outs) {
+    std::vector<float> v = dl::as_vector(e.value());
+    r.insert(r.end(), v.begin(), v.end());
+  }
+  cg.backward(loss, true);
+  return r;
+}
+
+/// Checks the op table rows of element-wise batching ops: each kind batches
+/// element-wise, has a shape function and CPU kernels, and has its name.
+inline void check_elementwise_rows(std::initializer_list<std::pair<dl::OpKind, const char*>> rows) {
+  for (const auto& [kind, name] : rows) {
+    const dl::OpInfo& info = dl::op_info(kind);
+    BOOST_CHECK(info.batch == dl::BatchKind::Elementwise);
+    BOOST_CHECK(info.shape && info.forward[0] && info.backward[0]);
+    BOOST_CHECK_EQUAL(std::string(dl::op_name(kind)), name);
+  }
 }
 
 /// Checks that `f` throws E and that the message contains every `parts` string.
