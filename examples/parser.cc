@@ -401,19 +401,12 @@ void add_options(CLI::App& app, Options& o) {
                        examples::above(0))
       ->type_name("R")
       ->group(training);
-  app.add_option("--model", o.model_path,
-                 "where the best model (by dev LAS) goes; its vocabulary\ngoes to FILE.vocab (default parser.model)")
-      ->type_name("FILE")
-      ->group(training);
-  const char* const saved = "using a saved model";
-  app.add_option("--load", o.load, "UAS / LAS of the saved model on --test; with --predict, parse IN")
-      ->type_name("FILE")
-      ->group(saved);
-  app.add_option("--predict", o.predict,
-                 "parse the CoNLL-U file IN (FORM and UPOS are read), writing\nCoNLL-U with HEAD and DEPREL filled "
-                 "to standard output;\n'-' reads standard input")
-      ->type_name("IN")
-      ->group(saved);
+  examples::add_saved_model_options(
+      app, training, o.model_path,
+      "where the best model (by dev LAS) goes; its vocabulary\ngoes to FILE.vocab (default parser.model)", o.load,
+      "UAS / LAS of the saved model on --test; with --predict, parse IN", "--predict", o.predict,
+      "parse the CoNLL-U file IN (FORM and UPOS are read), writing\nCoNLL-U with HEAD and DEPREL filled "
+      "to standard output;\n'-' reads standard input");
 }
 
 void finish_options(Options& o) {
@@ -436,10 +429,7 @@ std::string format_score(const Score& sc) {
 // ---------------------------------------------------------------- modes
 
 int run_predict(const Options& o) {
-  Vocabulary vocab = Vocabulary::load(o.load + ".vocab");
-  ParameterCollection pc;
-  Parser parser(pc, vocab);
-  examples::load_model(pc, o.load);
+  examples::SavedModel<Vocabulary, Parser> saved(o.load);
   std::vector<ConlluSentence> input;
   if (o.predict == "-") {
     input = read_conllu(std::cin, "<stdin>");
@@ -448,16 +438,16 @@ int run_predict(const Options& o) {
   }
   for (const auto& cs : input) {
     if (cs.tokens.empty()) continue;
-    Sentence s = vocab.convert(cs, false);
+    Sentence s = saved.vocab.convert(cs, false);
     ComputationGraph cg;
-    parser.new_graph(cg, false);
-    Configuration c = parser.parse(s);
+    saved.model.new_graph(cg, false);
+    Configuration c = saved.model.parse(s);
     for (size_t i = 0; i < cs.tokens.size(); ++i) {
       const ConlluToken& t = cs.tokens[i];
       auto col = [](const std::string& x) { return x.empty() ? std::string("_") : x; };
       std::cout << t.id << "\t" << col(t.form) << "\t" << col(t.lemma) << "\t" << col(t.upos) << "\t" << col(t.xpos)
-                << "\t" << col(t.feats) << "\t" << c.heads[i + 1] << "\t"
-                << vocab.labels.convert(c.labels[i + 1]) << "\t_\t_\n";
+                << "\t" << col(t.feats) << "\t" << c.heads[i + 1] << "\t" << saved.vocab.labels.convert(c.labels[i + 1])
+                << "\t_\t_\n";
     }
     std::cout << "\n";
   }
@@ -465,14 +455,11 @@ int run_predict(const Options& o) {
 }
 
 int run_evaluate(const Options& o) {
-  Vocabulary vocab = Vocabulary::load(o.load + ".vocab");
-  ParameterCollection pc;
-  Parser parser(pc, vocab);
-  examples::load_model(pc, o.load);
-  std::vector<Sentence> test = vocab.convert_gold(read_conllu(o.test), o.test);
+  examples::SavedModel<Vocabulary, Parser> saved(o.load);
+  std::vector<Sentence> test = saved.vocab.convert_gold(read_conllu(o.test), o.test);
   if (o.max_test && test.size() > o.max_test) test.resize(o.max_test);
   examples::Timer t;
-  const Score sc = evaluate(parser, test);
+  const Score sc = evaluate(saved.model, test);
   std::cout << "test " << format_score(sc) << " (" << sc.tokens << " tokens of " << o.test
             << ", punctuation included, " << std::fixed << std::setprecision(1) << t.seconds() << " s)\n";
   return 0;
@@ -550,21 +537,17 @@ int run_train(const Options& o) {
     if (sc.las() > best_las) {
       best_las = sc.las();
       best_dev = sc;
-      examples::save_model(pc, vocab, o.model_path);
-      std::cout << "  [saved " << o.model_path << "]";
+      examples::save_model_noted(pc, vocab, o.model_path);
     }
     std::cout << std::endl;
   }
   if (best_las < 0) return 0;  // --epochs 0
 
   // The test figure comes from the best model as saved, read back from disk.
-  ParameterCollection best_pc;
-  Vocabulary best_vocab = Vocabulary::load(o.model_path + ".vocab");
-  Parser best(best_pc, best_vocab);
-  examples::load_model(best_pc, o.model_path);
-  std::vector<Sentence> test = best_vocab.convert_gold(read_conllu(o.test), o.test);
+  examples::SavedModel<Vocabulary, Parser> best(o.model_path);
+  std::vector<Sentence> test = best.vocab.convert_gold(read_conllu(o.test), o.test);
   if (o.max_test && test.size() > o.max_test) test.resize(o.max_test);
-  const Score sc = evaluate(best, test);
+  const Score sc = evaluate(best.model, test);
   std::cout << "best dev " << format_score(best_dev) << "; test " << format_score(sc) << " (" << sc.tokens
             << " tokens, punctuation included); training " << std::fixed << std::setprecision(1) << train_seconds
             << " s, total " << total_time.seconds() << " s\n";

@@ -159,6 +159,8 @@ std::vector<std::vector<size_t>> make_minibatches(const std::vector<Sentence>& d
 /// The network.  Built once; per graph only new_graph() and the expressions.
 class RNNLanguageModel {
  public:
+  /// The model of the words of `vocab`.
+  RNNLanguageModel(ParameterCollection& pc, const Vocabulary& vocab) : RNNLanguageModel(pc, vocab.words.size()) {}
   RNNLanguageModel(ParameterCollection& pc, unsigned vocab_size)
       : vocab_size(vocab_size),
         p_embed(pc.add_lookup_parameters(vocab_size, {EMBED_DIM}, "embeddings")),
@@ -299,19 +301,12 @@ void add_options(CLI::App& app, Options& o) {
   examples::add_count(app, "--max-test-sentences", o.max_test,
                       "evaluate on the first N test sentences only (quick runs)")
       ->group(training);
-  app.add_option("--model", o.model_path,
-                 "the model with the lowest training loss so far is saved\nthere after each epoch, its vocabulary "
-                 "to FILE.vocab\n(default rnnlm.model; T4 has no held-out set besides the test)")
-      ->type_name("FILE")
-      ->group(training);
-  const char* const saved = "using a saved model";
-  app.add_option("--load", o.load, "perplexity of the saved model on --test; with --score, score IN")
-      ->type_name("FILE")
-      ->group(saved);
-  app.add_option("--score", o.score,
-                 "per sentence of IN: log-probability (nats), words, perplexity;\n'-' reads standard input")
-      ->type_name("IN")
-      ->group(saved);
+  examples::add_saved_model_options(
+      app, training, o.model_path,
+      "the model with the lowest training loss so far is saved\nthere after each epoch, its vocabulary "
+      "to FILE.vocab\n(default rnnlm.model; T4 has no held-out set besides the test)",
+      o.load, "perplexity of the saved model on --test; with --score, score IN", "--score", o.score,
+      "per sentence of IN: log-probability (nats), words, perplexity;\n'-' reads standard input");
   examples::add_choice(app, "--bench", o.bench, {"manual-1", "manual-4", "manual-16", "manual-64", "b64-auto"},
                        "one epoch of the training text after 1 warm-up minibatch; prints\none line (mode "
                        "manual-1, manual-4, manual-16, manual-64 or b64-auto)")
@@ -326,15 +321,12 @@ void finish_options(Options& o) {
 // ---------------------------------------------------------------- modes
 
 int run_evaluate(const Options& o) {
-  Vocabulary vocab = Vocabulary::load(o.load + ".vocab");
-  ParameterCollection pc;
-  RNNLanguageModel lm(pc, vocab.words.size());
-  examples::load_model(pc, o.load);
+  examples::SavedModel<Vocabulary, RNNLanguageModel> saved(o.load);
   std::vector<std::vector<std::string>> test_text = read_text(o.test);
   if (o.max_test && test_text.size() > o.max_test) test_text.resize(o.max_test);
-  std::vector<Sentence> test = vocab.convert(test_text);
+  std::vector<Sentence> test = saved.vocab.convert(test_text);
   examples::Timer t;
-  const double nll = total_nll(lm, test, vocab.eos);
+  const double nll = total_nll(saved.model, test, saved.vocab.eos);
   const size_t words = count_targets(test);
   std::cout << "test perplexity " << std::fixed << std::setprecision(2) << std::exp(nll / words) << " (" << words
             << " target words of " << o.test << ", " << std::setprecision(1) << t.seconds() << " s)\n";
@@ -342,29 +334,15 @@ int run_evaluate(const Options& o) {
 }
 
 int run_score(const Options& o) {
-  Vocabulary vocab = Vocabulary::load(o.load + ".vocab");
-  ParameterCollection pc;
-  RNNLanguageModel lm(pc, vocab.words.size());
-  examples::load_model(pc, o.load);
-  std::ifstream file;
-  std::istream* in = &std::cin;
-  if (o.score != "-") {
-    file.open(o.score);
-    DYNET_LITE_CHECK(file.good(), io_error, "cannot open '" << o.score << "'");
-    in = &file;
-  }
-  std::string line;
-  while (std::getline(*in, line)) {
-    std::istringstream ls(line);
-    std::vector<std::string> words;
-    for (std::string w; ls >> w;) words.push_back(w);
-    Sentence s = vocab.convert(words);
+  examples::SavedModel<Vocabulary, RNNLanguageModel> saved(o.load);
+  examples::for_each_input_line(o.score, [&](const std::string& line) {
+    Sentence s = saved.vocab.convert(examples::split_words(line));
     ComputationGraph cg;
-    lm.new_graph(cg, false);
-    const double nll = as_scalar(cg.forward(lm.sentence_loss(s)));
+    saved.model.new_graph(cg, false);
+    const double nll = as_scalar(cg.forward(saved.model.sentence_loss(s)));
     std::cout << std::fixed << std::setprecision(3) << -nll << "\t" << s.size() - 1 << "\t" << std::setprecision(2)
               << std::exp(nll / (s.size() - 1)) << "\t" << line << "\n";
-  }
+  });
   return 0;
 }
 
@@ -425,8 +403,7 @@ int run_train(const Options& o) {
               << eval_time.seconds() << " s)";
     if (loss_sum < best_loss) {
       best_loss = loss_sum;
-      examples::save_model(pc, vocab, o.model_path);
-      std::cout << "  [saved " << o.model_path << "]";
+      examples::save_model_noted(pc, vocab, o.model_path);
     }
     std::cout << std::endl;
   }

@@ -409,20 +409,13 @@ void add_options(CLI::App& app, Options& o) {
       examples::Bounds{0, 1, false, true})
       ->type_name("D")
       ->group(training);
-  app.add_option("--model", o.model_path,
-                 "where the best model (by dev accuracy) goes; its vocabulary\ngoes to FILE.vocab (default "
-                 "tagger.model / tagger-char.model)")
-      ->type_name("FILE")
-      ->group(training);
-  const char* const saved = "using a saved model";
-  app.add_option("--load", o.load, "accuracy of the saved model on --test; with --predict, tag IN")
-      ->type_name("FILE")
-      ->group(saved);
-  app.add_option("--predict", o.predict,
-                 "tag IN (one sentence a line, tokens separated by spaces),\nprinting word/TAG; '-' reads standard "
-                 "input")
-      ->type_name("IN")
-      ->group(saved);
+  examples::add_saved_model_options(
+      app, training, o.model_path,
+      "where the best model (by dev accuracy) goes; its vocabulary\ngoes to FILE.vocab (default "
+      "tagger.model / tagger-char.model)",
+      o.load, "accuracy of the saved model on --test; with --predict, tag IN", "--predict", o.predict,
+      "tag IN (one sentence a line, tokens separated by spaces),\nprinting word/TAG; '-' reads standard "
+      "input");
   examples::add_choice(app, "--bench", o.bench, examples::minibatch_modes(),
                        "2,000 train sentences after 100 warm-up sentences; prints one line\n(mode b1, b64, b64-auto "
                        "or b64-depth)")
@@ -450,46 +443,30 @@ size_t count_words(const std::vector<Sentence>& data) {
 // ---------------------------------------------------------------- modes
 
 int run_predict(const Options& o) {
-  Vocabulary vocab = Vocabulary::load(o.load + ".vocab");
-  ParameterCollection pc;
-  Tagger tagger(pc, vocab);
-  examples::load_model(pc, o.load);
-  std::ifstream file;
-  std::istream* in = &std::cin;
-  if (o.predict != "-") {
-    file.open(o.predict);
-    DYNET_LITE_CHECK(file.good(), io_error, "cannot open '" << o.predict << "'");
-    in = &file;
-  }
-  std::string line;
-  while (std::getline(*in, line)) {
-    std::istringstream ls(line);
-    std::vector<std::string> forms;
-    for (std::string w; ls >> w;) forms.push_back(w);
+  examples::SavedModel<Vocabulary, Tagger> saved(o.load);
+  examples::for_each_input_line(o.predict, [&](const std::string& line) {
+    const std::vector<std::string> forms = examples::split_words(line);
     if (forms.empty()) {
       std::cout << "\n";
-      continue;
+      return;
     }
     Sentence s;
-    for (const auto& f : forms) s.push_back(vocab.token(f));
+    for (const auto& f : forms) s.push_back(saved.vocab.token(f));
     ComputationGraph cg;
-    tagger.new_graph(cg, false);
-    std::vector<unsigned> tags = tagger.predict(s);
+    saved.model.new_graph(cg, false);
+    std::vector<unsigned> tags = saved.model.predict(s);
     for (size_t i = 0; i < forms.size(); ++i)
-      std::cout << (i ? " " : "") << forms[i] << "/" << vocab.tags.convert(static_cast<int>(tags[i]));
+      std::cout << (i ? " " : "") << forms[i] << "/" << saved.vocab.tags.convert(static_cast<int>(tags[i]));
     std::cout << "\n";
-  }
+  });
   return 0;
 }
 
 int run_evaluate(const Options& o) {
-  Vocabulary vocab = Vocabulary::load(o.load + ".vocab");
-  ParameterCollection pc;
-  Tagger tagger(pc, vocab);
-  examples::load_model(pc, o.load);
-  std::vector<Sentence> test = vocab.convert(read_conllu(o.test), o.test);
+  examples::SavedModel<Vocabulary, Tagger> saved(o.load);
+  std::vector<Sentence> test = saved.vocab.convert(read_conllu(o.test), o.test);
   examples::Timer t;
-  const double acc = accuracy(tagger, test);
+  const double acc = accuracy(saved.model, test);
   std::cout << "test accuracy " << std::fixed << std::setprecision(2) << 100 * acc << "% (" << count_words(test)
             << " tokens of " << o.test << ", " << std::setprecision(1) << t.seconds() << " s)\n";
   return 0;
@@ -571,20 +548,16 @@ int run_train(const Options& o) {
     if (dev_acc > best_dev) {
       best_dev = dev_acc;
       best_epoch = epoch;
-      examples::save_model(pc, vocab, o.model_path);
-      std::cout << "  [saved " << o.model_path << "]";
+      examples::save_model_noted(pc, vocab, o.model_path);
     }
     std::cout << std::endl;
   }
   if (best_dev < 0) return 0;  // --epochs 0
 
   // The test figure comes from the best model as saved, read back from disk.
-  ParameterCollection best_pc;
-  Vocabulary best_vocab = Vocabulary::load(o.model_path + ".vocab");
-  Tagger best(best_pc, best_vocab);
-  examples::load_model(best_pc, o.model_path);
-  std::vector<Sentence> test = best_vocab.convert(read_conllu(o.test), o.test);
-  const double test_acc = accuracy(best, test);
+  examples::SavedModel<Vocabulary, Tagger> best(o.model_path);
+  std::vector<Sentence> test = best.vocab.convert(read_conllu(o.test), o.test);
+  const double test_acc = accuracy(best.model, test);
   std::cout << "best dev accuracy " << std::fixed << std::setprecision(2) << 100 * best_dev << "% (epoch " << best_epoch
             << "), test accuracy "
             << 100 * test_acc << "% (" << count_words(test) << " tokens); training " << std::setprecision(1)

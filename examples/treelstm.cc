@@ -249,21 +249,14 @@ void add_options(CLI::App& app, Options& o) {
                "dev trees after the 8,544\nof the standard train split; they are removed by default, so\nthat dev "
                "accuracy and model selection mean something)")
       ->group(training);
-  app.add_option("--model", o.model_path,
-                 "where the best model (by dev fine-grained accuracy) goes; its\nvocabulary goes to FILE.vocab "
-                 "(default treelstm.model).\nReports fine-grained (5-class) and binary (0-1 vs 3-4, neutral roots "
-                 "left out)\nroot accuracy on dev every epoch, and on test with the best dev\nmodel at the end.")
-      ->type_name("FILE")
-      ->group(training);
-  const char* const saved = "using a saved model";
-  app.add_option("--load", o.load, "accuracies of the saved model on --test; with --predict, classify IN")
-      ->type_name("FILE")
-      ->group(saved);
-  app.add_option("--predict", o.predict,
-                 "classify the trees of IN (bracket form as in SST, one a line;\nthe labels in IN are ignored), '-' "
-                 "reads standard input")
-      ->type_name("IN")
-      ->group(saved);
+  examples::add_saved_model_options(
+      app, training, o.model_path,
+      "where the best model (by dev fine-grained accuracy) goes; its\nvocabulary goes to FILE.vocab "
+      "(default treelstm.model).\nReports fine-grained (5-class) and binary (0-1 vs 3-4, neutral roots "
+      "left out)\nroot accuracy on dev every epoch, and on test with the best dev\nmodel at the end.",
+      o.load, "accuracies of the saved model on --test; with --predict, classify IN", "--predict", o.predict,
+      "classify the trees of IN (bracket form as in SST, one a line;\nthe labels in IN are ignored), '-' "
+      "reads standard input");
   examples::add_choice(app, "--bench", o.bench, examples::minibatch_modes(),
                        "1,000 train trees after 50 warm-up trees, root loss; prints one line\n(mode b1, b64, "
                        "b64-auto or b64-depth)")
@@ -289,30 +282,18 @@ std::string format(const Accuracy& a) {
 // ---------------------------------------------------------------- modes
 
 int run_predict(const Options& o) {
-  Vocabulary vocab = Vocabulary::load(o.load + ".vocab");
-  ParameterCollection pc;
-  TreeClassifier model(pc, vocab);
-  examples::load_model(pc, o.load);
-  std::ifstream file;
-  std::istream* in = &std::cin;
-  std::string name = "<stdin>";
-  if (o.predict != "-") {
-    file.open(o.predict);
-    DYNET_LITE_CHECK(file.good(), io_error, "cannot open '" << o.predict << "'");
-    in = &file;
-    name = o.predict;
-  }
-  std::string line;
+  examples::SavedModel<Vocabulary, TreeClassifier> saved(o.load);
+  const std::string name = o.predict == "-" ? "<stdin>" : o.predict;
   size_t lineno = 0;
-  while (std::getline(*in, line)) {
+  examples::for_each_input_line(o.predict, [&](const std::string& line) {
     ++lineno;
-    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+    if (line.find_first_not_of(" \t\r") == std::string::npos) return;
     PTBTree pt = parse_ptb_tree(line, name, lineno);
     for (auto& n : pt.nodes) n.label = 0;  // the input's labels play no part
-    Tree t = vocab.convert({pt}, name)[0];
+    Tree t = saved.vocab.convert({pt}, name)[0];
     ComputationGraph cg;
-    model.new_graph(cg, false);
-    std::vector<float> p = model.root_probabilities(t);
+    saved.model.new_graph(cg, false);
+    std::vector<float> p = saved.model.root_probabilities(t);
     const unsigned pred = static_cast<unsigned>(std::max_element(p.begin(), p.end()) - p.begin());
     std::cout << pred << "\t" << std::fixed << std::setprecision(3);
     for (unsigned k = 0; k < NUM_CLASSES; ++k) std::cout << (k ? " " : "") << p[k];
@@ -320,17 +301,14 @@ int run_predict(const Options& o) {
     std::vector<std::string> words = pt.words();
     for (size_t i = 0; i < words.size(); ++i) std::cout << (i ? " " : "") << words[i];
     std::cout << "\n";
-  }
+  });
   return 0;
 }
 
 int run_evaluate(const Options& o) {
-  Vocabulary vocab = Vocabulary::load(o.load + ".vocab");
-  ParameterCollection pc;
-  TreeClassifier model(pc, vocab);
-  examples::load_model(pc, o.load);
-  std::vector<Tree> test = vocab.convert(read_ptb_trees(o.test), o.test);
-  std::cout << "test " << format(evaluate(model, test)) << "\n";
+  examples::SavedModel<Vocabulary, TreeClassifier> saved(o.load);
+  std::vector<Tree> test = saved.vocab.convert(read_ptb_trees(o.test), o.test);
+  std::cout << "test " << format(evaluate(saved.model, test)) << "\n";
   return 0;
 }
 
@@ -395,22 +373,18 @@ int run_train(const Options& o) {
               << train.size() / epoch_seconds << " trees/s, " << epoch_seconds << " s; dev " << format(acc);
     if (acc.fine > best_dev) {
       best_dev = acc.fine;
-      examples::save_model(pc, vocab, o.model_path);
-      std::cout << "  [saved " << o.model_path << "]";
+      examples::save_model_noted(pc, vocab, o.model_path);
     }
     std::cout << std::endl;
   }
   if (best_dev < 0) return 0;  // --epochs 0
 
   // The test figures come from the best model as saved, read back from disk.
-  ParameterCollection best_pc;
-  Vocabulary best_vocab = Vocabulary::load(o.model_path + ".vocab");
-  TreeClassifier best(best_pc, best_vocab);
-  examples::load_model(best_pc, o.model_path);
-  std::vector<Tree> test = best_vocab.convert(read_ptb_trees(o.test), o.test);
+  examples::SavedModel<Vocabulary, TreeClassifier> best(o.model_path);
+  std::vector<Tree> test = best.vocab.convert(read_ptb_trees(o.test), o.test);
   std::cout << "best dev fine-grained " << std::fixed << std::setprecision(2) << 100 * best_dev << "%; test "
-            << format(evaluate(best, test)) << "; training " << std::setprecision(1) << train_seconds << " s, total "
-            << total_time.seconds() << " s\n";
+            << format(evaluate(best.model, test)) << "; training " << std::setprecision(1) << train_seconds
+            << " s, total " << total_time.seconds() << " s\n";
   return 0;
 }
 

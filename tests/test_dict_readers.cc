@@ -16,6 +16,17 @@ using namespace dynet_lite;
 namespace {
 std::string data_file(const std::string& rel) { return std::string(DYNET_LITE_DATA_DIR) + "/" + rel; }
 bool exists(const std::string& path) { return std::ifstream(path).good(); }
+/// Runs check(path) on the corpus file `rel` of the data folder; when the file is
+/// absent, notes that the test is skipped.
+template <class F>
+void with_corpus(const std::string& rel, F check) {
+  const std::string path = data_file(rel);
+  if (!exists(path)) {
+    BOOST_TEST_MESSAGE("skipped: " << path << " is absent");
+    return;
+  }
+  check(path);
+}
 /// A temporary file with the given content, removed at scope exit.
 struct TempFile {
   std::string path;
@@ -128,21 +139,18 @@ BOOST_AUTO_TEST_CASE(malformed_lines_name_file_and_line) {
 }
 
 BOOST_AUTO_TEST_CASE(real_ewt_train) {
-  const std::string path = data_file("ud-english-ewt/en_ewt-ud-train.conllu");
-  if (!exists(path)) {
-    BOOST_TEST_MESSAGE("skipped: " << path << " is absent");
-    return;
-  }
-  auto s = read_conllu(path);
-  BOOST_CHECK_EQUAL(s.size(), 12544u);
-  size_t tokens = 0;
-  for (auto& x : s) {
-    tokens += x.size();
-    for (auto& t : x.tokens) BOOST_REQUIRE(t.head >= 0 && t.head <= static_cast<int>(x.size()));
-  }
-  BOOST_CHECK(tokens > 200000 && tokens < 210000);
-  BOOST_CHECK_EQUAL(s[0].tokens[0].form, "Al");
-  BOOST_CHECK_EQUAL(s[0].tokens[0].upos, "PROPN");
+  with_corpus("ud-english-ewt/en_ewt-ud-train.conllu", [](const std::string& path) {
+    auto s = read_conllu(path);
+    BOOST_CHECK_EQUAL(s.size(), 12544u);
+    size_t tokens = 0;
+    for (auto& x : s) {
+      tokens += x.size();
+      for (auto& t : x.tokens) BOOST_REQUIRE(t.head >= 0 && t.head <= static_cast<int>(x.size()));
+    }
+    BOOST_CHECK(tokens > 200000 && tokens < 210000);
+    BOOST_CHECK_EQUAL(s[0].tokens[0].form, "Al");
+    BOOST_CHECK_EQUAL(s[0].tokens[0].upos, "PROPN");
+  });
 }
 
 BOOST_AUTO_TEST_SUITE_END()
@@ -189,19 +197,16 @@ BOOST_AUTO_TEST_CASE(malformed_trees_name_file_and_line) {
 }
 
 BOOST_AUTO_TEST_CASE(real_sst_train) {
-  const std::string path = data_file("sst/train.txt");
-  if (!exists(path)) {
-    BOOST_TEST_MESSAGE("skipped: " << path << " is absent");
-    return;
-  }
-  auto trees = read_ptb_trees(path);
-  BOOST_CHECK_EQUAL(trees.size(), 9645u);
-  for (auto& t : trees) {
-    BOOST_REQUIRE(t.root_label() >= 0 && t.root_label() <= 4);
-    BOOST_REQUIRE_EQUAL(t.size(), 2 * t.words().size() - 1);  // binary
-  }
-  BOOST_CHECK_EQUAL(trees[0].words()[0], "The");
-  BOOST_CHECK_EQUAL(trees[0].root_label(), 3);
+  with_corpus("sst/train.txt", [](const std::string& path) {
+    auto trees = read_ptb_trees(path);
+    BOOST_CHECK_EQUAL(trees.size(), 9645u);
+    for (auto& t : trees) {
+      BOOST_REQUIRE(t.root_label() >= 0 && t.root_label() <= 4);
+      BOOST_REQUIRE_EQUAL(t.size(), 2 * t.words().size() - 1);  // binary
+    }
+    BOOST_CHECK_EQUAL(trees[0].words()[0], "The");
+    BOOST_CHECK_EQUAL(trees[0].root_label(), 3);
+  });
 }
 
 BOOST_AUTO_TEST_SUITE_END()

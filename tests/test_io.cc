@@ -381,6 +381,13 @@ std::string good_entry() {
   return "#Parameter# /p {3} " + std::to_string(data.size()) + " ZERO_GRAD\n" + data;
 }
 
+/// A temporary folder holding good_entry() in the file `name`, at `path`.
+struct GoodEntryFile {
+  TempDir t;
+  std::string path;
+  explicit GoodEntryFile(const std::string& name) : path(t.file(name)) { write_file(path, good_entry()); }
+};
+
 void populate_p(const std::string& path) {
   ParameterCollection m;
   m.add_parameters({3}, "p");
@@ -393,11 +400,10 @@ BOOST_AUTO_TEST_CASE(missing_file) {
 }
 
 BOOST_AUTO_TEST_CASE(good_file_loads) {
-  TempDir t;
-  write_file(t.file("ok.txt"), good_entry());
+  const GoodEntryFile ok("ok.txt");
   ParameterCollection m;
   dl::Parameter p = m.add_parameters({3}, "p");
-  dl::TextFileLoader(t.file("ok.txt")).populate(m);
+  dl::TextFileLoader(ok.path).populate(m);
   BOOST_CHECK(bit_equal(all_values(p), {1.f, 2.f, 3.f}));
 }
 
@@ -476,35 +482,30 @@ BOOST_AUTO_TEST_CASE(bad_headers) {
 }
 
 BOOST_AUTO_TEST_CASE(dimension_mismatch) {
-  TempDir t;
-  write_file(t.file("dm.txt"), good_entry());
+  const GoodEntryFile dm("dm.txt");
   ParameterCollection m;
   dl::Parameter p = m.add_parameters({4}, "p");
-  test::check_throws_with<dl::io_error>([&] { dl::TextFileLoader(t.file("dm.txt")).populate(m); },
+  test::check_throws_with<dl::io_error>([&] { dl::TextFileLoader(dm.path).populate(m); },
                                         {"dm.txt", "line 1", "dimension mismatch", "{3}", "{4}", "/p"});
-  test::check_throws_with<dl::io_error>([&] { dl::TextFileLoader(t.file("dm.txt")).populate(p); },
-                                        {"dm.txt", "{3}", "{4}"});
+  test::check_throws_with<dl::io_error>([&] { dl::TextFileLoader(dm.path).populate(p); }, {"dm.txt", "{3}", "{4}"});
   ParameterCollection m2;
   dl::LookupParameter e = m2.add_lookup_parameters(2, {3}, "e");
-  dl::TextFileSaver(t.file("dl.txt")).save(e);
+  dl::TextFileSaver(dm.t.file("dl.txt")).save(e);
   ParameterCollection m3;
   dl::LookupParameter e3 = m3.add_lookup_parameters(3, {3}, "e");
-  test::check_throws_with<dl::io_error>([&] { dl::TextFileLoader(t.file("dl.txt")).populate(e3); },
+  test::check_throws_with<dl::io_error>([&] { dl::TextFileLoader(dm.t.file("dl.txt")).populate(e3); },
                                         {"dl.txt", "{3,2}", "{3,3}"});
 }
 
 BOOST_AUTO_TEST_CASE(missing_key_and_wrong_kind) {
-  TempDir t;
-  write_file(t.file("mk.txt"), good_entry());
+  const GoodEntryFile mk("mk.txt");
   ParameterCollection m;
   dl::Parameter p = m.add_parameters({3}, "other");
-  test::check_throws_with<dl::io_error>([&] { dl::TextFileLoader(t.file("mk.txt")).populate(p, "/nope"); },
+  test::check_throws_with<dl::io_error>([&] { dl::TextFileLoader(mk.path).populate(p, "/nope"); },
                                         {"mk.txt", "no entry named '/nope'", "'/p'"});
-  test::check_throws_with<dl::io_error>([&] { dl::TextFileLoader(t.file("mk.txt")).populate(p); },
-                                        {"mk.txt", "'/other'"});
-  test::check_throws_with<dl::io_error>([&] { dl::TextFileLoader(t.file("mk.txt")).load_param(m, "/q"); },
-                                        {"mk.txt", "'/q'"});
-  test::check_throws_with<dl::io_error>([&] { dl::TextFileLoader(t.file("mk.txt")).load_lookup_param(m, "/p"); },
+  test::check_throws_with<dl::io_error>([&] { dl::TextFileLoader(mk.path).populate(p); }, {"mk.txt", "'/other'"});
+  test::check_throws_with<dl::io_error>([&] { dl::TextFileLoader(mk.path).load_param(m, "/q"); }, {"mk.txt", "'/q'"});
+  test::check_throws_with<dl::io_error>([&] { dl::TextFileLoader(mk.path).load_lookup_param(m, "/p"); },
                                         {"mk.txt", "line 1", "is a Parameter, not a LookupParameter"});
   BOOST_CHECK_EQUAL(m.parameters_list().size(), 1u);  // nothing created by the failed loads
   BOOST_CHECK_EQUAL(m.lookup_parameters_list().size(), 0u);

@@ -20,6 +20,16 @@ std::vector<float> run(RNNBuilder& rnn) {
   rnn.add_input(input(cg, Dim({3}), test::test_values(3)));
   return as_vector(cg.forward(rnn.add_input(input(cg, Dim({3}), test::test_values(3, 0.4f)))));
 }
+
+/// One builder of each kind, made in this order in `m`.
+struct Builders {
+  VanillaLSTMBuilder lstm;
+  CoupledLSTMBuilder coupled;
+  GRUBuilder gru;
+  SimpleRNNBuilder rnn;
+  explicit Builders(ParameterCollection& m)
+      : lstm(2, 3, 4, m, true), coupled(1, 3, 2, m), gru(1, 3, 2, m), rnn(1, 3, 2, m) {}
+};
 }  // namespace
 
 // Builders made in the same order in two models get the same parameter names, so
@@ -27,15 +37,8 @@ std::vector<float> run(RNNBuilder& rnn) {
 BOOST_AUTO_TEST_CASE(builders_round_trip_through_text_files) {
   const std::string path = "/tmp/dynet_lite_nn_io_" + std::to_string(::getpid()) + ".txt";
   ParameterCollection a, b;
-  VanillaLSTMBuilder la(2, 3, 4, a, true);
-  CoupledLSTMBuilder ca(1, 3, 2, a);
-  GRUBuilder ga(1, 3, 2, a);
-  SimpleRNNBuilder sa(1, 3, 2, a);
-  VanillaLSTMBuilder lb(2, 3, 4, b, true);
-  CoupledLSTMBuilder cb(1, 3, 2, b);
-  GRUBuilder gb(1, 3, 2, b);
-  SimpleRNNBuilder sb(1, 3, 2, b);
-  BOOST_CHECK(run(la) != run(lb));
+  Builders ba(a), bb(b);
+  BOOST_CHECK(run(ba.lstm) != run(bb.lstm));
   {
     TextFileSaver saver(path);
     saver.save(a);
@@ -44,21 +47,21 @@ BOOST_AUTO_TEST_CASE(builders_round_trip_through_text_files) {
     TextFileLoader loader(path);
     loader.populate(b);
   }
-  test::check_close(run(lb), run(la), 1e-6);
-  test::check_close(run(cb), run(ca), 1e-6);
-  test::check_close(run(gb), run(ga), 1e-6);
-  test::check_close(run(sb), run(sa), 1e-6);
+  test::check_close(run(bb.lstm), run(ba.lstm), 1e-6);
+  test::check_close(run(bb.coupled), run(ba.coupled), 1e-6);
+  test::check_close(run(bb.gru), run(ba.gru), 1e-6);
+  test::check_close(run(bb.rnn), run(ba.rnn), 1e-6);
   // one builder's subcollection alone, under a key
   ParameterCollection c;
   GRUBuilder gc(1, 3, 2, c);
   {
     TextFileSaver saver(path);
-    saver.save(ga.get_parameter_collection(), "gru");
+    saver.save(ba.gru.get_parameter_collection(), "gru");
   }
   {
     TextFileLoader loader(path);
     loader.populate(gc.get_parameter_collection(), "gru");
   }
-  test::check_close(run(gc), run(ga), 1e-6);
+  test::check_close(run(gc), run(ba.gru), 1e-6);
   std::remove(path.c_str());
 }

@@ -33,6 +33,27 @@ std::vector<float> iota(size_t n, float start = 0.f) {
   return v;
 }
 
+/// A gradient check of every binary op on a of shape `a` and b of shape `b` (the
+/// values offset by the op's offsets), checking `n` elements.
+struct ShapePair {
+  Dim a, b;
+  size_t n;
+};
+void check_binary_gradients(std::initializer_list<ShapePair> pairs) {
+  ParameterCollection m;
+  for (const NamedOp& op : kBinaryOps) {
+    BOOST_TEST_CONTEXT(op.name) {
+      for (const ShapePair& s : pairs) {
+        size_t n = test::check_gradients(m,
+                                         {{s.a, test::test_values(s.a.size(), op.a_offset)},
+                                          {s.b, test::test_values(s.b.size(), op.b_offset + 0.3f)}},
+                                         [&](ComputationGraph&, const Xs& xs) { return op.f(xs[0], xs[1]); });
+        BOOST_CHECK_EQUAL(n, s.n);
+      }
+    }
+  }
+}
+
 }  // namespace
 
 // ---------------------------------------------------------------- values, same shape
@@ -206,63 +227,23 @@ BOOST_AUTO_TEST_CASE(broadcast_errors) {
 
 // ---------------------------------------------------------------- gradient checks
 
-BOOST_AUTO_TEST_CASE(binary_gradients_same_shape) {
-  ParameterCollection m;
-  for (const NamedOp& op : kBinaryOps) {
-    BOOST_TEST_CONTEXT(op.name) {
-      size_t n = test::check_gradients(
-          m, {{Dim({2, 3}), test::test_values(6, op.a_offset)}, {Dim({2, 3}), test::test_values(6, op.b_offset + 0.3f)}},
-          [&](ComputationGraph&, const Xs& xs) { return op.f(xs[0], xs[1]); });
-      BOOST_CHECK_EQUAL(n, 12u);
-    }
-  }
-}
+BOOST_AUTO_TEST_CASE(binary_gradients_same_shape) { check_binary_gradients({{Dim({2, 3}), Dim({2, 3}), 12}}); }
 
 BOOST_AUTO_TEST_CASE(binary_gradients_column_against_matrix) {
-  ParameterCollection m;
-  for (const NamedOp& op : kBinaryOps) {
-    BOOST_TEST_CONTEXT(op.name) {
-      size_t n = test::check_gradients(
-          m, {{Dim({3, 1}), test::test_values(3, op.a_offset)}, {Dim({3, 4}), test::test_values(12, op.b_offset + 0.3f)}},
-          [&](ComputationGraph&, const Xs& xs) { return op.f(xs[0], xs[1]); });
-      BOOST_CHECK_EQUAL(n, 15u);
-      n = test::check_gradients(
-          m, {{Dim({3, 4}), test::test_values(12, op.a_offset)}, {Dim({1, 4}), test::test_values(4, op.b_offset + 0.3f)}},
-          [&](ComputationGraph&, const Xs& xs) { return op.f(xs[0], xs[1]); });
-      BOOST_CHECK_EQUAL(n, 16u);
-    }
-  }
+  check_binary_gradients({{Dim({3, 1}), Dim({3, 4}), 15}, {Dim({3, 4}), Dim({1, 4}), 16}});
 }
 
 BOOST_AUTO_TEST_CASE(binary_gradients_batch_broadcast) {
-  ParameterCollection m;
-  for (const NamedOp& op : kBinaryOps) {
-    BOOST_TEST_CONTEXT(op.name) {
+  check_binary_gradients({
       // batch 1 against batch 3, on either side
-      size_t n = test::check_gradients(
-          m, {{Dim({2, 2}), test::test_values(4, op.a_offset)}, {Dim({2, 2}, 3), test::test_values(12, op.b_offset + 0.3f)}},
-          [&](ComputationGraph&, const Xs& xs) { return op.f(xs[0], xs[1]); });
-      BOOST_CHECK_EQUAL(n, 16u);
-      n = test::check_gradients(
-          m, {{Dim({2, 2}, 3), test::test_values(12, op.a_offset)}, {Dim({2, 2}), test::test_values(4, op.b_offset + 0.3f)}},
-          [&](ComputationGraph&, const Xs& xs) { return op.f(xs[0], xs[1]); });
-      BOOST_CHECK_EQUAL(n, 16u);
+      {Dim({2, 2}), Dim({2, 2}, 3), 16},
+      {Dim({2, 2}, 3), Dim({2, 2}), 16},
       // both batched
-      n = test::check_gradients(
-          m, {{Dim({3}, 2), test::test_values(6, op.a_offset)}, {Dim({3}, 2), test::test_values(6, op.b_offset + 0.3f)}},
-          [&](ComputationGraph&, const Xs& xs) { return op.f(xs[0], xs[1]); });
-      BOOST_CHECK_EQUAL(n, 12u);
+      {Dim({3}, 2), Dim({3}, 2), 12},
       // dims and batch broadcast at once; a single element {1} against a batch
-      n = test::check_gradients(
-          m, {{Dim({3, 1}), test::test_values(3, op.a_offset)}, {Dim({1, 2}, 2), test::test_values(4, op.b_offset + 0.3f)}},
-          [&](ComputationGraph&, const Xs& xs) { return op.f(xs[0], xs[1]); });
-      BOOST_CHECK_EQUAL(n, 7u);
-      n = test::check_gradients(
-          m, {{Dim({1}), test::test_values(1, op.a_offset)}, {Dim({3, 2}, 2), test::test_values(12, op.b_offset + 0.3f)}},
-          [&](ComputationGraph&, const Xs& xs) { return op.f(xs[0], xs[1]); });
-      BOOST_CHECK_EQUAL(n, 13u);
-    }
-  }
+      {Dim({3, 1}), Dim({1, 2}, 2), 7},
+      {Dim({1}), Dim({3, 2}, 2), 13},
+  });
 }
 
 BOOST_AUTO_TEST_CASE(binary_gradients_with_parameters) {

@@ -59,13 +59,19 @@ std::vector<float> reference_conv(const std::vector<float>& x, unsigned H, unsig
 const std::vector<float> kX3 = iota(9);
 const std::vector<float> kF2 = {1, 2, 3, 4};
 
+/// The image kX3 and the filter kF2 as inputs of `cg`.
+struct ImageAndFilter {
+  Expression x, f;
+  explicit ImageAndFilter(ComputationGraph& cg)
+      : x(input(cg, Dim({3, 3, 1}), kX3)), f(input(cg, Dim({2, 2, 1, 1}), kF2)) {}
+};
+
 BOOST_AUTO_TEST_CASE(conv2d_valid_stride1) {
   // y[0,0] = 1*1 + 2*2 + 3*4 + 4*5 = 37,  y[1,0] = 2 + 6 + 15 + 24 = 47,
   // y[0,1] = 4 + 10 + 21 + 32 = 67,       y[1,1] = 5 + 12 + 24 + 36 = 77
   ComputationGraph cg;
-  Expression x = input(cg, Dim({3, 3, 1}), kX3);
-  Expression f = input(cg, Dim({2, 2, 1, 1}), kF2);
-  Expression y = conv2d(x, f, {1, 1});
+  const ImageAndFilter in(cg);
+  Expression y = conv2d(in.x, in.f, {1, 1});
   BOOST_CHECK_EQUAL(y.dim(), Dim({2, 2, 1}));
   test::check_close(as_vector(cg.forward(y)), {37, 47, 67, 77});
 }
@@ -75,27 +81,25 @@ BOOST_AUTO_TEST_CASE(conv2d_same_stride1_pads_bottom_right) {
   // y[2,0] = 1*3 + 3*6 = 21, y[2,1] = 6 + 3*9 = 33, y[0,2] = 7 + 2*8 = 23,
   // y[1,2] = 8 + 2*9 = 26, y[2,2] = 9
   ComputationGraph cg;
-  Expression x = input(cg, Dim({3, 3, 1}), kX3);
-  Expression f = input(cg, Dim({2, 2, 1, 1}), kF2);
-  Expression y = conv2d(x, f, {1, 1}, false);
+  const ImageAndFilter in(cg);
+  Expression y = conv2d(in.x, in.f, {1, 1}, false);
   BOOST_CHECK_EQUAL(y.dim(), Dim({3, 3, 1}));
   test::check_close(as_vector(cg.forward(y)), {37, 47, 21, 67, 77, 33, 23, 26, 9});
 }
 
 BOOST_AUTO_TEST_CASE(conv2d_strides_valid_and_same) {
   ComputationGraph cg;
-  Expression x = input(cg, Dim({3, 3, 1}), kX3);
-  Expression f = input(cg, Dim({2, 2, 1, 1}), kF2);
+  const ImageAndFilter in(cg);
   // valid: ceil((3 - 2 + 1) / 2) = 1 per axis
-  Expression yv = conv2d(x, f, {2, 2}, true);
+  Expression yv = conv2d(in.x, in.f, {2, 2}, true);
   BOOST_CHECK_EQUAL(yv.dim(), Dim({1, 1, 1}));
   test::check_close(as_vector(cg.forward(yv)), {37});
   // same: ceil(3 / 2) = 2 per axis, windows start at 0 and 2
-  Expression ys = conv2d(x, f, {2, 2}, false);
+  Expression ys = conv2d(in.x, in.f, {2, 2}, false);
   BOOST_CHECK_EQUAL(ys.dim(), Dim({2, 2, 1}));
   test::check_close(as_vector(cg.forward(ys)), {37, 21, 23, 9});
   // different strides per axis: rows every 2, columns every 1
-  Expression ym = conv2d(x, f, {2, 1}, true);
+  Expression ym = conv2d(in.x, in.f, {2, 1}, true);
   BOOST_CHECK_EQUAL(ym.dim(), Dim({1, 2, 1}));
   test::check_close(as_vector(cg.forward(ym)), {37, 67});
 }
@@ -209,14 +213,13 @@ BOOST_AUTO_TEST_CASE(conv2d_backward_values) {
   //   df[0,0] = 1+2+4+5 = 12, df[1,0] = 2+3+5+6 = 16, df[0,1] = 4+5+7+8 = 24, df[1,1] = 28
   // dx[h, w] = sum of the filter taps that read it: corners get one tap, the centre all four
   ComputationGraph cg;
-  Expression x = input(cg, Dim({3, 3, 1}), kX3);
-  Expression f = input(cg, Dim({2, 2, 1, 1}), kF2);
+  const ImageAndFilter in(cg);
   Expression b = input(cg, Dim({1}), std::vector<float>{0.f});
-  Expression loss = sum_elems(conv2d(x, f, b, {1, 1}));
+  Expression loss = sum_elems(conv2d(in.x, in.f, b, {1, 1}));
   cg.forward(loss);
   cg.backward(loss, true);
-  test::check_close(as_vector(f.gradient()), {12, 16, 24, 28});
-  test::check_close(as_vector(x.gradient()), {1, 3, 2, 4, 10, 6, 3, 7, 4});
+  test::check_close(as_vector(in.f.gradient()), {12, 16, 24, 28});
+  test::check_close(as_vector(in.x.gradient()), {1, 3, 2, 4, 10, 6, 3, 7, 4});
   test::check_close(as_vector(b.gradient()), {4});
 }
 

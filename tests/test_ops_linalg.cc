@@ -27,6 +27,16 @@ std::vector<float> shifted_matrices(unsigned n, unsigned count, float diag, floa
 // x {2,3,2} = 1..12, x[i,j,k] = 1 + i + 2j + 6k
 const std::vector<float> kX = iota(12);
 
+/// Gradient check of f(P + 0.2 x): P a new 2x2 parameter of `m` (batch 1) set to
+/// `p_values`, x a batch of `bd` 2x2 inputs; returns the number of elements checked.
+template <class F>
+size_t check_parameter_plus_batch(ParameterCollection& m, const std::vector<float>& p_values, unsigned bd, F f) {
+  Parameter p = m.add_parameters({2, 2});
+  p.set_value(p_values);
+  return test::check_gradients(m, {{Dim({2, 2}, bd), test::test_values(4 * bd)}},
+                               [&](ComputationGraph& cg, const Xs& xs) { return f(parameter(cg, p) + 0.2f * xs[0]); });
+}
+
 }  // namespace
 
 // ================================================================ contract3d_1d
@@ -219,12 +229,7 @@ BOOST_AUTO_TEST_CASE(inverse_gradients) {
   size_t n = test::check_gradients(m, {{Dim({3, 3}, 2), shifted_matrices(3, 2, 2.f)}},
                                    [&](ComputationGraph&, const Xs& xs) { return inverse(xs[0]); });
   BOOST_CHECK_EQUAL(n, 18u);
-  Parameter p = m.add_parameters({2, 2});
-  p.set_value({1.5f, 0.3f, -0.4f, -1.2f});
-  n = test::check_gradients(m, {{Dim({2, 2}, 3), test::test_values(12, 0.f)}}, [&](ComputationGraph& cg, const Xs& xs) {
-    // a batch-1 parameter plus a small batched perturbation
-    return inverse(parameter(cg, p) + 0.2f * xs[0]);
-  });
+  n = check_parameter_plus_batch(m, {1.5f, 0.3f, -0.4f, -1.2f}, 3, [](const Expression& e) { return inverse(e); });
   BOOST_CHECK_EQUAL(n, 4u + 12u);
 }
 
@@ -288,11 +293,7 @@ BOOST_AUTO_TEST_CASE(logdet_gradients) {
   n = test::check_gradients(m, {{Dim({2, 2}), {-1.5f, 0.2f, 0.4f, 1.1f}}},
                             [&](ComputationGraph&, const Xs& xs) { return logdet(xs[0]); });
   BOOST_CHECK_EQUAL(n, 4u);
-  Parameter p = m.add_parameters({2, 2});
-  p.set_value({1.5f, 0.3f, -0.4f, 1.2f});
-  n = test::check_gradients(m, {{Dim({2, 2}, 2), test::test_values(8)}}, [&](ComputationGraph& cg, const Xs& xs) {
-    return logdet(parameter(cg, p) + 0.2f * xs[0]);
-  });
+  n = check_parameter_plus_batch(m, {1.5f, 0.3f, -0.4f, 1.2f}, 2, [](const Expression& e) { return logdet(e); });
   BOOST_CHECK_EQUAL(n, 4u + 8u);
 }
 

@@ -405,37 +405,31 @@ BOOST_AUTO_TEST_CASE(gates_dropout_concat) {
              });
 }
 
-BOOST_AUTO_TEST_CASE(cell) {
+// Two batch elements of gates (hidden size 2) as a gates op would give them (in
+// (0, 1) and (-1, 1)).
+const std::vector<float> kGates = {0.3f, 0.8f, 0.6f, -0.4f, 0.2f,  0.55f, 0.9f, 0.35f,
+                                   0.7f, 0.1f, 0.5f, 0.45f, -0.8f, 0.2f,  0.6f, 0.65f};
+
+/// Gradient checks of f(c, gates), hidden size 2: c ({2}X2 values `c2`) and kGates
+/// both batched, then c with a batch of 1 shared by two gates, and the other way round.
+void check_cell_op(Expression (*f)(const Expression&, const Expression&), const std::vector<float>& c2) {
   ParameterCollection none;
-  // c_tm1 and gates, both batched; gates values as a gates op would give (in (0, 1) and (-1, 1))
-  std::vector<float> gates = {0.3f, 0.8f, 0.6f, -0.4f, 0.2f,  0.55f, 0.9f, 0.35f,
-                              0.7f, 0.1f, 0.5f, 0.45f, -0.8f, 0.2f,  0.6f, 0.65f};
-  grad_check(none, {{Dim({2}, 2), {0.5f, -1.2f, 2.f, 0.3f}}, {Dim({8}, 2), gates}},
-             [](ComputationGraph&, const Xs& xs) { return vanilla_lstm_c(xs[0], xs[1]); });
-  // c_tm1 with a batch of 1 shared by two gates; and the other way round
-  grad_check(none, {{Dim({2}), {0.5f, -1.2f}}, {Dim({8}, 2), gates}},
-             [](ComputationGraph&, const Xs& xs) { return vanilla_lstm_c(xs[0], xs[1]); });
-  grad_check(
-      none, {{Dim({2}, 2), {0.5f, -1.2f, 2.f, 0.3f}}, {Dim({8}), std::vector<float>(gates.begin(), gates.begin() + 8)}},
-      [](ComputationGraph&, const Xs& xs) { return vanilla_lstm_c(xs[0], xs[1]); });
-  // hidden size 1
-  grad_check(none,
-             {{Dim({1}, 3), {0.5f, -1.2f, 2.f}}, {Dim({4}, 3), std::vector<float>(gates.begin(), gates.begin() + 12)}},
-             [](ComputationGraph&, const Xs& xs) { return vanilla_lstm_c(xs[0], xs[1]); });
+  auto b = [f](ComputationGraph&, const Xs& xs) { return f(xs[0], xs[1]); };
+  grad_check(none, {{Dim({2}, 2), c2}, {Dim({8}, 2), kGates}}, b);
+  grad_check(none, {{Dim({2}), {c2[0], c2[1]}}, {Dim({8}, 2), kGates}}, b);
+  grad_check(none, {{Dim({2}, 2), c2}, {Dim({8}), std::vector<float>(kGates.begin(), kGates.begin() + 8)}}, b);
 }
 
-BOOST_AUTO_TEST_CASE(output) {
+BOOST_AUTO_TEST_CASE(cell) {
+  check_cell_op(vanilla_lstm_c, {0.5f, -1.2f, 2.f, 0.3f});
+  // hidden size 1
   ParameterCollection none;
-  std::vector<float> gates = {0.3f, 0.8f, 0.6f, -0.4f, 0.2f,  0.55f, 0.9f, 0.35f,
-                              0.7f, 0.1f, 0.5f, 0.45f, -0.8f, 0.2f,  0.6f, 0.65f};
-  grad_check(none, {{Dim({2}, 2), {0.5f, -1.2f, 2.f, 0.f}}, {Dim({8}, 2), gates}},
-             [](ComputationGraph&, const Xs& xs) { return vanilla_lstm_h(xs[0], xs[1]); });
-  grad_check(none, {{Dim({2}), {0.5f, -1.2f}}, {Dim({8}, 2), gates}},
-             [](ComputationGraph&, const Xs& xs) { return vanilla_lstm_h(xs[0], xs[1]); });
-  grad_check(none,
-             {{Dim({2}, 2), {0.5f, -1.2f, 2.f, 0.f}}, {Dim({8}), std::vector<float>(gates.begin(), gates.begin() + 8)}},
-             [](ComputationGraph&, const Xs& xs) { return vanilla_lstm_h(xs[0], xs[1]); });
+  grad_check(
+      none, {{Dim({1}, 3), {0.5f, -1.2f, 2.f}}, {Dim({4}, 3), std::vector<float>(kGates.begin(), kGates.begin() + 12)}},
+      [](ComputationGraph&, const Xs& xs) { return vanilla_lstm_c(xs[0], xs[1]); });
 }
+
+BOOST_AUTO_TEST_CASE(output) { check_cell_op(vanilla_lstm_h, {0.5f, -1.2f, 2.f, 0.f}); }
 
 BOOST_AUTO_TEST_CASE(two_steps_through_everything) {
   // x, h_0, c_0 batched, shared weights: the gradient flows back through two steps.
@@ -662,14 +656,8 @@ AutobatchRun run_instances(LSTMParams& p, int strategy) {
     outs.insert(outs.end(), {g1, c1, h1, g2, c2, h2});
     losses.push_back(test::weighted_reduce(cg, concatenate({h2, c2})));
   }
-  Expression loss = sum(losses);
   AutobatchRun r;
-  r.loss_and_values.push_back(as_scalar(cg.forward(loss)));
-  for (Expression e : outs) {
-    std::vector<float> v = as_vector(e.value());
-    r.loss_and_values.insert(r.loss_and_values.end(), v.begin(), v.end());
-  }
-  cg.backward(loss, true);
+  r.loss_and_values = test::loss_and_values(cg, losses, outs);
   for (Parameter q : {p.wx, p.wh, p.b}) {
     std::vector<float> gq = as_vector(q.get_storage().g);
     r.grads.insert(r.grads.end(), gq.begin(), gq.end());
@@ -699,16 +687,10 @@ BOOST_AUTO_TEST_CASE(autobatch_equals_plain) {
 }
 
 BOOST_AUTO_TEST_CASE(op_table_rows) {
-  for (OpKind k :
-       {OpKind::VanillaLSTMGates, OpKind::VanillaLSTMGatesDropout, OpKind::VanillaLSTMC, OpKind::VanillaLSTMH}) {
-    const OpInfo& info = op_info(k);
-    BOOST_CHECK(info.batch == BatchKind::Elementwise);
-    BOOST_CHECK(info.shape && info.forward[0] && info.backward[0]);
-  }
-  BOOST_CHECK_EQUAL(std::string(op_name(OpKind::VanillaLSTMGates)), "vanilla_lstm_gates");
-  BOOST_CHECK_EQUAL(std::string(op_name(OpKind::VanillaLSTMGatesDropout)), "vanilla_lstm_gates_dropout");
-  BOOST_CHECK_EQUAL(std::string(op_name(OpKind::VanillaLSTMC)), "vanilla_lstm_c");
-  BOOST_CHECK_EQUAL(std::string(op_name(OpKind::VanillaLSTMH)), "vanilla_lstm_h");
+  test::check_elementwise_rows({{OpKind::VanillaLSTMGates, "vanilla_lstm_gates"},
+                                {OpKind::VanillaLSTMGatesDropout, "vanilla_lstm_gates_dropout"},
+                                {OpKind::VanillaLSTMC, "vanilla_lstm_c"},
+                                {OpKind::VanillaLSTMH, "vanilla_lstm_h"}});
 }
 
 BOOST_AUTO_TEST_CASE(no_heap_allocation_in_kernels) {

@@ -14,6 +14,16 @@ Dim dim_of(const std::vector<test::TestInput>& in, const test::Builder& b) {
   return b(cg, xs).dim();
 }
 
+/// Gradient check of f(x * W): W a new parameter of `m` of shape `wd` (values from
+/// test_values), x an input of shape `xd`; returns the number of elements checked.
+size_t weighted_gradients(ParameterCollection& m, const Dim& wd, const Dim& xd, const test::UnaryFn& f) {
+  Parameter w = m.add_parameters(wd);
+  w.set_value(test::test_values(wd.size(), 0.2f));
+  return test::check_gradients(
+      m, {{xd, test::test_values(xd.size())}},
+      [&](ComputationGraph& cg, const std::vector<Expression>& xs) { return f(cmult(xs[0], parameter(cg, w))); });
+}
+
 }  // namespace
 
 // ---------------------------------------------------------------- sum_elems / sum_batches
@@ -48,12 +58,8 @@ BOOST_AUTO_TEST_CASE(sum_batches_values) {
 
 BOOST_AUTO_TEST_CASE(sum_batches_gradient) {
   ParameterCollection m;
-  Parameter w = m.add_parameters({3});
-  w.set_value(test::test_values(3, 0.2f));
-  auto b = [&](ComputationGraph& cg, const std::vector<Expression>& xs) {
-    return sum_batches(cmult(xs[0], parameter(cg, w)));
-  };
-  BOOST_CHECK_EQUAL(test::check_gradients(m, {{Dim({3}, 4), test::test_values(12)}}, b), 3u + 12u);
+  BOOST_CHECK_EQUAL(weighted_gradients(m, Dim({3}), Dim({3}, 4), [](const Expression& x) { return sum_batches(x); }),
+                    3u + 12u);
 }
 
 // ---------------------------------------------------------------- mean_elems / mean_batches
@@ -67,12 +73,8 @@ BOOST_AUTO_TEST_CASE(mean_elems_values_and_gradient) {
   test::check_close(grad_of(Dim({4}), iota(4), [](const Expression& x) { return mean_elems(x); }),
                     {0.25f, 0.25f, 0.25f, 0.25f});
   ParameterCollection m;
-  Parameter w = m.add_parameters({2, 2});
-  w.set_value(test::test_values(4, 0.2f));
-  auto bp = [&](ComputationGraph& cg, const std::vector<Expression>& xs) {
-    return mean_elems(cmult(xs[0], parameter(cg, w)));
-  };
-  BOOST_CHECK_EQUAL(test::check_gradients(m, {{Dim({2, 2}, 3), test::test_values(12)}}, bp), 4u + 12u);
+  BOOST_CHECK_EQUAL(
+      weighted_gradients(m, Dim({2, 2}), Dim({2, 2}, 3), [](const Expression& x) { return mean_elems(x); }), 4u + 12u);
   BOOST_CHECK_EQUAL(test::check_gradients(m, {{Dim({1}, 2), test::test_values(2)}}, b), 4u + 2u);
 }
 
@@ -85,12 +87,8 @@ BOOST_AUTO_TEST_CASE(mean_batches_values_and_gradient) {
   test::check_close(grad_of(Dim({1}, 4), iota(4), [](const Expression& x) { return mean_batches(x); }),
                     {0.25f, 0.25f, 0.25f, 0.25f});
   ParameterCollection m;
-  Parameter w = m.add_parameters({3});
-  w.set_value(test::test_values(3, 0.2f));
-  auto bp = [&](ComputationGraph& cg, const std::vector<Expression>& xs) {
-    return mean_batches(cmult(xs[0], parameter(cg, w)));
-  };
-  BOOST_CHECK_EQUAL(test::check_gradients(m, {{Dim({3}, 4), test::test_values(12)}}, bp), 3u + 12u);
+  BOOST_CHECK_EQUAL(weighted_gradients(m, Dim({3}), Dim({3}, 4), [](const Expression& x) { return mean_batches(x); }),
+                    3u + 12u);
 }
 
 // ---------------------------------------------------------------- sum_dim / mean_dim

@@ -437,10 +437,6 @@ BOOST_AUTO_TEST_CASE(batched_equals_plain) {
   w.set_value(test::test_values(6, 0.3f));
   unsigned pidx = 5;
   std::vector<unsigned> pvec{2, 0};
-  struct Result {
-    std::vector<float> losses, grads, wgrad;
-    uint64_t batched_groups = 0;
-  };
   auto run = [&](int strategy) {
     m.reset_gradient();
     ComputationGraph cg;
@@ -461,30 +457,14 @@ BOOST_AUTO_TEST_CASE(batched_equals_plain) {
       }
       losses.push_back(sum_batches(l));
     }
-    Expression total = sum(losses);
-    Result r;
-    for (auto& l : losses) r.losses.push_back(as_scalar(cg.forward(l)));
-    cg.forward(total);
-    cg.backward(total, true);
-    for (auto& x : xs)
-      for (float g : as_vector(cg.get_gradient(x))) r.grads.push_back(g);
-    r.wgrad = as_vector(w.get_storage().g);
-    r.batched_groups = cg.autobatch_stats().batched_groups;
-    return r;
+    return test::run_outputs(cg, losses, xs, {w});
   };
-  Result plain = run(0);
-  for (int strategy : {1, 2}) {
-    Result b = run(strategy);
-    check_close(b.losses, plain.losses, 1e-5);
-    check_close(b.grads, plain.grads, 1e-5);
-    check_close(b.wgrad, plain.wgrad, 1e-5);
-    BOOST_CHECK_GT(b.batched_groups, 0u);
-  }
+  const test::StrategyResult plain = test::check_strategies_agree(run);
   // hand check of instance 0's loss: -log softmax(tanh(x * w))[1]
   std::vector<float> x0 = test::test_values(6, 0.f), w0 = test::test_values(6, 0.3f);
   double z = 0;
   for (int i = 0; i < 6; ++i) z += std::exp(std::tanh(x0[i] * w0[i]));
-  BOOST_CHECK_CLOSE(plain.losses[0], std::log(z) - std::tanh(x0[1] * w0[1]), 1e-3);
+  BOOST_CHECK_CLOSE(plain.values[0], std::log(z) - std::tanh(x0[1] * w0[1]), 1e-3);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -327,15 +327,10 @@ BOOST_AUTO_TEST_CASE(dim_errors_name_op_and_dims) {
 }
 
 BOOST_AUTO_TEST_CASE(op_table_rows) {
-  for (OpKind k : {OpKind::TreeLSTMGates, OpKind::TreeLSTMGatesAffine, OpKind::TreeLSTMC, OpKind::TreeLSTMH}) {
-    const OpInfo& info = op_info(k);
-    BOOST_CHECK(info.batch == BatchKind::Elementwise);
-    BOOST_CHECK(info.shape && info.forward[0] && info.backward[0]);
-  }
-  BOOST_CHECK_EQUAL(std::string(op_name(OpKind::TreeLSTMGates)), "treelstm_gates");
-  BOOST_CHECK_EQUAL(std::string(op_name(OpKind::TreeLSTMGatesAffine)), "treelstm_gates_affine");
-  BOOST_CHECK_EQUAL(std::string(op_name(OpKind::TreeLSTMC)), "treelstm_c");
-  BOOST_CHECK_EQUAL(std::string(op_name(OpKind::TreeLSTMH)), "treelstm_h");
+  test::check_elementwise_rows({{OpKind::TreeLSTMGates, "treelstm_gates"},
+                                {OpKind::TreeLSTMGatesAffine, "treelstm_gates_affine"},
+                                {OpKind::TreeLSTMC, "treelstm_c"},
+                                {OpKind::TreeLSTMH, "treelstm_h"}});
 }
 
 BOOST_AUTO_TEST_SUITE_END()
@@ -442,14 +437,8 @@ Run run_trees(Model& md, unsigned trees, unsigned batch, bool by_hand, int autob
     }
     losses.push_back(test::weighted_reduce(cg, outs[outs.size() - 2]));
   }
-  Expression loss = sum(losses);
   Run r;
-  r.values.push_back(as_scalar(cg.forward(loss)));
-  for (Expression e : outs) {
-    std::vector<float> v = as_vector(e.value());
-    r.values.insert(r.values.end(), v.begin(), v.end());
-  }
-  cg.backward(loss, true);
+  r.values = test::loss_and_values(cg, losses, outs);
   for (auto& p : md.m.parameters_list()) {
     std::vector<float> g = as_vector(p->g);
     r.grads.insert(r.grads.end(), g.begin(), g.end());

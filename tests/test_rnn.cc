@@ -66,6 +66,41 @@ size_t grad_check_sequence(ParameterCollection& m, RNNBuilder& rnn, unsigned bd 
   });
 }
 
+/// The outputs of a reference recurrence over `xs`, from h = 0 (`h_dim` units):
+/// `step(x, h)` returns the next h (and advances any other state it keeps).
+template <class Step>
+Vec reference_outputs(const std::vector<std::vector<float>>& xs, unsigned h_dim, Step step) {
+  Vec h(h_dim, 0.0), out;
+  for (auto& xf : xs) {
+    h = step(Vec(xf.begin(), xf.end()), h);
+    out.insert(out.end(), h.begin(), h.end());
+  }
+  return out;
+}
+
+/// A builder's outputs `got` agree with the reference outputs `want`.
+void check_reference(const std::vector<float>& got, const Vec& want) {
+  test::check_close(got, std::vector<float>(want.begin(), want.end()), 1e-5);
+}
+
+/// Gradient checks of a 2-layer `Builder` (3 inputs, 2 units): one sequence, and
+/// a batch of 2 from an initial state.
+template <class Builder>
+void check_sequence_gradients() {
+  ParameterCollection m;
+  Builder rnn(2, 3, 2, m);
+  BOOST_CHECK(grad_check_sequence(m, rnn) > 0);
+  BOOST_CHECK(grad_check_sequence(m, rnn, 2, true, 2) > 0);
+}
+
+/// In a new sequence of `rnn` (3 inputs) in `cg`, add_input of `x4` ({4X2}) is a
+/// dim_error naming `where`.
+void check_rejects_input(ComputationGraph& cg, RNNBuilder& rnn, const Expression& x4, const char* where) {
+  rnn.new_graph(cg);
+  rnn.start_new_sequence();
+  test::check_throws_with<dim_error>([&] { rnn.add_input(x4); }, {where, "{3}", "{4X2}"});
+}
+
 /// Every batch element of a batched run equals the run of that element alone.
 void check_batch_matches_single(RNNBuilder& rnn, unsigned in_dim) {
   const unsigned B = 3;
@@ -97,9 +132,8 @@ BOOST_AUTO_TEST_CASE(vanilla_lstm_values) {
   std::vector<float> got = run_sequence(lstm, xs);
   // reference: gates i, f, o, g in blocks of 2 rows; forget bias 1
   const unsigned h = 2;
-  Vec hp(h, 0.0), cp(h, 0.0), want;
-  for (size_t t = 0; t < xs.size(); ++t) {
-    Vec x(xs[t].begin(), xs[t].end());
+  Vec cp(h, 0.0);
+  const Vec want = reference_outputs(xs, h, [&](const Vec& x, const Vec& hp) {
     Vec pre = add(add(matvec(lstm.params[0][0], x), matvec(lstm.params[0][1], hp)), slice(lstm.params[0][2], 0, 8));
     Vec hn(h), cn(h);
     for (unsigned k = 0; k < h; ++k) {
@@ -107,11 +141,10 @@ BOOST_AUTO_TEST_CASE(vanilla_lstm_values) {
       cn[k] = f * cp[k] + i * g;
       hn[k] = o * std::tanh(cn[k]);
     }
-    hp = hn;
     cp = cn;
-    want.insert(want.end(), hn.begin(), hn.end());
-  }
-  test::check_close(got, std::vector<float>(want.begin(), want.end()), 1e-5);
+    return hn;
+  });
+  check_reference(got, want);
 }
 
 BOOST_AUTO_TEST_CASE(gru_values) {
@@ -123,9 +156,7 @@ BOOST_AUTO_TEST_CASE(gru_values) {
   std::vector<std::vector<float>> xs = {{0.5f, -1.f, 0.25f}, {0.1f, 0.2f, -0.3f}, {-0.7f, 0.4f, 0.9f}};
   std::vector<float> got = run_sequence(gru, xs);
   auto& p = gru.params[0];
-  Vec hp(2, 0.0), want;
-  for (auto& xf : xs) {
-    Vec x(xf.begin(), xf.end());
+  const Vec want = reference_outputs(xs, 2, [&](const Vec& x, const Vec& hp) {
     Vec z = add(add(matvec(p[0], x), matvec(p[1], hp)), slice(p[2], 0, 2));
     Vec r = add(add(matvec(p[3], x), matvec(p[4], hp)), slice(p[5], 0, 2));
     for (auto& v : z) v = sigm(v);
@@ -135,10 +166,9 @@ BOOST_AUTO_TEST_CASE(gru_values) {
     Vec g = add(add(matvec(p[6], x), matvec(p[7], rh)), slice(p[8], 0, 2));
     Vec hn(2);
     for (int k = 0; k < 2; ++k) hn[k] = (1 - z[k]) * hp[k] + z[k] * std::tanh(g[k]);
-    hp = hn;
-    want.insert(want.end(), hn.begin(), hn.end());
-  }
-  test::check_close(got, std::vector<float>(want.begin(), want.end()), 1e-5);
+    return hn;
+  });
+  check_reference(got, want);
 }
 
 BOOST_AUTO_TEST_CASE(simple_rnn_and_coupled_values) {
@@ -149,14 +179,12 @@ BOOST_AUTO_TEST_CASE(simple_rnn_and_coupled_values) {
   {
     std::vector<float> got = run_sequence(rnn, xs);
     auto ps = rnn.get_parameter_collection().get_parameters();
-    Vec hp(2, 0.0), want;
-    for (auto& xf : xs) {
-      Vec a = add(add(matvec(ps[0], Vec(xf.begin(), xf.end())), matvec(ps[1], hp)), slice(ps[2], 0, 2));
+    const Vec want = reference_outputs(xs, 2, [&](const Vec& x, const Vec& hp) {
+      Vec a = add(add(matvec(ps[0], x), matvec(ps[1], hp)), slice(ps[2], 0, 2));
       for (auto& v : a) v = std::tanh(v);
-      hp = a;
-      want.insert(want.end(), a.begin(), a.end());
-    }
-    test::check_close(got, std::vector<float>(want.begin(), want.end()), 1e-5);
+      return a;
+    });
+    check_reference(got, want);
   }
   {
     auto& p = cl.params[0];  // x2i h2i c2i bi x2o h2o c2o bo x2c h2c bc
@@ -164,9 +192,8 @@ BOOST_AUTO_TEST_CASE(simple_rnn_and_coupled_values) {
     p[7].set_value({0.05f, 0.3f});
     p[10].set_value({-0.2f, 0.1f});
     std::vector<float> got = run_sequence(cl, xs);
-    Vec hp(2, 0.0), cp(2, 0.0), want;
-    for (auto& xf : xs) {
-      Vec x(xf.begin(), xf.end());
+    Vec cp(2, 0.0);
+    const Vec want = reference_outputs(xs, 2, [&](const Vec& x, const Vec& hp) {
       Vec i = add(add(add(matvec(p[0], x), matvec(p[1], hp)), matvec(p[2], cp)), slice(p[3], 0, 2));
       Vec g = add(add(matvec(p[8], x), matvec(p[9], hp)), slice(p[10], 0, 2));
       Vec cn(2);
@@ -177,11 +204,10 @@ BOOST_AUTO_TEST_CASE(simple_rnn_and_coupled_values) {
       Vec o = add(add(add(matvec(p[4], x), matvec(p[5], hp)), matvec(p[6], cn)), slice(p[7], 0, 2));
       Vec hn(2);
       for (int k = 0; k < 2; ++k) hn[k] = sigm(o[k]) * std::tanh(cn[k]);
-      hp = hn;
       cp = cn;
-      want.insert(want.end(), hn.begin(), hn.end());
-    }
-    test::check_close(got, std::vector<float>(want.begin(), want.end()), 1e-5);
+      return hn;
+    });
+    check_reference(got, want);
   }
 }
 
@@ -198,10 +224,7 @@ BOOST_AUTO_TEST_CASE(compact_matches_vanilla_without_forget_bias) {
 // ---------------------------------------------------------------- gradients
 
 BOOST_AUTO_TEST_CASE(gradients_simple_rnn) {
-  ParameterCollection m;
-  SimpleRNNBuilder rnn(2, 3, 2, m);
-  BOOST_CHECK(grad_check_sequence(m, rnn) > 0);
-  BOOST_CHECK(grad_check_sequence(m, rnn, 2, true, 2) > 0);
+  check_sequence_gradients<SimpleRNNBuilder>();
   ParameterCollection m2;
   SimpleRNNBuilder lag(1, 3, 2, m2, true);
   test::check_gradients(m2, {{Dim({3}), test::test_values(3)}, {Dim({2}), test::test_values(2, 0.4f)}},
@@ -213,12 +236,7 @@ BOOST_AUTO_TEST_CASE(gradients_simple_rnn) {
                         });
 }
 
-BOOST_AUTO_TEST_CASE(gradients_vanilla_lstm) {
-  ParameterCollection m;
-  VanillaLSTMBuilder lstm(2, 3, 2, m);
-  BOOST_CHECK(grad_check_sequence(m, lstm) > 0);
-  BOOST_CHECK(grad_check_sequence(m, lstm, 2, true, 2) > 0);
-}
+BOOST_AUTO_TEST_CASE(gradients_vanilla_lstm) { check_sequence_gradients<VanillaLSTMBuilder>(); }
 
 BOOST_AUTO_TEST_CASE(gradients_vanilla_lstm_layer_norm) {
   ParameterCollection m;
@@ -226,26 +244,11 @@ BOOST_AUTO_TEST_CASE(gradients_vanilla_lstm_layer_norm) {
   BOOST_CHECK(grad_check_sequence(m, lstm) > 0);
 }
 
-BOOST_AUTO_TEST_CASE(gradients_coupled_lstm) {
-  ParameterCollection m;
-  CoupledLSTMBuilder lstm(2, 3, 2, m);
-  BOOST_CHECK(grad_check_sequence(m, lstm) > 0);
-  BOOST_CHECK(grad_check_sequence(m, lstm, 2, true, 2) > 0);
-}
+BOOST_AUTO_TEST_CASE(gradients_coupled_lstm) { check_sequence_gradients<CoupledLSTMBuilder>(); }
 
-BOOST_AUTO_TEST_CASE(gradients_compact_lstm) {
-  ParameterCollection m;
-  CompactVanillaLSTMBuilder lstm(2, 3, 2, m);
-  BOOST_CHECK(grad_check_sequence(m, lstm) > 0);
-  BOOST_CHECK(grad_check_sequence(m, lstm, 2, true, 2) > 0);
-}
+BOOST_AUTO_TEST_CASE(gradients_compact_lstm) { check_sequence_gradients<CompactVanillaLSTMBuilder>(); }
 
-BOOST_AUTO_TEST_CASE(gradients_gru) {
-  ParameterCollection m;
-  GRUBuilder gru(2, 3, 2, m);
-  BOOST_CHECK(grad_check_sequence(m, gru) > 0);
-  BOOST_CHECK(grad_check_sequence(m, gru, 2, true, 2) > 0);
-}
+BOOST_AUTO_TEST_CASE(gradients_gru) { check_sequence_gradients<GRUBuilder>(); }
 
 // ---------------------------------------------------------------- batches
 
@@ -444,22 +447,14 @@ BOOST_AUTO_TEST_CASE(errors_name_builder_and_dims) {
   test::check_throws_with<std::invalid_argument>([&] { VanillaLSTMBuilder bad(0, 3, 2, m); }, {"VanillaLSTMBuilder", "positive"});
 
   GRUBuilder gru(1, 3, 2, m);
-  gru.new_graph(cg);
-  gru.start_new_sequence();
-  test::check_throws_with<dim_error>([&] { gru.add_input(x4); }, {"GRUBuilder::add_input", "{3}", "{4X2}"});
+  check_rejects_input(cg, gru, x4, "GRUBuilder::add_input");
   SimpleRNNBuilder rnn(1, 3, 2, m);
-  rnn.new_graph(cg);
-  rnn.start_new_sequence();
-  test::check_throws_with<dim_error>([&] { rnn.add_input(x4); }, {"SimpleRNNBuilder::add_input", "{3}", "{4X2}"});
+  check_rejects_input(cg, rnn, x4, "SimpleRNNBuilder::add_input");
   test::check_throws_with<std::invalid_argument>([&] { rnn.add_auxiliary_input(h3, h); }, {"support_lags"});
   CoupledLSTMBuilder cl(1, 3, 2, m);
-  cl.new_graph(cg);
-  cl.start_new_sequence();
-  test::check_throws_with<dim_error>([&] { cl.add_input(x4); }, {"CoupledLSTMBuilder::add_input", "{3}", "{4X2}"});
+  check_rejects_input(cg, cl, x4, "CoupledLSTMBuilder::add_input");
   CompactVanillaLSTMBuilder cv(1, 3, 2, m);
-  cv.new_graph(cg);
-  cv.start_new_sequence();
-  test::check_throws_with<dim_error>([&] { cv.add_input(x4); }, {"CompactVanillaLSTMBuilder::add_input", "{3}", "{4X2}"});
+  check_rejects_input(cg, cv, x4, "CompactVanillaLSTMBuilder::add_input");
   // a cleared graph needs a new new_graph()
   ComputationGraph cg2;
   lstm.new_graph(cg2);

@@ -30,6 +30,13 @@ void set_grad(dl::Parameter& p, const std::vector<float>& g) {
 }
 
 std::vector<float> values(dl::Parameter& p) { return dl::as_vector(*p.values()); }
+
+/// A parameter of `n` elements named `name`, set to zero.
+dl::Parameter zero_parameter(ParameterCollection& m, unsigned n, const std::string& name) {
+  dl::Parameter p = m.add_parameters({n}, name);
+  p.set_value(std::vector<float>(n, 0.f));
+  return p;
+}
 std::vector<float> row(dl::LookupParameter& lp, unsigned r) { return dl::as_vector((*lp.values())[r]); }
 std::vector<float> grads(dl::Parameter& p) { return dl::as_vector(*p.gradients()); }
 
@@ -403,9 +410,7 @@ BOOST_AUTO_TEST_SUITE(clipping)
 
 BOOST_AUTO_TEST_CASE(clips_by_global_norm) {
   ParameterCollection m;
-  dl::Parameter a = m.add_parameters({1}, "a"), b = m.add_parameters({2}, "b");
-  a.set_value({0.f});
-  b.set_value({0.f, 0.f});
+  dl::Parameter a = zero_parameter(m, 1, "a"), b = zero_parameter(m, 2, "b");
   dl::SimpleSGDTrainer t(m, 1.f);
   // Global norm sqrt(30^2 + 40^2 + 0) = 50 > 5: every gradient scaled by 0.1.
   set_grad(a, {30.f});
@@ -422,8 +427,7 @@ BOOST_AUTO_TEST_CASE(clips_by_global_norm) {
 
 BOOST_AUTO_TEST_CASE(no_clip_below_threshold) {
   ParameterCollection m;
-  dl::Parameter a = m.add_parameters({2}, "a");
-  a.set_value({0.f, 0.f});
+  dl::Parameter a = zero_parameter(m, 2, "a");
   dl::SimpleSGDTrainer t(m, 1.f);
   set_grad(a, {3.f, 4.f});  // norm exactly 5: not above the threshold
   t.update();
@@ -433,8 +437,7 @@ BOOST_AUTO_TEST_CASE(no_clip_below_threshold) {
 
 BOOST_AUTO_TEST_CASE(threshold_and_disable) {
   ParameterCollection m;
-  dl::Parameter a = m.add_parameters({2}, "a");
-  a.set_value({0.f, 0.f});
+  dl::Parameter a = zero_parameter(m, 2, "a");
   dl::SimpleSGDTrainer t(m, 1.f);
   t.clip_threshold = 1.f;
   set_grad(a, {3.f, 4.f});
@@ -693,8 +696,7 @@ BOOST_AUTO_TEST_CASE(restart_with_rate) {
 
 BOOST_AUTO_TEST_CASE(state_for_parameters_added_later) {
   ParameterCollection m;
-  dl::Parameter a = m.add_parameters({2}, "a");
-  a.set_value({0.f, 0.f});
+  dl::Parameter a = zero_parameter(m, 2, "a");
   dl::AdamTrainer t(m, 0.1f);
   set_grad(a, {1.f, 1.f});
   t.update();
@@ -759,8 +761,7 @@ BOOST_AUTO_TEST_CASE(update_epoch_decays_rate) {
 
 BOOST_AUTO_TEST_CASE(cyclical_schedule) {
   ParameterCollection m;
-  dl::Parameter a = m.add_parameters({1}, "a");
-  a.set_value({0.f});
+  dl::Parameter a = zero_parameter(m, 1, "a");
   dl::CyclicalSGDTrainer t(m, 0.01f, 0.1f, 2.f);
   // Triangle with step_size 2: 0.01, 0.055, 0.1, 0.055, 0.01, 0.055, ...
   const float want[] = {0.01f, 0.055f, 0.1f, 0.055f, 0.01f, 0.055f, 0.1f};

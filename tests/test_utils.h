@@ -1,12 +1,12 @@
 #pragma once
 // Shared helpers for the test suites: fixed-value parameters, and a
 // central-difference gradient check over parameters and inputs.
-#include <boost/test/unit_test.hpp>
 #include <algorithm>
+#include <boost/test/unit_test.hpp>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <cstdio>
 #include <functional>
 #include <new>
 #include <sstream>
@@ -15,8 +15,10 @@
 
 #include "dynet_lite/devices.h"
 #include "dynet_lite/dynet.h"
+#include "dynet_lite/exec/autobatch.h"
 #include "dynet_lite/expr.h"
 #include "dynet_lite/model.h"
+#include "dynet_lite/ops/op_table.h"
 
 namespace dl = dynet_lite;
 
@@ -200,6 +202,73 @@ inline void check_autobatch_agrees(const std::function<float(int, std::vector<fl
   float v0 = run(0, &g0), v1 = run(1, &g1);
   BOOST_CHECK_CLOSE(v0, v1, 1e-3);
   check_close(g1, g0, 1e-4);
+}
+
+/// What a graph gives for comparing batching strategies: the values of its
+/// outputs, the gradients of its inputs and of each parameter (after backward from
+/// the sum of the outputs), and the kernel calls that ran more than one node.
+struct StrategyResult {
+  std::vector<float> values, grads;
+  std::vector<std::vector<float>> param_grads;
+  uint64_t batched_groups = 0;
+};
+
+/// Adds the sum of `outs` to `cg`, runs forward to each output and to the sum,
+/// backward from the sum, and collects the result for the inputs `xs` and the
+/// parameters `params`.
+inline StrategyResult run_outputs(dl::ComputationGraph& cg, const std::vector<dl::Expression>& outs,
+                                  const std::vector<dl::Expression>& xs, const std::vector<dl::Parameter>& params) {
+  dl::Expression total = dl::sum(outs);
+  StrategyResult r;
+  for (auto& o : outs) r.values.push_back(dl::as_scalar(cg.forward(o)));
+  cg.forward(total);
+  cg.backward(total, true);
+  for (auto& x : xs)
+    for (float g : dl::as_vector(cg.get_gradient(x))) r.grads.push_back(g);
+  for (auto p : params) r.param_grads.push_back(dl::as_vector(p.get_storage().g));
+  r.batched_groups = cg.autobatch_stats().batched_groups;
+  return r;
+}
+
+/// Checks that `run(strategy)` gives the same values and gradients with the
+/// batching strategies 1 and 2 as with none (0), and that both batch some groups;
+/// returns the result without batching.
+inline StrategyResult check_strategies_agree(const std::function<StrategyResult(int)>& run) {
+  StrategyResult plain = run(0);
+  for (int strategy : {1, 2}) {
+    StrategyResult b = run(strategy);
+    check_close(b.values, plain.values, 1e-5);
+    check_close(b.grads, plain.grads, 1e-5);
+    BOOST_REQUIRE_EQUAL(b.param_grads.size(), plain.param_grads.size());
+    for (size_t k = 0; k < plain.param_grads.size(); ++k) check_close(b.param_grads[k], plain.param_grads[k], 1e-5);
+    BOOST_CHECK_GT(b.batched_groups, 0u);
+  }
+  return plain;
+}
+
+/// Adds the sum of `losses` to `cg`, runs forward to it, reads its value and then
+/// the values of `outs` (appended in order), and runs backward from it.
+inline std::vector<float> loss_and_values(dl::ComputationGraph& cg, const std::vector<dl::Expression>& losses,
+                                          const std::vector<dl::Expression>& outs) {
+  dl::Expression loss = dl::sum(losses);
+  std::vector<float> r{dl::as_scalar(cg.forward(loss))};
+  for (const dl::Expression& e : outs) {
+    std::vector<float> v = dl::as_vector(e.value());
+    r.insert(r.end(), v.begin(), v.end());
+  }
+  cg.backward(loss, true);
+  return r;
+}
+
+/// Checks the op table rows of element-wise batching ops: each kind batches
+/// element-wise, has a shape function and CPU kernels, and has its name.
+inline void check_elementwise_rows(std::initializer_list<std::pair<dl::OpKind, const char*>> rows) {
+  for (const auto& [kind, name] : rows) {
+    const dl::OpInfo& info = dl::op_info(kind);
+    BOOST_CHECK(info.batch == dl::BatchKind::Elementwise);
+    BOOST_CHECK(info.shape && info.forward[0] && info.backward[0]);
+    BOOST_CHECK_EQUAL(std::string(dl::op_name(kind)), name);
+  }
 }
 
 /// Checks that `f` throws E and that the message contains every `parts` string.

@@ -10,8 +10,36 @@
 #include "dynet_lite/core/node.h"
 #include "dynet_lite/expr.h"
 #include "dynet_lite/ops/op_table.h"
+#include "dynet_lite/ops/reduce_dims.h"
 
 namespace dynet_lite {
+
+uint32_t reduced_dims_mask(const char* name, const std::vector<unsigned>& dims) {
+  uint32_t mask = 0;
+  for (unsigned k : dims) {
+    DYNET_LITE_DIM_CHECK(k < DYNET_MAX_TENSOR_DIM, name << ": dimension " << k
+                                                        << " is out of range (a tensor has at most "
+                                                        << DYNET_MAX_TENSOR_DIM << " dimensions)");
+    DYNET_LITE_DIM_CHECK(!((mask >> k) & 1u), name << ": dimension " << k << " is listed twice");
+    mask |= 1u << k;
+  }
+  return mask;
+}
+
+Dim reduced_dims_shape(OpKind op, const Dim& x, uint32_t mask, bool batch) {
+  DYNET_LITE_DIM_CHECK(mask != 0 || batch, op_name(op) << ": nothing to reduce for " << x
+                                                       << " (no dimension listed and the batch not included)");
+  // As in DyNet, dimension nd (an implicit length-1 dimension) may be named.
+  for (unsigned k = x.nd + 1; k < DYNET_MAX_TENSOR_DIM; ++k)
+    DYNET_LITE_DIM_CHECK(!((mask >> k) & 1u), op_name(op) << ": dimension " << k << " is out of range for " << x << " ("
+                                                          << x.nd << " dimensions)");
+  Dim r = x;
+  // Highest dimension first so that lower indices stay valid.
+  for (unsigned k = DYNET_MAX_TENSOR_DIM; k-- > 0;)
+    if (((mask >> k) & 1u) && k < r.nd) r.delete_dim(k);
+  if (batch) r.bd = 1;
+  return r;
+}
 
 namespace {
 
@@ -138,20 +166,8 @@ struct ReduceLayout {
 };
 
 Dim dim_reduce_shape(const Tensor* const* xs, unsigned n, const Node& node) {
-  Dim d = one_arg(xs, n, node);
   const DimReduceParams& p = node.p<DimReduceParams>();
-  DYNET_LITE_DIM_CHECK(p.mask != 0 || p.batch, op_name(node.op) << ": nothing to reduce for " << d
-                                                                << " (no dimension listed and the batch not included)");
-  // As in DyNet, dimension nd (an implicit length-1 dimension) may be named.
-  for (unsigned k = d.nd + 1; k < DYNET_MAX_TENSOR_DIM; ++k)
-    DYNET_LITE_DIM_CHECK(!((p.mask >> k) & 1u), op_name(node.op) << ": dimension " << k << " is out of range for " << d
-                                                                 << " (" << d.nd << " dimensions)");
-  Dim r = d;
-  // Highest dimension first so that lower indices stay valid.
-  for (unsigned k = DYNET_MAX_TENSOR_DIM; k-- > 0;)
-    if (((p.mask >> k) & 1u) && k < r.nd) r.delete_dim(k);
-  if (p.batch) r.bd = 1;
-  return r;
+  return reduced_dims_shape(node.op, one_arg(xs, n, node), p.mask, p.batch);
 }
 
 // y[j] = scale * sum over the reduced positions i of x[i]
@@ -214,13 +230,7 @@ Expression dim_reduce_expr(OpKind op, const char* name, const Expression& x, con
                            bool b) {
   DimReduceParams p;
   p.batch = b;
-  for (unsigned k : dims) {
-    DYNET_LITE_DIM_CHECK(k < DYNET_MAX_TENSOR_DIM, name << ": dimension " << k
-                                                        << " is out of range (a tensor has at most "
-                                                        << DYNET_MAX_TENSOR_DIM << " dimensions)");
-    DYNET_LITE_DIM_CHECK(!((p.mask >> k) & 1u), name << ": dimension " << k << " is listed twice");
-    p.mask |= 1u << k;
-  }
+  p.mask = reduced_dims_mask(name, dims);
   return detail::add(op, {x}, p);
 }
 

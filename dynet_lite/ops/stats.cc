@@ -13,6 +13,7 @@
 #include "dynet_lite/core/node.h"
 #include "dynet_lite/expr.h"
 #include "dynet_lite/ops/op_table.h"
+#include "dynet_lite/ops/reduce_dims.h"
 
 namespace dynet_lite {
 
@@ -102,6 +103,14 @@ struct ReduceMap {
   }
 };
 
+// The map of the reduction `node` performs on input shape x.
+ReduceMap reduce_map_of(const Node& node, const Dim& x) {
+  uint32_t mask;
+  bool batch;
+  reduction_of(node, x, &mask, &batch);
+  return ReduceMap(x, mask, batch);
+}
+
 float int_pow(float v, unsigned r) {
   float p = 1.f;
   for (unsigned i = 0; i < r; ++i) p *= v;
@@ -125,27 +134,14 @@ Dim moment_shape(const Tensor* const* xs, unsigned n, const Node& node) {
     default:
       break;
   }
-  DYNET_LITE_DIM_CHECK(p.mask != 0 || p.batch, op_name(node.op) << ": nothing to reduce for " << x
-                                                                << " (no dimension listed and the batch not included)");
-  // As in DyNet, dimension nd (an implicit length-1 dimension) may be named.
-  for (unsigned k = x.nd + 1; k < DYNET_MAX_TENSOR_DIM; ++k)
-    DYNET_LITE_DIM_CHECK(!((p.mask >> k) & 1u), op_name(node.op) << ": dimension " << k << " is out of range for " << x
-                                                                 << " (" << x.nd << " dimensions)");
-  Dim r = x;
-  for (unsigned k = DYNET_MAX_TENSOR_DIM; k-- > 0;)
-    if (((p.mask >> k) & 1u) && k < r.nd) r.delete_dim(k);
-  if (p.batch) r.bd = 1;
-  return r;
+  return reduced_dims_shape(node.op, x, p.mask, p.batch);
 }
 
 // y[j] = (1/n) sum_{i -> j} x_i^r;  dx_i += (r/n) x_i^(r-1) dy_j
 void moment_forward(const Tensor* const* xs, unsigned, Node& node, ExecContext&) {
   const Tensor& x = *xs[0];
   const StatParams& p = node.p<StatParams>();
-  uint32_t mask;
-  bool batch;
-  reduction_of(node, x.d, &mask, &batch);
-  ReduceMap m(x.d, mask, batch);
+  const ReduceMap m = reduce_map_of(node, x.d);
   float* y = node.value.v;
   std::memset(y, 0, node.value.d.size() * sizeof(float));
   unsigned r = p.r;
@@ -157,20 +153,19 @@ void moment_backward(const Tensor* const* xs, unsigned, const Node& node, const 
                      ExecContext&) {
   const Tensor& x = *xs[0];
   const StatParams& p = node.p<StatParams>();
-  uint32_t mask;
-  bool batch;
-  reduction_of(node, x.d, &mask, &batch);
-  ReduceMap m(x.d, mask, batch);
+  const ReduceMap m = reduce_map_of(node, x.d);
   float scale = static_cast<float>(p.r) / divisor_of(p, m);
   unsigned r1 = p.r - 1;
   m.for_each([&](size_t i, size_t j) { dx.v[i] += scale * int_pow(x.v[i], r1) * dy.v[j]; });
 }
 
-// mean[j] = (1/n) sum_{i -> j} x_i into `mean` (output-sized).
-void means(const Tensor& x, const ReduceMap& m, float divisor, float* mean, size_t ysize) {
+// mean[j] = (1/n) sum_{i -> j} x_i, in scratch memory of `ctx` (output-sized).
+const float* means(const Tensor& x, const ReduceMap& m, float divisor, size_t ysize, ExecContext& ctx) {
+  float* mean = ctx.scratch_floats(ysize);
   std::memset(mean, 0, ysize * sizeof(float));
   m.for_each([&](size_t i, size_t j) { mean[j] += x.v[i]; });
   for (size_t j = 0; j < ysize; ++j) mean[j] /= divisor;
+  return mean;
 }
 
 // m_j = (1/n) sum x_i,  y_j = sqrt((1/n) sum (x_i - m_j)^2).
@@ -180,14 +175,10 @@ void means(const Tensor& x, const ReduceMap& m, float divisor, float* mean, size
 void std_forward(const Tensor* const* xs, unsigned, Node& node, ExecContext& ctx) {
   const Tensor& x = *xs[0];
   const StatParams& p = node.p<StatParams>();
-  uint32_t mask;
-  bool batch;
-  reduction_of(node, x.d, &mask, &batch);
-  ReduceMap m(x.d, mask, batch);
+  const ReduceMap m = reduce_map_of(node, x.d);
   size_t ysize = node.value.d.size();
   float n = divisor_of(p, m);
-  float* mean = ctx.scratch_floats(ysize);
-  means(x, m, n, mean, ysize);
+  const float* mean = means(x, m, n, ysize, ctx);
   float* y = node.value.v;
   std::memset(y, 0, ysize * sizeof(float));
   m.for_each([&](size_t i, size_t j) {
@@ -200,15 +191,11 @@ void std_backward(const Tensor* const* xs, unsigned, const Node& node, const Ten
                   ExecContext& ctx) {
   const Tensor& x = *xs[0];
   const StatParams& p = node.p<StatParams>();
-  uint32_t mask;
-  bool batch;
-  reduction_of(node, x.d, &mask, &batch);
-  ReduceMap m(x.d, mask, batch);
+  const ReduceMap m = reduce_map_of(node, x.d);
   size_t ysize = node.value.d.size();
   float n = divisor_of(p, m);
   float correction = (n - static_cast<float>(m.count)) / n;
-  float* mean = ctx.scratch_floats(ysize);
-  means(x, m, n, mean, ysize);
+  const float* mean = means(x, m, n, ysize, ctx);
   // per output element: dy_j / (n y_j), or 0 where y_j = 0
   float* g = ctx.scratch_floats(ysize);
   for (size_t j = 0; j < ysize; ++j) {
@@ -224,15 +211,7 @@ Expression stat_expr(OpKind op, const char* name, const Expression& x, const std
   p.batch = b;
   p.r = r;
   p.n = n;
-  if (dims) {
-    for (unsigned k : *dims) {
-      DYNET_LITE_DIM_CHECK(k < DYNET_MAX_TENSOR_DIM, name << ": dimension " << k
-                                                          << " is out of range (a tensor has at most "
-                                                          << DYNET_MAX_TENSOR_DIM << " dimensions)");
-      DYNET_LITE_DIM_CHECK(!((p.mask >> k) & 1u), name << ": dimension " << k << " is listed twice");
-      p.mask |= 1u << k;
-    }
-  }
+  if (dims) p.mask = reduced_dims_mask(name, *dims);
   return detail::add(op, {x}, p);
 }
 

@@ -100,6 +100,15 @@ CLI::Option* add_choice(CLI::App& app, const std::string& name, std::string& tar
       ->type_name("MODE");
 }
 
+void add_saved_model_options(CLI::App& app, const std::string& training, std::string& model,
+                             const std::string& model_help, std::string& load, const std::string& load_help,
+                             const std::string& apply, std::string& input, const std::string& apply_help) {
+  app.add_option("--model", model, model_help)->type_name("FILE")->group(training);
+  const char* const saved = "using a saved model";
+  app.add_option("--load", load, load_help)->type_name("FILE")->group(saved);
+  app.add_option(apply, input, apply_help)->type_name("IN")->group(saved);
+}
+
 void CorpusOptions::add_corpus_options(CLI::App& app, const CorpusLayout& layout, const std::string& files) {
   const std::string in = " (default DIR/" + layout.folder + "/";
   app.add_option("--data-dir", data_dir,

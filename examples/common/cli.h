@@ -41,6 +41,13 @@ CLI::Option* add_number(CLI::App& app, const std::string& name, float& target, c
 CLI::Option* add_choice(CLI::App& app, const std::string& name, std::string& target,
                         const std::vector<std::string>& choices, const std::string& help);
 
+/// --model FILE, where training saves the model (in the group `training`), and in
+/// the group "using a saved model": --load FILE and `apply` IN (--predict,
+/// --score: what the loaded model does with IN), each with its help.
+void add_saved_model_options(CLI::App& app, const std::string& training, std::string& model,
+                             const std::string& model_help, std::string& load, const std::string& load_help,
+                             const std::string& apply, std::string& input, const std::string& apply_help);
+
 /// Where a corpus lives: `folder` under the data folder, with the file names of
 /// its splits (`dev` empty where the corpus has none).
 struct CorpusLayout {

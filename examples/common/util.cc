@@ -25,6 +25,20 @@ dynet_lite::Expression batch_loss(const std::vector<dynet_lite::Expression>& los
   return losses.size() == 1 ? losses[0] : dynet_lite::sum(losses);
 }
 
+std::istream& open_input(const std::string& path, std::ifstream& file) {
+  if (path == "-") return std::cin;
+  file.open(path);
+  DYNET_LITE_CHECK(file.good(), dynet_lite::io_error, "cannot open '" << path << "'");
+  return file;
+}
+
+std::vector<std::string> split_words(const std::string& line) {
+  std::istringstream ls(line);
+  std::vector<std::string> words;
+  for (std::string w; ls >> w;) words.push_back(w);
+  return words;
+}
+
 bool file_exists(const std::string& path) {
   struct stat st;
   return ::stat(path.c_str(), &st) == 0;

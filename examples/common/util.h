@@ -4,6 +4,8 @@
 // model with its vocabulary.
 #include <chrono>
 #include <cstddef>
+#include <fstream>
+#include <iostream>
 #include <string>
 #include <vector>
 
@@ -52,6 +54,40 @@ void save_model(dynet_lite::ParameterCollection& pc, const Vocabulary& v, const 
 
 /// Reads the parameter values saved at `path` into `pc` (built with the same shapes).
 void load_model(dynet_lite::ParameterCollection& pc, const std::string& path);
+
+/// save_model, then "  [saved PATH]" on stdout (on the line of the epoch it ends).
+template <class Vocabulary>
+void save_model_noted(dynet_lite::ParameterCollection& pc, const Vocabulary& v, const std::string& path) {
+  save_model(pc, v, path);
+  std::cout << "  [saved " << path << "]";
+}
+
+/// A model read back from what save_model() wrote at `path`: the vocabulary from
+/// `path`.vocab, the model built on it (`Model(pc, vocab)`), then its parameters.
+template <class Vocabulary, class Model>
+struct SavedModel {
+  Vocabulary vocab;
+  dynet_lite::ParameterCollection pc;
+  Model model;
+  explicit SavedModel(const std::string& path) : vocab(Vocabulary::load(path + ".vocab")), model(pc, vocab) {
+    load_model(pc, path);
+  }
+};
+
+/// The input `path` names: standard input for "-", else the file, opened into
+/// `file` (a dynet_lite::io_error when it cannot be opened).
+std::istream& open_input(const std::string& path, std::ifstream& file);
+
+/// Calls f(line) for every line of the input `path` names ("-": standard input).
+template <class F>
+void for_each_input_line(const std::string& path, F&& f) {
+  std::ifstream file;
+  std::istream& in = open_input(path, file);
+  for (std::string line; std::getline(in, line);) f(line);
+}
+
+/// The words of `line`, split at white space.
+std::vector<std::string> split_words(const std::string& line);
 
 /// A progress bar on stderr: redrawn in place on a terminal at most 5 times a
 /// second, else one line every 10%.  Shows the mean loss and the throughput.
