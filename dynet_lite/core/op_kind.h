@@ -12,7 +12,8 @@
 // with the op's math; name is the expression function (declared in expr.h) and the
 // op's name in the table.  The list generates the enumerators below, the expression
 // functions (ops/unary.cc) and math::for_each_unary, which gives each its row.
-// negate (operator-) has a functor too but is listed with the arithmetic.
+// negate (operator-) is not in the list: its enumerator sits with the arithmetic, and
+// for_each_unary and ops/unary.cc name it by hand.
 #define DYNET_LITE_UNARY_OPS(X, XA) \
   X(Tanh, tanh)                     \
   X(Logistic, logistic)             \
