@@ -11,7 +11,9 @@
 //                           tanh / exp differ in the last bit from the scalar ones
 // A binary functor: f(a, b) and the partials da(a, b, y), db(a, b, y).
 // The for_each_* lists pair every functor with its op and name: the family file
-// declares a row for each, the CUDA backend fills the GPU column of each.
+// declares a row for each, the CUDA backend fills the GPU column of each.  The unary
+// functions' list is DYNET_LITE_UNARY_OPS (core/op_kind.h): a functor here and its
+// line there make a unary op's enumerator, row, CUDA kernels and expression.
 #include <math.h>
 
 #include "dynet_lite/core/op_kind.h"
@@ -251,24 +253,13 @@ struct Negate {
   }
 };
 
-/// visit(op, name, Functor{}) for every unary function.
+/// visit(op, name, Functor{}) for every unary function: those of DYNET_LITE_UNARY_OPS
+/// (core/op_kind.h), then negate.
 template <class Visit>
 void for_each_unary(Visit&& visit) {
-  visit(OpKind::Tanh, "tanh", Tanh{});
-  visit(OpKind::Logistic, "logistic", Logistic{});
-  visit(OpKind::Rectify, "rectify", Rectify{});
-  visit(OpKind::Elu, "elu", Elu{});
-  visit(OpKind::Selu, "selu", Selu{});
-  visit(OpKind::Silu, "silu", Silu{});
-  visit(OpKind::Softsign, "softsign", Softsign{});
-  visit(OpKind::Exp, "exp", Exp{});
-  visit(OpKind::Log, "log", Log{});
-  visit(OpKind::Sqrt, "sqrt", Sqrt{});
-  visit(OpKind::Square, "square", Square{});
-  visit(OpKind::Cube, "cube", Cube{});
-  visit(OpKind::Abs, "abs", Abs{});
-  visit(OpKind::Erf, "erf", Erf{});
-  visit(OpKind::LogSigmoid, "log_sigmoid", LogSigmoid{});
+#define DYNET_LITE_VISIT_UNARY(Kind, name) visit(OpKind::Kind, #name, Kind{});
+  DYNET_LITE_UNARY_OPS(DYNET_LITE_VISIT_UNARY, DYNET_LITE_VISIT_UNARY)
+#undef DYNET_LITE_VISIT_UNARY
   visit(OpKind::Negate, "negate", Negate{});
 }
 

@@ -4,6 +4,33 @@
 // filled by ops/).
 #include <cstdint>
 
+// The element-wise functions y = f(x) of ops/unary.cc, one line each, in their
+// OpKind order:
+//   X(Kind, name)    the expression name(x)
+//   XA(Kind, name)   the expression name(x, a), with the op's float a (elu's alpha)
+// Kind names the enumerator and the functor math::Kind (backends/elementwise_math.h)
+// with the op's math; name is the expression function (declared in expr.h) and the
+// op's name in the table.  The list generates the enumerators below, the expression
+// functions (ops/unary.cc) and math::for_each_unary, which gives each its row.
+// negate (operator-) is not in the list: its enumerator sits with the arithmetic, and
+// for_each_unary and ops/unary.cc name it by hand.
+#define DYNET_LITE_UNARY_OPS(X, XA) \
+  X(Tanh, tanh)                     \
+  X(Logistic, logistic)             \
+  X(Rectify, rectify)               \
+  XA(Elu, elu)                      \
+  X(Selu, selu)                     \
+  XA(Silu, silu)                    \
+  X(Softsign, softsign)             \
+  X(Exp, exp)                       \
+  X(Log, log)                       \
+  X(Sqrt, sqrt)                     \
+  X(Square, square)                 \
+  X(Cube, cube)                     \
+  X(Abs, abs)                       \
+  X(Erf, erf)                       \
+  X(LogSigmoid, log_sigmoid)
+
 namespace dynet_lite {
 
 enum class OpKind : uint16_t {
@@ -30,22 +57,10 @@ enum class OpKind : uint16_t {
   Max,
   Min,
   Sum,
-  // ops/unary.cc: element-wise functions
-  Tanh,
-  Logistic,
-  Rectify,
-  Elu,
-  Selu,
-  Silu,
-  Softsign,
-  Exp,
-  Log,
-  Sqrt,
-  Square,
-  Cube,
-  Abs,
-  Erf,
-  LogSigmoid,
+#define DYNET_LITE_UNARY_ENUMERATOR(Kind, name) Kind,
+  // ops/unary.cc: element-wise functions, from DYNET_LITE_UNARY_OPS
+  DYNET_LITE_UNARY_OPS(DYNET_LITE_UNARY_ENUMERATOR, DYNET_LITE_UNARY_ENUMERATOR)
+#undef DYNET_LITE_UNARY_ENUMERATOR
   // ops/matrix.cc: products
   MatMul,
   AffineTransform,
@@ -160,6 +175,11 @@ enum class OpKind : uint16_t {
   Count
 };
 constexpr unsigned kNumOps = static_cast<unsigned>(OpKind::Count);
-static_assert(kNumOps == 132, "a new op needs its row in the table: update this count with it");
+// A unary function's row comes with its line in DYNET_LITE_UNARY_OPS; every other op
+// is counted here by hand.
+#define DYNET_LITE_COUNT_ONE(Kind, name) +1
+constexpr unsigned kNumUnaryOps = 0 DYNET_LITE_UNARY_OPS(DYNET_LITE_COUNT_ONE, DYNET_LITE_COUNT_ONE);
+#undef DYNET_LITE_COUNT_ONE
+static_assert(kNumOps == 117 + kNumUnaryOps, "a new op needs its row in the table: update this count with it");
 
 }  // namespace dynet_lite

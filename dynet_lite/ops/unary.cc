@@ -52,21 +52,14 @@ Expression unary(OpKind op, const Expression& x, float a = 0.f) {
 
 }  // namespace
 
-Expression tanh(const Expression& x) { return unary(OpKind::Tanh, x); }
-Expression logistic(const Expression& x) { return unary(OpKind::Logistic, x); }
-Expression rectify(const Expression& x) { return unary(OpKind::Rectify, x); }
-Expression elu(const Expression& x, float alpha) { return unary(OpKind::Elu, x, alpha); }
-Expression selu(const Expression& x) { return unary(OpKind::Selu, x); }
-Expression silu(const Expression& x, float beta) { return unary(OpKind::Silu, x, beta); }
-Expression softsign(const Expression& x) { return unary(OpKind::Softsign, x); }
-Expression exp(const Expression& x) { return unary(OpKind::Exp, x); }
-Expression log(const Expression& x) { return unary(OpKind::Log, x); }
-Expression sqrt(const Expression& x) { return unary(OpKind::Sqrt, x); }
-Expression square(const Expression& x) { return unary(OpKind::Square, x); }
-Expression cube(const Expression& x) { return unary(OpKind::Cube, x); }
-Expression abs(const Expression& x) { return unary(OpKind::Abs, x); }
-Expression erf(const Expression& x) { return unary(OpKind::Erf, x); }
-Expression log_sigmoid(const Expression& x) { return unary(OpKind::LogSigmoid, x); }
+// One expression function per line of DYNET_LITE_UNARY_OPS (core/op_kind.h).
+#define DYNET_LITE_UNARY_EXPRESSION(Kind, name) \
+  Expression name(const Expression& x) { return unary(OpKind::Kind, x); }
+#define DYNET_LITE_UNARY_EXPRESSION_A(Kind, name) \
+  Expression name(const Expression& x, float a) { return unary(OpKind::Kind, x, a); }
+DYNET_LITE_UNARY_OPS(DYNET_LITE_UNARY_EXPRESSION, DYNET_LITE_UNARY_EXPRESSION_A)
+#undef DYNET_LITE_UNARY_EXPRESSION
+#undef DYNET_LITE_UNARY_EXPRESSION_A
 Expression operator-(const Expression& x) { return unary(OpKind::Negate, x); }
 
 }  // namespace dynet_lite
