@@ -16,13 +16,9 @@
 // line there make a unary op's enumerator, row, CUDA kernels and expression.
 #include <math.h>
 
+#include "dynet_lite/core/host_device.h"
 #include "dynet_lite/core/op_kind.h"
 
-#if defined(__CUDACC__)
-#define DYNET_LITE_HOST_DEVICE __host__ __device__
-#else
-#define DYNET_LITE_HOST_DEVICE
-#endif
 
 namespace dynet_lite {
 namespace math {

@@ -8,13 +8,9 @@
 #include <cmath>
 #include <cstddef>
 
+#include "dynet_lite/core/host_device.h"
 #include "dynet_lite/devices.h"
 
-#if defined(__CUDACC__)
-#define DYNET_LITE_HOST_DEVICE __host__ __device__
-#else
-#define DYNET_LITE_HOST_DEVICE
-#endif
 
 namespace dynet_lite {
 
