@@ -2,8 +2,9 @@
 // What the DyNet reference programs (bench/dynet_*.cc) share: the command line,
 // DyNet's initialisation, the timed training loop, the corpus readers and the
 // machine figures printed with the results.  These programs are
-// compiled against DyNet 2.1 itself (scripts/build_dynet.sh), so they must not
-// link dynet_lite: both libraries are built on Eigen, and two copies of its
+// compiled against DyNet 2.1 itself (scripts/build_dynet.sh), or, ported by
+// their include prefix (bench/CMakeLists.txt), against dynet_lite: never both
+// in one program, since both libraries are built on Eigen, and two copies of its
 // templates compiled with different flags in one process may interpose each
 // other.  The readers here therefore repeat, in a few lines, what
 // dynet_lite/io/conllu.h and dynet_lite/io/ptb_tree.h read, for the files of
@@ -156,9 +157,15 @@ inline double gemm512_gflops() {
   return 2.0 * n * n * n / best / 1e9;
 }
 
+/// The library a program was built against: DyNet 2.1.2, or dynet_lite for the
+/// ported copy bench/CMakeLists.txt makes of a program.
+#ifndef DYNET_BENCH_LIB
+#define DYNET_BENCH_LIB "dynet dynet_version=2.1.2"
+#endif
+
 /// The end of every result line: the library, the machine and the flags.
 inline void append_tail(std::ostream& line) {
-  line << " lib=dynet dynet_version=2.1.2 threads=1 cpu=\"" << bench::cpu_model() << "\" flags=\"" << DYNET_BENCH_FLAGS
+  line << " lib=" DYNET_BENCH_LIB " threads=1 cpu=\"" << bench::cpu_model() << "\" flags=\"" << DYNET_BENCH_FLAGS
        << "\"";
 }
 
