@@ -12,18 +12,16 @@ namespace {
 
 using hash::finish;
 using hash::mix_fast;
-inline uint64_t index_key(VariableIndex i) { return (uint64_t(i) + 1) * 0xd6e8feb86659fd93ULL; }
 
-// Everything of a node but its arguments (and, unless `with_shape`, its shape);
-// `words`: how many 8-byte words of its parameters may be non-zero.
-uint64_t own_hash(const Node& n, size_t words, bool with_shape = true) {
-  uint64_t h = mix_fast(static_cast<uint64_t>(n.op) | (uint64_t(n.num_args) << 16) | (uint64_t(n.variable) << 32),
+// A leaf's own contents: op, device, trainability, shape and parameters.
+uint64_t leaf_hash(const Node& n) {
+  uint64_t h = mix_fast(static_cast<uint64_t>(n.op) | (uint64_t(n.variable) << 32),
                         reinterpret_cast<uintptr_t>(n.value.device));
-  if (with_shape) h = hash::dim(h, n.value.d, mix_fast);
+  h = hash::dim(h, n.value.d, mix_fast);
   uint64_t w[Node::kParamBytes / 8];
   std::memcpy(w, n.params, sizeof(w));
-  for (size_t k = 0; k < words; ++k) h = mix_fast(h, w[k]);
-  return h;
+  for (uint64_t word : w) h = mix_fast(h, word);
+  return finish(h) | 1;  // never 0
 }
 
 bool same_own(const Node& a, const Node& b) {
@@ -38,80 +36,100 @@ bool pure_leaf(const OpInfo* ops, const Node& n) {
   return info.leaf && is_pure(info, n);
 }
 
-// A node's key computed from the node itself (see Key): a pure leaf's hashes
-// all its parameter words, so that it does not depend on how it was added.
-uint64_t key_from_node(const OpInfo* ops, const Node& n, VariableIndex i) {
-  return pure_leaf(ops, n) ? finish(own_hash(n, Node::kParamBytes / 8)) : index_key(i);
-}
-
 }  // namespace
 
-void SubexpressionTable::set_key(VariableIndex idx, uint64_t key, uint32_t stamp) {
-  if (idx >= keys_.size()) keys_.resize(std::max<size_t>(1024, 2 * size_t(idx)), Key{0, 0, 0});
-  keys_[idx] = Key{key, generation_, stamp};
+SubexpressionTable::Entry& SubexpressionTable::entry(VariableIndex i) {
+  if (i >= entries_.size()) entries_.resize(std::max<size_t>(1024, 2 * size_t(i)), Entry{0, 0, 0, 0});
+  Entry& e = entries_[i];
+  if (e.generation != generation_) e = Entry{generation_, i, kNone, kNone};  // added while merging was off
+  return e;
 }
 
-uint64_t SubexpressionTable::key_of(const GraphMemory& m, const OpInfo* ops, VariableIndex a) const {
+VariableIndex SubexpressionTable::canonical_leaf(const GraphMemory& m, VariableIndex a) {
   const Node& n = m.node(a);
-  if (a < keys_.size() && keys_[a].generation == generation_ && keys_[a].stamp == n.stamp) return keys_[a].key;
-  return key_from_node(ops, n, a);  // added while merging was off
+  const uint64_t h = leaf_hash(n);
+  if (2 * (leaf_count_ + 1) > leaf_slots_.size()) grow_leaves();
+  const size_t mask = leaf_slots_.size() - 1;
+  for (size_t s = h & mask;; s = (s + 1) & mask) {
+    LeafSlot& slot = leaf_slots_[s];
+    if (slot.generation != generation_) {
+      slot = LeafSlot{h, a, generation_};
+      ++leaf_count_;
+      return a;
+    }
+    if (slot.hash != h || slot.node >= a) continue;  // a node reverted away may have left its slot
+    const Node& other = m.node(slot.node);
+    if (other.stamp == n.stamp && same_own(other, n)) return slot.node;
+  }
 }
 
-uint64_t SubexpressionTable::prepare(const GraphMemory& m, const OpInfo* ops, VariableIndex idx, size_t params_size) {
+VariableIndex SubexpressionTable::canonical(const GraphMemory& m, const OpInfo* ops, VariableIndex a) {
+  const bool known = a < entries_.size() && entries_[a].generation == generation_;
+  Entry& e = entry(a);
+  if (!known && pure_leaf(ops, m.node(a))) e.canonical = canonical_leaf(m, a);
+  return e.canonical;
+}
+
+VariableIndex SubexpressionTable::newest_argument(const GraphMemory& m, const OpInfo* ops, VariableIndex idx) {
+  const Node& n = m.node(idx);
+  VariableIndex newest = 0;
+  for (unsigned k = 0; k < n.num_args; ++k) newest = std::max(newest, canonical(m, ops, n.args[k]));
+  return newest;
+}
+
+uint64_t SubexpressionTable::prepare(const GraphMemory& m, const OpInfo* ops, VariableIndex idx, size_t) {
   const Node& n = m.node(idx);
   if (n.num_args == 0 || !is_pure(ops[static_cast<unsigned>(n.op)], n)) return 0;
-  uint64_t h = own_hash(n, (params_size + 7) / 8, false);
-  for (unsigned k = 0; k < n.num_args; ++k) h = mix_fast(h, key_of(m, ops, n.args[k]));
-  h = finish(h) | 1;  // never 0
-  if (2 * (count_ + 1) > slots_.size()) grow();
-  __builtin_prefetch(&slots_[h & (slots_.size() - 1)]);
-  return h;
+  // The list to walk starts at the newest argument's entry.
+  VariableIndex newest = n.args[0];
+  for (unsigned k = 1; k < n.num_args; ++k) newest = std::max(newest, n.args[k]);
+  if (newest < entries_.size()) __builtin_prefetch(&entries_[newest]);
+  return 1;
 }
 
-VariableIndex SubexpressionTable::add(GraphMemory& m, const OpInfo* ops, VariableIndex idx, uint64_t h,
+VariableIndex SubexpressionTable::add(GraphMemory& m, const OpInfo* ops, VariableIndex idx, uint64_t candidate,
                                       uint32_t stamp) {
   const Node& n = m.node(idx);
-  if (h == 0) {  // not looked up
-    set_key(idx, key_from_node(ops, n, idx), stamp);
+  if (candidate == 0) {  // never merged; a pure leaf still stands for its equals
+    entry(idx).canonical = pure_leaf(ops, n) ? canonical_leaf(m, idx) : idx;
     return idx;
   }
-  const size_t mask = slots_.size() - 1;
-  for (size_t s = h & mask;; s = (s + 1) & mask) {
-    Slot& slot = slots_[s];
-    if (slot.generation != generation_) {
-      slot = Slot{h, idx, generation_};
-      ++count_;
-      set_key(idx, index_key(idx), stamp);
-      return idx;
-    }
-    if (slot.hash != h || slot.node >= idx) continue;  // a node reverted away may have left its slot
-    const Node& other = m.node(slot.node);
-    if (other.stamp != stamp || !same_own(other, n)) continue;
+  const VariableIndex newest = newest_argument(m, ops, idx);
+  for (VariableIndex j = entry(newest).first_reader; j != kNone && j < idx; j = entries_[j].next_reader) {
+    const Node& other = m.node(j);
+    if (other.stamp != stamp) break;  // older readers are from before a revert too
+    if (!same_own(other, n)) continue;
     bool same = true;
     for (unsigned k = 0; k < n.num_args && same; ++k) {
       const VariableIndex a = other.args[k], b = n.args[k];
-      same = a == b || (pure_leaf(ops, m.node(a)) && same_own(m.node(a), m.node(b)));
+      same = a == b || canonical(m, ops, a) == canonical(m, ops, b);
     }
     if (!same) continue;
     // The node and the arguments told equal stand for their copies from now on.
-    m.node(slot.node).merged = true;
+    m.node(j).merged = true;
     for (unsigned k = 0; k < n.num_args; ++k)
       if (other.args[k] != n.args[k]) m.node(other.args[k]).merged = m.node(n.args[k]).merged = true;
-    return slot.node;
+    return j;
   }
+  Entry& mine = entry(idx);
+  Entry& list = entry(newest);  // after entry(idx): that may grow the vector
+  // A head at or after idx was reverted away: the lists only point backwards.
+  mine.next_reader = list.first_reader < idx ? list.first_reader : kNone;
+  list.first_reader = idx;
+  return idx;
 }
 
-void SubexpressionTable::grow() {
-  std::vector<Slot> old;
-  old.swap(slots_);
-  slots_.assign(old.empty() ? 1024 : 2 * old.size(), Slot{0, 0, 0});
-  const size_t mask = slots_.size() - 1;
+void SubexpressionTable::grow_leaves() {
+  std::vector<LeafSlot> old;
+  old.swap(leaf_slots_);
+  leaf_slots_.assign(old.empty() ? 1024 : 2 * old.size(), LeafSlot{0, 0, 0});
+  const size_t mask = leaf_slots_.size() - 1;
   const uint32_t g = generation_;
-  for (const Slot& o : old) {
+  for (const LeafSlot& o : old) {
     if (o.generation != g) continue;
     size_t s = o.hash & mask;
-    while (slots_[s].generation == g) s = (s + 1) & mask;
-    slots_[s] = o;
+    while (leaf_slots_[s].generation == g) s = (s + 1) & mask;
+    leaf_slots_[s] = o;
   }
 }
 

@@ -21,8 +21,14 @@
 // (ComputationGraph::get_gradient says why).  On by default when automatic
 // batching is (--dynet-cse, ComputationGraph::set_cse).
 //
-// The table is open addressing over node indices, reset in O(1) by a generation
-// counter; an entry is trusted only after comparing the node it names.
+// A node equal to a new one reads the same arguments, so it is found among
+// the earlier readers of one of them: each node keeps the list of the pure
+// nodes that took it as their newest argument, and a new node walks the list
+// of its own newest argument (a few nodes, added shortly before, so in the
+// caches).  Pure leaves are made one by a hash table of their contents, the
+// only table lookups left (a table over every node missed the caches on almost
+// every lookup).  Everything is reset in O(1) by a generation counter; a
+// candidate is trusted only after comparing the node it names.
 #include <cstddef>
 #include <cstdint>
 #include <vector>
@@ -39,44 +45,48 @@ class SubexpressionTable {
   /// Forgets every node (a new graph).  O(1).
   void reset() {
     if (++generation_ == 0) {  // wrapped: old entries could look current
-      for (Slot& s : slots_) s.generation = 0;
-      for (Key& k : keys_) k.generation = 0;
+      for (LeafSlot& s : leaf_slots_) s.generation = 0;
+      for (Entry& e : entries_) e.generation = 0;
       generation_ = 1;
     }
-    count_ = 0;
+    leaf_count_ = 0;
   }
-  /// For node `idx`, filled in but for its shape (op, arguments, `params_size`
-  /// bytes of parameters, trainability, device): the hash add() will look up,
-  /// its slot already on the way to the cache; 0 for a node not looked up (not
-  /// pure, or a leaf).  Its shape is left out: the rest determines it.
+  /// Node `idx`, filled in but for its shape, is about to be added: fetches
+  /// what add() will read while the shape is computed.  Returns 0 for a node
+  /// that is never merged (not pure, or a leaf), else non-zero.
   uint64_t prepare(const GraphMemory& m, const OpInfo* ops, VariableIndex idx, size_t params_size);
   /// Node `idx` now has its shape (and is not yet counted in the graph).  Returns
   /// an earlier node equal to it, marking that node and the arguments told equal
   /// as merged, or `idx` after recording it.  Every node added while merging is
-  /// on comes here, so that its consumers find its key.  Nodes of another
-  /// `stamp` (before a revert) are not reused.  `ops`: the op table's rows.
-  VariableIndex add(GraphMemory& m, const OpInfo* ops, VariableIndex idx, uint64_t hash, uint32_t stamp);
+  /// on comes here, so that its consumers find it.  Nodes of another `stamp`
+  /// (before a revert) are not reused.  `ops`: the op table's rows;
+  /// `candidate`: what prepare() returned.
+  VariableIndex add(GraphMemory& m, const OpInfo* ops, VariableIndex idx, uint64_t candidate, uint32_t stamp);
 
  private:
-  struct Slot {
+  /// What the table knows of node i (valid when `generation` is current).
+  struct Entry {
+    uint32_t generation;
+    VariableIndex canonical;       // the node standing for it as an argument (an equal earlier leaf, or itself)
+    VariableIndex first_reader;    // newest pure node whose newest argument it is (kNone: none)
+    VariableIndex next_reader;     // the next older node in the list of its own newest argument
+  };
+  struct LeafSlot {
     uint64_t hash;
     VariableIndex node;
     uint32_t generation;  // the slot is empty unless it equals generation_
   };
-  // What a node contributes to its consumers' hash: its own hash for a pure
-  // leaf (two lookups of one row are the same argument), else its index.
-  struct Key {
-    uint64_t key;
-    uint32_t generation;
-    uint32_t stamp;  // the node's: a slot reused after a revert has another
-  };
-  void grow();
-  uint64_t key_of(const GraphMemory& m, const OpInfo* ops, VariableIndex a) const;
-  void set_key(VariableIndex idx, uint64_t key, uint32_t stamp);
+  static constexpr VariableIndex kNone = 0xffffffffu;
 
-  std::vector<Slot> slots_;  // size a power of two (or 0)
-  std::vector<Key> keys_;    // by node index
-  size_t count_ = 0;
+  Entry& entry(VariableIndex i);
+  VariableIndex canonical(const GraphMemory& m, const OpInfo* ops, VariableIndex a);
+  VariableIndex canonical_leaf(const GraphMemory& m, VariableIndex a);
+  VariableIndex newest_argument(const GraphMemory& m, const OpInfo* ops, VariableIndex idx);
+  void grow_leaves();
+
+  std::vector<Entry> entries_;         // by node index
+  std::vector<LeafSlot> leaf_slots_;   // size a power of two (or 0)
+  size_t leaf_count_ = 0;
   uint32_t generation_ = 1;
 };
 
