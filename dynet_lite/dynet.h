@@ -106,6 +106,7 @@ class ComputationGraph {
   std::mt19937& rng() { return rng_; }
 
  private:
+  friend class Program;  // dynet_lite/compile.h: captures and replays the graph
   void check_index(VariableIndex i, const char* what) const;
   void run_forward(VariableIndex last);
   void note_first_forward();

@@ -15,7 +15,7 @@ class ParameterCollection;
 struct ParameterCollectionStorage;
 
 /// A dense parameter: its values and accumulated gradient.
-struct ParameterStorage {
+struct ParameterStorage : std::enable_shared_from_this<ParameterStorage> {
   ParameterStorage(const Dim& d, const ParameterInit& init, const std::string& name, Device* device);
   ~ParameterStorage();
   ParameterStorage(const ParameterStorage&) = delete;
@@ -71,7 +71,7 @@ class RowSet {
 };
 
 /// A table of rows (embeddings).  Only the rows that received gradient are updated.
-struct LookupParameterStorage {
+struct LookupParameterStorage : std::enable_shared_from_this<LookupParameterStorage> {
   LookupParameterStorage(unsigned n, const Dim& d, const ParameterInit& init, const std::string& name,
                          Device* device);
   ~LookupParameterStorage();

@@ -24,6 +24,23 @@ class BatchedForward {
   BatchedForward(GraphMemory& m, BatchState& st, const DenseView& dv, std::mt19937& rng, const RunOptions& options)
       : m_(m), st_(st), dv_(dv), rng_(rng), options_(options) {}
 
+  /// Runs the groups recorded by an earlier forward again, on the current
+  /// values of their members' arguments (a compiled program's replay).
+  void replay() {
+    for (const BatchGroup& g : st_.groups) {
+      if (g.k == 1) {
+        replay_single(g.members[0]);
+      } else {
+        replay_batched(g);
+      }
+      if (options_.check_validity)
+        for (unsigned j = 0; j < g.k; ++j) {
+          const Node& node = m_.node(g.members[j]);
+          check_finite(node.value, "value", op_name(node.op), g.members[j]);
+        }
+    }
+  }
+
   void run(const Schedule& schedule) {
     size_t pos = 0;
     for (const uint32_t k : schedule.group_sizes) {
@@ -76,6 +93,92 @@ class BatchedForward {
     Arena::Mark mark = da.scratch.mark();
     f(m_.xs.data(), n.num_args, n, ctx);
     da.scratch.rewind(mark);
+  }
+
+  /// A group of one again: its value stays where the capture put it (a node
+  /// that points at its own value, a parameter or a looked-up row, points anew).
+  void replay_single(VariableIndex i) {
+    Node& n = m_.node(i);
+    const OpInfo& info = op_info(n.op);
+    Device* dev = n.value.device;
+    DeviceArenas& da = m_.arenas(dev);
+    ForwardFn f = forward_kernel(info, dev);
+    m_.xs.resize(n.num_args);
+    for (unsigned k = 0; k < n.num_args; ++k) m_.xs[k] = &m_.node(n.args[k]).value;
+    ExecContext ctx(&da.values, &da.scratch, &rng_, dev, &m_.meta);
+    Arena::Mark mark = da.scratch.mark();
+    f(m_.xs.data(), n.num_args, n, ctx);
+    da.scratch.rewind(mark);
+    st_.node_values[i] = n.value.v;
+    ++st_.stats.kernels;
+  }
+
+  /// A batched group again: its arguments laid out anew (a value may lie
+  /// elsewhere than at the capture: a looked-up row), its output where it was.
+  void replay_batched(const BatchGroup& g) {
+    Node& v = *g.exec;
+    const OpInfo& info = op_info(v.op);
+    Device* dev = v.value.device;
+    DeviceArenas& da = m_.arenas(dev);
+    ExecContext ctx(&da.values, &da.scratch, &rng_, dev, &m_.meta);
+    if (info.batch == BatchKind::Custom)
+      DYNET_LITE_CHECK(combine(info, g.members, g.k, v, ctx), std::runtime_error,
+                       "compiled program: the " << info.name << " group of " << g.k
+                                                << " nodes no longer batches; build the graph again");
+    bool layout_changed = false;
+    for (unsigned p = 0; p < v.num_args; ++p) layout_changed |= restack_argument(g, p, dev, da);
+    if (layout_changed) {
+      StackedArgs a{nullptr, const_cast<const Tensor**>(g.xs), nullptr, nullptr};
+      DYNET_LITE_CHECK(shape_accepts(info, a, v.num_args, v), std::runtime_error,
+                       "compiled program: the arguments of the " << info.name << " group of " << g.k
+                                                                 << " nodes no longer stack as captured (shape "
+                                                                 << v.value.d << "); build the graph again");
+    }
+    Arena::Mark mark = da.scratch.mark();
+    forward_kernel(info, dev)(g.xs, v.num_args, v, ctx);
+    da.scratch.rewind(mark);
+    const size_t out = v.value.d.size() / g.k;
+    for (unsigned j = 0; j < g.k; ++j) {
+      m_.node(g.members[j]).value.v = v.value.v + j * out;
+      st_.node_values[g.members[j]] = v.value.v + j * out;
+    }
+    ++st_.stats.kernels;
+  }
+
+  /// Argument p of a recorded group, as stack_argument() lays it out, from the
+  /// members' current values.  Returns whether it is now passed once where it
+  /// was stacked at the capture, or the other way round.
+  bool restack_argument(const BatchGroup& g, unsigned p, Device* dev, DeviceArenas& da) {
+    Tensor& arg = *const_cast<Tensor*>(g.xs[p]);
+    unsigned char& stacked = const_cast<unsigned char&>(g.stacked[p]);
+    const uint32_t* ids = g.arg_ids + size_t(p) * g.k;
+    const unsigned member_bd = stacked ? arg.d.bd / g.k : arg.d.bd;
+    const float* first = dv_.value(ids[0] & ~BatchGroup::kVariableBit);
+    const size_t sz = arg.d.size() / arg.d.bd * member_bd;
+    bool same = true, contiguous = true;
+    for (unsigned j = 1; j < g.k; ++j) {
+      const float* vj = dv_.value(ids[j] & ~BatchGroup::kVariableBit);
+      same &= vj == first;
+      contiguous &= vj == first + j * sz;
+    }
+    const bool was_stacked = stacked != 0;
+    if (same && member_bd == 1) {
+      arg.v = const_cast<float*>(first);
+      arg.d.bd = member_bd;
+      stacked = 0;
+      return was_stacked;
+    }
+    arg.d.bd = member_bd * g.k;
+    stacked = 1;
+    if (contiguous) {
+      arg.v = const_cast<float*>(first);
+    } else {
+      float* buf = da.gathers.allocate_floats(sz * g.k);
+      gather_values(st_, dv_, dev, da, buf, ids, sz, g.k);
+      arg.v = buf;
+      st_.stats.bytes_gathered += sz * g.k * sizeof(float);
+    }
+    return !was_stacked;
   }
 
   /// The arguments of a batched kernel call, in host memory (graph meta arena).
@@ -195,6 +298,15 @@ class BatchedForward {
 };
 
 }  // namespace
+
+void Executor::replay_batched(const RunOptions& options) {
+  BatchState& st = m_.batch_state();
+  const auto t0 = Clock::now();
+  const DenseView dv{st, 0};
+  BatchedForward(m_, st, dv, rng_, options).replay();
+  st.node_values_valid = captured_last_ + 1;
+  st.stats.forward_seconds += seconds_since(t0);
+}
 
 void Executor::forward_batched(VariableIndex last, const RunOptions& options) {
   GraphMemory& m = m_;

@@ -62,6 +62,7 @@ bool Executor::find_gradient(VariableIndex i, Node& n) const {
 
 void Executor::invalidate() {
   evaluated_ = 0;
+  captured_last_ = kNotCaptured;
   backward_done_ = false;
   if (m_.batch_state_) m_.batch_state_->clear_groups();
   for (auto& a : m_.device_arenas) {
@@ -74,6 +75,7 @@ void Executor::invalidate() {
 void Executor::revert(VariableIndex evaluated) {
   // Values computed after the checkpoint (even of older nodes) are dropped.
   evaluated_ = std::min(evaluated_, evaluated);
+  captured_last_ = kNotCaptured;
   if (m_.batch_state_) {
     // Groups run after the checkpoint hold only nodes computed after it.
     auto& groups = m_.batch_state_->groups;

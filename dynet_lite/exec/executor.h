@@ -44,16 +44,32 @@ class Executor {
   /// Starts over after the graph's memory was reset (ComputationGraph::clear).
   void reset() {
     evaluated_ = 0;
+    captured_last_ = kNotCaptured;
     backward_done_ = false;
   }
   /// Forgets the values computed after a checkpoint that had `evaluated` values.
   void revert(VariableIndex evaluated);
+
+  /// Compiled programs (dynet_lite/compile.h, exec/replay.cc).  begin_capture()
+  /// before the first forward of the whole graph, end_capture() after it: the
+  /// values, the batched groups and the memory they used stay where they are,
+  /// and replay_forward() computes every node [0, last] again, reading the
+  /// inputs anew, without scheduling or allocating outside the graph's arenas
+  /// (what the arenas hand out after the capture is taken back at each replay).
+  void begin_capture();
+  void end_capture(VariableIndex last);
+  bool captured() const { return captured_last_ != kNotCaptured; }
+  void replay_forward(const RunOptions& options);
 
  private:
   void forward_plain(VariableIndex last, const RunOptions& options);
   void forward_batched(VariableIndex last, const RunOptions& options);  // exec/batched_forward.cc
   void backward_plain(VariableIndex last, bool full, const RunOptions& options);
   void backward_batched(VariableIndex last, bool full, const RunOptions& options);  // exec/batched_backward.cc
+  void replay_batched(const RunOptions& options);  // exec/batched_forward.cc
+
+  static constexpr VariableIndex kNotCaptured = ~VariableIndex(0);
+  VariableIndex captured_last_ = kNotCaptured;
 
   GraphMemory& m_;
   std::mt19937& rng_;

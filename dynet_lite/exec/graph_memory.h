@@ -84,6 +84,15 @@ struct GraphMemory {
     std::vector<Arena::Mark> gathers;
   };
   std::vector<Checkpoint> checkpoints;
+  /// Where a compiled program's capture left the arenas (exec/replay.cc), one
+  /// mark per device arena: before its first forward (plain replay allocates
+  /// the values again, in the same order) and after it (batched replay keeps
+  /// the values and groups and takes back what came after).
+  struct CaptureMarks {
+    Arena::Mark meta;
+    std::vector<Arena::Mark> values_before, values_after, gathers_after;
+  };
+  CaptureMarks capture;
   size_t hint;
 
   /// State of automatic batching, created on first use.

@@ -1,0 +1,155 @@
+#pragma once
+/// \file compile.h
+/// Compiled programs: a graph built once and run again with new inputs.
+///
+/// A structure that repeats (a sentence length, a bucket of lengths, a tree
+/// shape, a server's fixed batch) need not be built, hashed, scheduled and laid
+/// out again each time.  A Program owns a graph that is built once, with its
+/// inputs declared as named slots; the first forward() captures it (its nodes,
+/// shapes, memory and, with automatic batching, its batched groups), and every
+/// later forward() computes the same nodes again from the slots' current
+/// values and the parameters' current values, giving the values (and, after
+/// backward(), the gradients) a graph built afresh would give.  Trainers update
+/// as usual between runs.
+///
+/// \code
+///   ProgramCache programs(64);                      // at most 64 programs
+///   for (const auto& sentence : corpus) {
+///     Program& p = programs.get(sentence.size(), [&](Program& p) {
+///       ComputationGraph& cg = p.graph();           // built once per length
+///       std::vector<Expression> losses;
+///       for (unsigned t = 0; t < sentence.size(); ++t) {
+///         Expression x = p.lookup("w" + std::to_string(t), embeddings);
+///         losses.push_back(pickneglogsoftmax(W * x + b, p.index("y" + std::to_string(t))));
+///       }
+///       p.set_output(sum(losses));
+///     });
+///     for (unsigned t = 0; t < sentence.size(); ++t) {
+///       p.set("w" + std::to_string(t), sentence[t].word);
+///       p.set("y" + std::to_string(t), sentence[t].tag);
+///     }
+///     float loss = as_scalar(p.forward());
+///     p.backward();
+///     trainer.update();
+///   }
+/// \endcode
+///
+/// Slots hold their values between runs; each must be set before the first
+/// run.  Everything else in the graph (constants, parameters, the wiring, batch
+/// sizes) is fixed by the capture.  A slot given values of the wrong size, a
+/// slot never set, an index out of range, a program whose default device
+/// changed or whose parameters were destroyed with their model: each throws,
+/// naming what is wrong.
+#include <cstdint>
+#include <functional>
+#include <list>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "dynet_lite/dynet.h"
+#include "dynet_lite/expr.h"
+#include "dynet_lite/model.h"
+
+namespace dynet_lite {
+
+/// A graph built once and run many times (see the file comment).
+class Program {
+ public:
+  Program();
+  ~Program();
+  Program(const Program&) = delete;
+  Program& operator=(const Program&) = delete;
+
+  /// The graph to build the program in; no node may be added after the first run.
+  ComputationGraph& graph() { return *cg_; }
+
+  /// An input of shape `d` read from slot `name` at every run.
+  Expression input(const std::string& name, const Dim& d);
+  /// A row of `p` chosen by the index in slot `name` at every run.
+  Expression lookup(const std::string& name, LookupParameter p);
+  /// `count` rows of `p` (a batch of `count`) chosen by slot `name`.
+  Expression lookup(const std::string& name, LookupParameter p, unsigned count);
+  /// Slot `name` of one index, for pick(), pickneglogsoftmax(), lookup() ...
+  const unsigned* index(const std::string& name);
+  /// Slot `name` of `count` indices (a batch of `count`).
+  const std::vector<unsigned>* indices(const std::string& name, unsigned count);
+
+  /// Sets an input slot: exactly as many values as its shape holds.
+  void set(const std::string& name, const std::vector<float>& values);
+  /// Sets a slot of one index.
+  void set(const std::string& name, unsigned index);
+  /// Sets a slot of indices: exactly as many as it was declared with.
+  void set(const std::string& name, const std::vector<unsigned>& indices);
+
+  /// The expression forward() computes when given none.
+  void set_output(const Expression& e);
+  /// Computes `e` (the output if omitted): the first run captures the graph up
+  /// to it, later runs replay the capture.  `e` must be a node of the capture.
+  const Tensor& forward(const Expression& e);
+  const Tensor& forward();
+  /// Back-propagates from `e` (the output if omitted), as ComputationGraph::backward.
+  void backward(const Expression& e, bool full = false);
+  void backward();
+
+  /// Whether the first run has captured the graph.
+  bool captured() const { return captured_; }
+  /// Runs after the capture (replays).
+  uint64_t replays() const { return replays_; }
+
+ private:
+  struct Slot;
+  Slot& declare(const std::string& name, int kind, const Dim& d, unsigned count);
+  Slot& find(const std::string& name, int kind, const char* what);
+  void capture(VariableIndex last);
+  void check_replayable(VariableIndex last) const;
+
+  std::unique_ptr<ComputationGraph> cg_;
+  std::unordered_map<std::string, std::unique_ptr<Slot>> slots_;
+  std::vector<Slot*> order_;  // slots in the order they were declared
+  Expression output_;
+  bool has_output_ = false;
+  bool captured_ = false;
+  VariableIndex captured_last_ = 0;
+  VariableIndex captured_size_ = 0;
+  Device* captured_device_ = nullptr;
+  std::vector<std::weak_ptr<const void>> parameters_;  // every parameter it reads
+  uint64_t replays_ = 0;
+};
+
+/// Compiled programs by a key the caller computes from the structure (a length,
+/// a sorted tuple of lengths, a tree shape's hash): "compile what repeats" in
+/// one line of a training loop.  Holds at most `capacity` programs, dropping
+/// the least recently used.
+class ProgramCache {
+ public:
+  explicit ProgramCache(size_t capacity = 64);
+
+  /// The program for `key`; on a miss, a new one built by `build`, which builds
+  /// its graph, declares its slots and sets its output.  The reference is valid
+  /// until this key is dropped (a later get() of capacity other keys, clear()).
+  Program& get(uint64_t key, const std::function<void(Program&)>& build);
+  bool contains(uint64_t key) const { return index_.count(key) != 0; }
+
+  size_t size() const { return index_.size(); }
+  size_t capacity() const { return capacity_; }
+  uint64_t hits() const { return hits_; }
+  uint64_t misses() const { return misses_; }
+  uint64_t evictions() const { return evictions_; }
+  void clear();
+
+  /// A key for a tuple of sizes (a bucket's lengths, a tree's shape in some
+  /// order): equal tuples give equal keys; unequal ones collide with
+  /// probability about 2^-64.
+  static uint64_t key_of(const std::vector<unsigned>& sizes);
+
+ private:
+  using Entry = std::pair<uint64_t, std::unique_ptr<Program>>;
+  size_t capacity_;
+  std::list<Entry> programs_;  // most recently used first
+  std::unordered_map<uint64_t, std::list<Entry>::iterator> index_;
+  uint64_t hits_ = 0, misses_ = 0, evictions_ = 0;
+};
+
+}  // namespace dynet_lite

@@ -1,0 +1,222 @@
+// Compiled programs (dynet_lite/compile.h): slots, capture and replay of a
+// graph, and the cache of programs by key.
+#include <algorithm>
+
+#include "dynet_lite/backends/op_params.h"
+#include "dynet_lite/compile.h"
+#include "dynet_lite/core/hash.h"
+#include "dynet_lite/core/node.h"
+#include "dynet_lite/core/op_kind.h"
+#include "dynet_lite/devices.h"
+#include "dynet_lite/except.h"
+#include "dynet_lite/exec/autobatch.h"
+#include "dynet_lite/exec/executor.h"
+
+namespace dynet_lite {
+
+enum SlotKind { kInputSlot, kIndexSlot, kIndicesSlot };
+
+/// A slot's storage: the graph's nodes point at it, so it never moves.
+struct Program::Slot {
+  SlotKind kind;
+  std::string name;
+  Dim dim;                       // input
+  std::vector<float> values;     // input
+  unsigned index = 0;            // one index
+  std::vector<unsigned> indices;  // several
+  bool set = false;
+};
+
+namespace {
+const char* kind_name(int kind) {
+  return kind == kInputSlot ? "an input" : kind == kIndexSlot ? "an index" : "an indices";
+}
+}  // namespace
+
+Program::Program() : cg_(std::make_unique<ComputationGraph>()) {}
+Program::~Program() = default;
+
+Program::Slot& Program::declare(const std::string& name, int kind, const Dim& d, unsigned count) {
+  DYNET_LITE_ARG_CHECK(!captured_, "Program: slot '" << name << "' declared after the program's first run");
+  DYNET_LITE_ARG_CHECK(slots_.find(name) == slots_.end(), "Program: slot '" << name << "' is declared twice");
+  auto slot = std::make_unique<Slot>();
+  slot->kind = static_cast<SlotKind>(kind);
+  slot->name = name;
+  slot->dim = d;
+  if (kind == kInputSlot) slot->values.assign(d.size(), 0.f);
+  if (kind == kIndicesSlot) slot->indices.assign(count, 0);
+  Slot& s = *slot;
+  order_.push_back(&s);
+  slots_.emplace(name, std::move(slot));
+  return s;
+}
+
+Program::Slot& Program::find(const std::string& name, int kind, const char* what) {
+  auto it = slots_.find(name);
+  DYNET_LITE_ARG_CHECK(it != slots_.end(), "Program::set: no slot '" << name << "' (declare it while building)");
+  Slot& s = *it->second;
+  DYNET_LITE_ARG_CHECK(s.kind == kind, "Program::set: slot '" << name << "' is " << kind_name(s.kind)
+                                                             << " slot, given " << what);
+  return s;
+}
+
+Expression Program::input(const std::string& name, const Dim& d) {
+  DYNET_LITE_DIM_CHECK(d.size() > 0, "Program::input: slot '" << name << "' of shape " << d << " has no elements");
+  Slot& s = declare(name, kInputSlot, d, 0);
+  return dynet_lite::input(*cg_, d, &s.values);
+}
+
+const unsigned* Program::index(const std::string& name) { return &declare(name, kIndexSlot, Dim(), 1).index; }
+
+const std::vector<unsigned>* Program::indices(const std::string& name, unsigned count) {
+  DYNET_LITE_ARG_CHECK(count > 0, "Program::indices: slot '" << name << "' of 0 indices");
+  return &declare(name, kIndicesSlot, Dim(), count).indices;
+}
+
+Expression Program::lookup(const std::string& name, LookupParameter p) {
+  return dynet_lite::lookup(*cg_, p, index(name));
+}
+
+Expression Program::lookup(const std::string& name, LookupParameter p, unsigned count) {
+  return dynet_lite::lookup(*cg_, p, indices(name, count));
+}
+
+void Program::set(const std::string& name, const std::vector<float>& values) {
+  Slot& s = find(name, kInputSlot, "values");
+  DYNET_LITE_DIM_CHECK(values.size() == s.values.size(), "Program::set: slot '" << name << "' has shape " << s.dim
+                                                                                << " (" << s.values.size()
+                                                                                << " values), given "
+                                                                                << values.size() << " values");
+  std::copy(values.begin(), values.end(), s.values.begin());
+  s.set = true;
+}
+
+void Program::set(const std::string& name, unsigned index) {
+  Slot& s = find(name, kIndexSlot, "one index");
+  s.index = index;
+  s.set = true;
+}
+
+void Program::set(const std::string& name, const std::vector<unsigned>& indices) {
+  Slot& s = find(name, kIndicesSlot, "indices");
+  DYNET_LITE_DIM_CHECK(indices.size() == s.indices.size(), "Program::set: slot '" << name << "' holds "
+                                                                                  << s.indices.size()
+                                                                                  << " indices, given "
+                                                                                  << indices.size());
+  std::copy(indices.begin(), indices.end(), s.indices.begin());
+  s.set = true;
+}
+
+void Program::set_output(const Expression& e) {
+  DYNET_LITE_ARG_CHECK(e.pg == cg_.get() && !e.is_stale(), "Program::set_output: the expression is not of this program's graph");
+  output_ = e;
+  has_output_ = true;
+}
+
+const Tensor& Program::forward() {
+  DYNET_LITE_ARG_CHECK(has_output_, "Program::forward: no expression given and no output set (set_output)");
+  return forward(output_);
+}
+
+void Program::backward() {
+  DYNET_LITE_ARG_CHECK(has_output_, "Program::backward: no expression given and no output set (set_output)");
+  backward(output_);
+}
+
+void Program::backward(const Expression& e, bool full) { cg_->backward(e, full); }
+
+const Tensor& Program::forward(const Expression& e) {
+  DYNET_LITE_ARG_CHECK(e.pg == cg_.get() && !e.is_stale(),
+                       "Program::forward: the expression is stale or belongs to another graph");
+  for (const Slot* s : order_)
+    DYNET_LITE_ARG_CHECK(s->set, "Program::forward: slot '" << s->name << "' was never set");
+  // A graph recomputed or cleared by hand since (ComputationGraph::forward,
+  // invalidate, revert) is captured again.
+  if (!captured_ || !cg_->executor_->captured()) {
+    capture(e.i);
+  } else {
+    check_replayable(e.i);
+    cg_->executor_->replay_forward(RunOptions{autobatch_strategy(cg_->autobatch_), cg_->check_validity_});
+    ++replays_;
+  }
+  return cg_->node(e.i).value;
+}
+
+void Program::capture(VariableIndex last) {
+  ComputationGraph& cg = *cg_;
+  // The whole graph, so that every later run computes the same nodes.
+  last = cg.size() - 1;
+  cg.invalidate();
+  cg.executor_->begin_capture();
+  cg.run_forward(last);
+  cg.executor_->end_capture(last);
+  captured_ = true;
+  captured_last_ = last;
+  parameters_.clear();
+  captured_size_ = cg.size();
+  captured_device_ = default_device();
+  // The parameters it reads, to refuse a replay once their model is gone.
+  for (VariableIndex i = 0; i < cg.size(); ++i) {
+    const Node& n = cg.node(i);
+    if (n.op == OpKind::Parameter) {
+      const op_params::ParamParams& p = n.p<op_params::ParamParams>();
+      if (p.p) parameters_.push_back(p.p->weak_from_this());
+      if (p.lp) parameters_.push_back(p.lp->weak_from_this());
+    } else if (n.op == OpKind::Lookup) {
+      parameters_.push_back(n.p<op_params::LookupParams>().lp->weak_from_this());
+    }
+  }
+}
+
+void Program::check_replayable(VariableIndex last) const {
+  DYNET_LITE_ARG_CHECK(cg_->size() == captured_size_,
+                       "Program::forward: the graph has " << cg_->size() << " nodes but was captured with "
+                                                          << captured_size_ << "; build a new program");
+  DYNET_LITE_ARG_CHECK(last <= captured_last_, "Program::forward: node " << last << " is not part of the capture");
+  DYNET_LITE_CHECK(default_device() == captured_device_, std::invalid_argument,
+                   "Program::forward: captured with default device "
+                       << captured_device_->name << ", but the default device is now " << default_device()->name
+                       << "; capture a program per device");
+  for (const auto& p : parameters_)
+    DYNET_LITE_CHECK(!p.expired(), std::runtime_error,
+                     "Program::forward: a parameter the program reads was destroyed with its model");
+}
+
+// ---------------------------------------------------------------- cache
+
+ProgramCache::ProgramCache(size_t capacity) : capacity_(capacity) {
+  DYNET_LITE_ARG_CHECK(capacity > 0, "ProgramCache: capacity must be at least 1");
+}
+
+Program& ProgramCache::get(uint64_t key, const std::function<void(Program&)>& build) {
+  auto it = index_.find(key);
+  if (it != index_.end()) {
+    ++hits_;
+    programs_.splice(programs_.begin(), programs_, it->second);
+    return *programs_.front().second;
+  }
+  ++misses_;
+  auto program = std::make_unique<Program>();
+  build(*program);  // may throw: nothing is kept then
+  if (programs_.size() >= capacity_) {
+    index_.erase(programs_.back().first);
+    programs_.pop_back();
+    ++evictions_;
+  }
+  programs_.emplace_front(key, std::move(program));
+  index_[key] = programs_.begin();
+  return *programs_.front().second;
+}
+
+void ProgramCache::clear() {
+  programs_.clear();
+  index_.clear();
+}
+
+uint64_t ProgramCache::key_of(const std::vector<unsigned>& sizes) {
+  uint64_t h = hash::mix(0x5851f42d4c957f2dULL, sizes.size());
+  for (unsigned s : sizes) h = hash::mix(h, s);
+  return hash::finish(h);
+}
+
+}  // namespace dynet_lite

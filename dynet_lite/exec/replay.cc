@@ -1,0 +1,57 @@
+// Compiled programs: a graph captured by its first forward runs again on new
+// inputs.  Plain execution simply runs the nodes again: the values are
+// allocated anew in the same order from the same point of the arena, so every
+// node gets the memory it had.  Batched execution runs the recorded groups
+// again (exec/batched_forward.cc), with no signatures, schedule or layout
+// decisions but those that depend on where values lie.
+#include "dynet_lite/core/float_mode.h"
+#include "dynet_lite/except.h"
+#include "dynet_lite/exec/executor.h"
+
+namespace dynet_lite {
+
+void Executor::begin_capture() {
+  GraphMemory::CaptureMarks& c = m_.capture;
+  c.values_before.clear();
+  for (auto& a : m_.device_arenas) c.values_before.push_back(a->values.mark());
+  captured_last_ = kNotCaptured;
+}
+
+void Executor::end_capture(VariableIndex last) {
+  DYNET_LITE_CHECK(evaluated_ == last + 1, std::logic_error,
+                   "compiled program: the capture computed " << evaluated_ << " nodes, not " << last + 1);
+  GraphMemory::CaptureMarks& c = m_.capture;
+  // A device first used by this forward had no arena before it: it starts empty.
+  while (c.values_before.size() < m_.device_arenas.size()) c.values_before.push_back(Arena::Mark{});
+  c.meta = m_.meta.mark();
+  c.values_after.clear();
+  c.gathers_after.clear();
+  for (auto& a : m_.device_arenas) {
+    c.values_after.push_back(a->values.mark());
+    c.gathers_after.push_back(a->gathers.mark());
+  }
+  captured_last_ = last;
+}
+
+void Executor::replay_forward(const RunOptions& options) {
+  DYNET_LITE_CHECK(captured(), std::logic_error, "compiled program: replay before capture");
+  FlushDenormals flush_denormals;
+  const GraphMemory::CaptureMarks& c = m_.capture;
+  backward_done_ = false;
+  if (m_.has_batch_groups()) {
+    m_.meta.rewind(c.meta);
+    for (size_t d = 0; d < m_.device_arenas.size(); ++d) {
+      m_.device_arenas[d]->values.rewind(c.values_after[d]);
+      m_.device_arenas[d]->gathers.rewind(c.gathers_after[d]);
+    }
+    evaluated_ = 0;
+    replay_batched(options);
+    evaluated_ = captured_last_ + 1;
+    return;
+  }
+  for (size_t d = 0; d < m_.device_arenas.size(); ++d) m_.device_arenas[d]->values.rewind(c.values_before[d]);
+  evaluated_ = 0;
+  forward_plain(captured_last_, options);
+}
+
+}  // namespace dynet_lite

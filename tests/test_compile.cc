@@ -1,0 +1,314 @@
+#define BOOST_TEST_MODULE compile
+// Compiled programs (dynet_lite/compile.h): a replay must give, to the bit, the
+// values and gradients of the same graph built afresh, on random dynamic graphs
+// (those of test_autobatch), with and without batching and merging, over many
+// replays with new inputs and updated parameters; misuse is a clear error;
+// replays allocate nothing and keep memory flat.
+#include <memory>
+#include <random>
+
+#include "alloc_counter.h"
+#include "dynet_lite/compile.h"
+#include "dynet_lite/exec/autobatch.h"
+#include "dynet_lite/training.h"
+#include "test_utils.h"
+
+using namespace dynet_lite;
+
+namespace {
+
+template <class E, class F>
+void check_throws_containing(F f, const char* part) {
+  test::check_throws_with<E>(f, {part});
+}
+
+struct TestModel {
+  ParameterCollection pc;
+  std::vector<Parameter> mats, vecs;
+  Parameter tree_w, tree_u, tree_b;
+  LookupParameter emb;
+  unsigned d;
+  explicit TestModel(unsigned dim) : d(dim) {
+    for (int i = 0; i < 3; ++i) mats.push_back(pc.add_parameters({d, d}));
+    for (int i = 0; i < 3; ++i) vecs.push_back(pc.add_parameters({d}));
+    tree_w = pc.add_parameters({4 * d, d});
+    tree_u = pc.add_parameters({4 * d, d});
+    tree_b = pc.add_parameters({4 * d});
+    emb = pc.add_lookup_parameters(20, {d});
+  }
+};
+
+/// The inputs of one run: every lookup's index and every input's values, by slot.
+struct Bindings {
+  std::vector<unsigned> indices;
+  std::vector<std::vector<float>> inputs;
+};
+
+/// Builds random program `seed` (the graphs of test_autobatch, with every lookup
+/// and input a slot) into `p`; returns how many slots of each kind it declared.
+std::pair<unsigned, unsigned> build(Program& p, TestModel& m, unsigned seed, int strategy, int cse) {
+  std::mt19937 top(seed), gen;
+  auto pick = [&](unsigned n) { return static_cast<unsigned>(gen() % n); };
+  ComputationGraph& cg = p.graph();
+  cg.set_autobatch(strategy);
+  cg.set_cse(cse);
+  std::vector<Expression> mats, vecs, losses;
+  for (auto& w : m.mats) mats.push_back(parameter(cg, w));
+  for (auto& v : m.vecs) vecs.push_back(parameter(cg, v));
+  const Expression tree[3] = {parameter(cg, m.tree_b), parameter(cg, m.tree_w), parameter(cg, m.tree_u)};
+  unsigned lookups = 0, inputs = 0;
+  auto next_lookup = [&] { return p.lookup("l" + std::to_string(lookups++), m.emb); };
+  unsigned instances = 2 + top() % 6;
+  for (unsigned inst = 0; inst < instances; ++inst) {
+    gen.seed(top());
+    Expression h = pick(2) ? next_lookup() : p.input("x" + std::to_string(inputs++), Dim({m.d}));
+    const unsigned len = 1 + pick(6);
+    for (unsigned t = 0; t < len; ++t) {
+      Expression x = next_lookup();
+      switch (pick(10)) {
+        case 0: h = tanh(h + x); break;
+        case 1: h = logistic(cmult(h, vecs[pick(3)])); break;
+        case 2: h = h - x * 0.5f; break;
+        case 3: h = sum({h, x, vecs[pick(3)]}); break;
+        case 4: h = rectify(h) + cmult(x, x); break;
+        case 5: h = tanh(cmult(h, x) + vecs[pick(3)]); break;
+        case 6: h = exp(h * 0.1f) - 1.f; break;
+        case 7: h = tanh(mats[pick(3)] * h + vecs[pick(3)]); break;
+        case 8: h = tanh(affine_transform({vecs[pick(3)], mats[pick(3)], h, mats[pick(3)], x})); break;
+        case 9: {
+          Expression g = treelstm_gates_affine({tree[0], tree[1], x, tree[2], h}, 1);
+          h = treelstm_h(treelstm_c(g, {h}, 1), g);
+          break;
+        }
+      }
+      if (pick(10) == 0) cg.incremental_forward(h);  // read in the middle of building
+    }
+    losses.push_back(sum_elems(square(h)));
+  }
+  p.set_output(sum(losses));
+  return {lookups, inputs};
+}
+
+Bindings draw(std::mt19937& gen, std::pair<unsigned, unsigned> counts, unsigned d) {
+  Bindings b;
+  // Few distinct rows, so that equal lookups (and equal subexpressions) occur.
+  for (unsigned i = 0; i < counts.first; ++i) b.indices.push_back(gen() % 6);
+  std::uniform_real_distribution<float> u(-1.f, 1.f);
+  for (unsigned i = 0; i < counts.second; ++i) {
+    b.inputs.emplace_back(d);
+    for (float& v : b.inputs.back()) v = u(gen);
+  }
+  return b;
+}
+
+void bind(Program& p, const Bindings& b) {
+  for (unsigned i = 0; i < b.indices.size(); ++i) p.set("l" + std::to_string(i), b.indices[i]);
+  for (unsigned i = 0; i < b.inputs.size(); ++i) p.set("x" + std::to_string(i), b.inputs[i]);
+}
+
+struct Run {
+  std::vector<float> loss;
+  std::vector<std::vector<float>> grads;
+};
+
+Run run(Program& p, TestModel& m) {
+  m.pc.reset_gradient();
+  Run r;
+  r.loss = as_vector(p.forward());
+  p.backward();
+  for (auto& w : m.pc.parameters_list()) r.grads.push_back(as_vector(w->g));
+  r.grads.push_back(as_vector(m.emb.get_storage().all_grads));
+  return r;
+}
+
+void check_bitwise(const Run& replay, const Run& rebuilt, unsigned seed, int strategy, int cse, int round) {
+  BOOST_REQUIRE_MESSAGE(replay.loss == rebuilt.loss, "graph " << seed << " strategy " << strategy << " cse " << cse
+                                                              << " round " << round << ": loss " << replay.loss[0]
+                                                              << " replayed, " << rebuilt.loss[0] << " rebuilt");
+  BOOST_REQUIRE_EQUAL(replay.grads.size(), rebuilt.grads.size());
+  for (size_t i = 0; i < replay.grads.size(); ++i)
+    BOOST_REQUIRE_MESSAGE(replay.grads[i] == rebuilt.grads[i], "graph " << seed << " strategy " << strategy << " cse "
+                                                                        << cse << " round " << round
+                                                                        << ": gradient of parameter " << i
+                                                                        << " differs");
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(replay_equals_rebuild_on_random_graphs) {
+  TestModel m(4);
+  SimpleSGDTrainer trainer(m.pc, 0.05f);
+  std::mt19937 gen(7);
+  uint64_t replays = 0;
+  for (unsigned seed = 1; seed <= 120; ++seed)
+    for (int strategy : {0, 1, 2})
+      for (int cse : {0, 1}) {
+        if (strategy == 0 && cse == 1) continue;
+        Program compiled;
+        const auto counts = build(compiled, m, seed, strategy, cse);
+        for (int round = 0; round < 6; ++round) {
+          const Bindings b = draw(gen, counts, m.d);
+          Program fresh;
+          build(fresh, m, seed, strategy, cse);
+          bind(fresh, b);
+          const Run rebuilt = run(fresh, m);
+          bind(compiled, b);
+          const Run replayed = run(compiled, m);
+          if (round > 0) check_bitwise(replayed, rebuilt, seed, strategy, cse, round);
+          trainer.update();  // the next round reads the updated parameters
+        }
+        replays += compiled.replays();
+      }
+  BOOST_CHECK_EQUAL(replays, 120u * 5 * 5);
+}
+
+BOOST_AUTO_TEST_CASE(inference_replays_forward_only) {
+  TestModel m(3);
+  Program p;
+  ComputationGraph& cg = p.graph();
+  cg.set_autobatch(1);
+  std::vector<Expression> outs;
+  for (int i = 0; i < 5; ++i)
+    outs.push_back(softmax(parameter(cg, m.mats[0]) * p.lookup("w" + std::to_string(i), m.emb)));
+  Expression all = concatenate(outs);
+  for (unsigned round = 0; round < 20; ++round) {
+    for (int i = 0; i < 5; ++i) p.set("w" + std::to_string(i), (round + 3 * i) % 20);
+    const std::vector<float> got = as_vector(p.forward(all));
+    ComputationGraph fresh;
+    std::vector<Expression> f;
+    for (int i = 0; i < 5; ++i) f.push_back(softmax(parameter(fresh, m.mats[0]) * lookup(fresh, m.emb, (round + 3 * i) % 20)));
+    BOOST_CHECK(got == as_vector(fresh.forward(concatenate(f))));
+  }
+  BOOST_CHECK_EQUAL(p.replays(), 19u);
+}
+
+BOOST_AUTO_TEST_CASE(misuse_is_a_clear_error) {
+  auto model = std::make_unique<TestModel>(3);
+  Program p;
+  Expression x = p.input("x", Dim({3}));
+  Expression y = tanh(parameter(p.graph(), model->mats[0]) * x + p.lookup("w", model->emb));
+  p.set_output(sum_elems(y));
+  // A slot never set.
+  check_throws_containing<std::invalid_argument>([&] { p.forward(); }, "slot 'x' was never set");
+  // Values of the wrong size, a slot that does not exist, a slot of another kind.
+  check_throws_containing<std::invalid_argument>([&] { p.set("x", std::vector<float>{1, 2}); },
+                                                       "slot 'x' has shape {3} (3 values), given 2 values");
+  check_throws_containing<std::invalid_argument>([&] { p.set("z", 1u); }, "no slot 'z'");
+  check_throws_containing<std::invalid_argument>([&] { p.set("x", 1u); }, "slot 'x' is an input slot");
+  p.set("x", std::vector<float>{1, 2, 3});
+  p.set("w", 4u);
+  p.forward();
+  // An index out of range, at the first run and at a replay.
+  p.set("w", 20u);
+  check_throws_containing<std::out_of_range>([&] { p.forward(); }, "index 20 out of range");
+  p.set("w", 5u);
+  BOOST_CHECK_NO_THROW(p.forward());
+  // Another default device than at the capture.
+  Device* second = new test::HostMemoryDevice(DeviceType::CPU, 1, "CPU:1");
+  Device* first = default_device();
+  set_default_device(second);
+  check_throws_containing<std::invalid_argument>([&] { p.forward(); }, "the default device is now CPU:1");
+  set_default_device(first);
+  BOOST_CHECK_NO_THROW(p.forward());
+  // Declaring a slot or adding a node after the capture.
+  check_throws_containing<std::invalid_argument>([&] { p.input("late", Dim({3})); }, "after the program's first run");
+  Expression extra = y * 2.f;
+  check_throws_containing<std::invalid_argument>([&] { p.forward(extra); }, "was captured with");
+  // An expression of another graph.
+  ComputationGraph other;
+  Expression foreign = input(other, 1.f);
+  check_throws_containing<std::invalid_argument>([&] { p.forward(foreign); }, "belongs to another graph");
+  // The model destroyed (with every handle to its parameters).
+  Program q;
+  Expression z = tanh(parameter(q.graph(), model->mats[1]) * q.input("x", Dim({3})));
+  q.set_output(sum_elems(z));
+  q.set("x", std::vector<float>{1, 2, 3});
+  q.forward();
+  model.reset();
+  check_throws_containing<std::runtime_error>([&] { q.forward(); }, "destroyed with its model");
+}
+
+BOOST_AUTO_TEST_CASE(a_program_recomputed_by_hand_is_captured_again) {
+  TestModel m(3);
+  Program p;
+  Expression y = tanh(parameter(p.graph(), m.mats[0]) * p.lookup("w", m.emb));
+  p.set_output(sum_elems(y));
+  p.set("w", 1u);
+  const float first = as_scalar(p.forward());
+  p.graph().forward(y);  // recomputes (and invalidates the capture)
+  p.set("w", 2u);
+  const float second = as_scalar(p.forward());
+  ComputationGraph fresh;
+  BOOST_CHECK_EQUAL(second, as_scalar(fresh.forward(sum_elems(tanh(parameter(fresh, m.mats[0]) * lookup(fresh, m.emb, 2u))))));
+  BOOST_CHECK_NE(first, second);
+}
+
+BOOST_AUTO_TEST_CASE(replays_allocate_nothing_and_memory_stays_flat) {
+  TestModel m(8);
+  for (int strategy : {0, 1}) {
+    Program p;
+    ComputationGraph& cg = p.graph();
+    cg.set_autobatch(strategy);
+    std::vector<Expression> losses;
+    for (int s = 0; s < 4; ++s) {
+      Expression h = p.input("x" + std::to_string(s), Dim({m.d}));
+      for (int t = 0; t < 5; ++t)
+        h = tanh(parameter(cg, m.mats[t % 3]) * h + p.lookup("w" + std::to_string(s * 5 + t), m.emb));
+      losses.push_back(pickneglogsoftmax(h, p.index("y" + std::to_string(s))));
+    }
+    p.set_output(sum(losses));
+    auto bind_round = [&](unsigned r) {
+      for (int s = 0; s < 4; ++s) {
+        p.set("x" + std::to_string(s), test::test_values(m.d, 0.01f * r));
+        p.set("y" + std::to_string(s), (r + s) % m.d);
+        for (int t = 0; t < 5; ++t) p.set("w" + std::to_string(s * 5 + t), (r * 7 + s + t) % 20);
+      }
+    };
+    auto step = [&] {
+      p.forward();
+      p.backward();
+    };
+    bind_round(0);
+    for (int warm = 0; warm < 3; ++warm) step();
+    const long allocations = test::allocations_during([&] {
+      for (int r = 0; r < 1000; ++r) step();
+    });
+    if (allocations >= 0) BOOST_CHECK_EQUAL(allocations, 0);
+    const size_t bytes = cg.arena_capacity_bytes();
+    for (unsigned r = 0; r < 100000; ++r) {
+      if (r % 1000 == 0) bind_round(r);
+      step();
+    }
+    BOOST_CHECK_EQUAL(cg.arena_capacity_bytes(), bytes);
+    BOOST_CHECK_EQUAL(p.replays(), 101002u);
+  }
+}
+
+BOOST_AUTO_TEST_CASE(cache_counts_hits_and_drops_the_least_recently_used) {
+  TestModel m(3);
+  ProgramCache cache(2);
+  unsigned built = 0;
+  auto program_for = [&](unsigned length) -> Program& {
+    return cache.get(length, [&](Program& p) {
+      ++built;
+      Expression h = p.input("x", Dim({m.d}));
+      for (unsigned t = 0; t < length; ++t) h = tanh(parameter(p.graph(), m.mats[0]) * h);
+      p.set_output(sum_elems(h));
+    });
+  };
+  for (unsigned length : {3u, 4u, 3u, 3u, 5u, 4u, 3u}) {
+    Program& p = program_for(length);
+    p.set("x", std::vector<float>{0.1f * length, 0.2f, 0.3f});
+    p.forward();
+  }
+  // 3 miss, 4 miss, 3 hit, 3 hit, 5 miss (drops 4), 4 miss (drops 3), 3 miss (drops 5).
+  BOOST_CHECK_EQUAL(cache.hits(), 2u);
+  BOOST_CHECK_EQUAL(cache.misses(), 5u);
+  BOOST_CHECK_EQUAL(cache.evictions(), 3u);
+  BOOST_CHECK_EQUAL(cache.size(), 2u);
+  BOOST_CHECK_EQUAL(built, 5u);
+  BOOST_CHECK(cache.contains(3) && cache.contains(4) && !cache.contains(5));
+  BOOST_CHECK_EQUAL(ProgramCache::key_of({3, 5}), ProgramCache::key_of({3, 5}));
+  BOOST_CHECK_NE(ProgramCache::key_of({3, 5}), ProgramCache::key_of({5, 3}));
+  check_throws_containing<std::invalid_argument>([] { ProgramCache c(0); }, "capacity");
+}
