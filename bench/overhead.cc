@@ -10,9 +10,13 @@
 //   backward  cg.backward(loss)
 //   update    trainer.update()
 //
-//   overhead [--graphs G] [--warmup W] [--steps S] [--runs N] [--dynet-seed S]
+//   overhead [--graphs G] [--warmup W] [--steps S] [--runs N] [--compiled] [--dynet-seed S]
 // With --runs N > 1 the benchmark runs N times, each in a separate process,
-// and prints every run and the median of each figure.
+// and prints every run and the median of each figure.  --compiled also runs
+// the chain as a compiled program (dynet_lite/compile.h: built once, its input
+// a slot set anew for each graph, every graph a replay), in the same rounds
+// (rebuilt, compiled, rebuilt, ...), and gives the ratio of build + forward +
+// backward per node.
 #include <unistd.h>
 
 #include <array>
@@ -28,6 +32,7 @@
 #include <vector>
 
 #include "bench_info.h"
+#include "dynet_lite/compile.h"
 #include "dynet_lite/devices.h"
 #include "dynet_lite/expr.h"
 #include "dynet_lite/init.h"
@@ -41,7 +46,8 @@ namespace {
 
 struct Options {
   unsigned graphs = 100, warmup = 10, steps = 1000, runs = 1;
-  bool child = false;  // prints one machine-readable RESULT line only
+  bool child = false;     // prints one machine-readable RESULT line only
+  bool compiled = false;  // (child) runs the compiled program; (parent) compares it
 };
 
 constexpr unsigned kPhases = 5;
@@ -58,7 +64,54 @@ double ns_since(Clock::time_point t0) {
   return std::chrono::duration<double, std::nano>(Clock::now() - t0).count();
 }
 
+/// The chain as a compiled program: built once; each graph sets the input slot
+/// ("build"), replays forward and backward, and updates.
+Result run_compiled(const Options& o) {
+  ParameterCollection model;
+  Parameter p_W = model.add_parameters({8, 8});
+  Parameter p_b = model.add_parameters({8});
+  SimpleSGDTrainer trainer(model, 0.1f);
+  const std::vector<float> x0 = {0.5f, -0.3f, 0.8f, 0.1f, -0.7f, 0.2f, -0.1f, 0.4f};
+  Program program;
+  {
+    ComputationGraph& cg = program.graph();
+    Expression W = parameter(cg, p_W);
+    Expression b = parameter(cg, p_b);
+    Expression x = program.input("x", {8});
+    for (unsigned s = 0; s < o.steps; ++s) x = tanh(W * x + b);
+    program.set_output(sum_elems(square(x)));
+  }
+  Result r;
+  for (unsigned g = 0; g < o.warmup + o.graphs; ++g) {
+    const bool timed = g >= o.warmup;
+    auto t0 = Clock::now();
+    program.set("x", x0);
+    const double t_build = ns_since(t0);
+    auto t1 = Clock::now();
+    const float loss_value = as_scalar(program.forward());
+    const double t_forward = ns_since(t1);
+    auto t2 = Clock::now();
+    program.backward();
+    const double t_backward = ns_since(t2);
+    auto t3 = Clock::now();
+    trainer.update();
+    const double t_update = ns_since(t3);
+    r.nodes = program.graph().size();
+    if (r.first_losses.size() < 5) r.first_losses.push_back(loss_value);
+    if (timed) {
+      r.ns_per_graph[0] += t_build;
+      r.ns_per_graph[1] += t_forward;
+      r.ns_per_graph[2] += t_backward;
+      r.ns_per_graph[3] += t_update;
+    }
+  }
+  for (unsigned k = 0; k < 4; ++k) r.ns_per_graph[k] /= o.graphs;
+  r.ns_per_graph[4] = r.ns_per_graph[0] + r.ns_per_graph[1] + r.ns_per_graph[2] + r.ns_per_graph[3];
+  return r;
+}
+
 Result run(const Options& o) {
+  if (o.compiled) return run_compiled(o);
   ParameterCollection model;
   Parameter p_W = model.add_parameters({8, 8});
   Parameter p_b = model.add_parameters({8});
@@ -126,10 +179,11 @@ bool parse_unsigned(const char* text, unsigned& out, bool allow_zero = false) {
 }
 
 /// Runs this program again as a child and reads its RESULT line.
-bool run_child(const std::string& self, const Options& o, const std::string& child_flags, Result& r) {
+bool run_child(const std::string& self, const Options& o, const std::string& child_flags, bool compiled,
+               Result& r) {
   std::ostringstream cmd;
   cmd << "'" << self << "' --child --graphs " << o.graphs << " --warmup " << o.warmup << " --steps " << o.steps
-      << child_flags;
+      << (compiled ? " --compiled" : "") << child_flags;
   FILE* pipe = popen(cmd.str().c_str(), "r");
   if (!pipe) return false;
   char line[1024];
@@ -163,6 +217,8 @@ static int overhead_main(int argc, char** argv) {
     bool ok = true;
     if (a == "--child") {
       o.child = true;
+    } else if (a == "--compiled") {
+      o.compiled = true;
     } else if (a == "--graphs" && i + 1 < argc) {
       ok = parse_unsigned(argv[++i], o.graphs);
     } else if (a == "--warmup" && i + 1 < argc) {
@@ -175,7 +231,7 @@ static int overhead_main(int argc, char** argv) {
       ok = false;
     }
     if (!ok) {
-      std::cerr << "usage: overhead [--graphs G] [--warmup W] [--steps S] [--runs N] [--dynet-seed S]\n";
+      std::cerr << "usage: overhead [--graphs G] [--warmup W] [--steps S] [--runs N] [--compiled] [--dynet-seed S]\n";
       return 2;
     }
   }
@@ -195,7 +251,7 @@ static int overhead_main(int argc, char** argv) {
   bench::print_environment(std::cout);
   std::cout << "device:   " << default_device()->name << ", CPU kernels " << cpu_kernels() << "\n";
 
-  if (o.runs == 1) {
+  if (o.runs == 1 && !o.compiled) {
     Result r = run(o);
     std::cout << "nodes per graph: " << r.nodes << "\nfirst losses:";
     for (float l : r.first_losses) std::cout << ' ' << l;
@@ -208,6 +264,7 @@ static int overhead_main(int argc, char** argv) {
   Options one = o;
   one.graphs = 1;
   one.warmup = 4;
+  one.compiled = false;
   Result shown = run(one);
   std::cout << "first losses:";
   for (float l : shown.first_losses) std::cout << ' ' << l;
@@ -219,23 +276,35 @@ static int overhead_main(int argc, char** argv) {
     ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
     if (n > 0) self.assign(buf, static_cast<size_t>(n));
   }
-  std::array<std::vector<double>, kPhases> per_phase;
+  // Rounds of one rebuilt run and, with --compiled, one compiled run.
+  std::array<std::vector<double>, kPhases> per_phase[2];
   unsigned nodes = 0;
-  for (unsigned k = 0; k < o.runs; ++k) {
-    Result r;
-    if (!run_child(self, o, child_flags, r)) {
-      std::cerr << "overhead: run " << k + 1 << " (child process " << self << ") failed\n";
-      return 1;
+  for (unsigned k = 0; k < o.runs; ++k)
+    for (int compiled = 0; compiled <= (o.compiled ? 1 : 0); ++compiled) {
+      Result r;
+      if (!run_child(self, o, child_flags, compiled != 0, r)) {
+        std::cerr << "overhead: run " << k + 1 << " (child process " << self << ") failed\n";
+        return 1;
+      }
+      nodes = r.nodes;
+      std::cout << "run " << k + 1 << (compiled ? " compiled" : "") << ": total " << std::fixed
+                << std::setprecision(1) << r.ns_per_graph[4] / o.steps << " ns/step, " << r.ns_per_graph[4] / r.nodes
+                << " ns/node\n";
+      for (unsigned p = 0; p < kPhases; ++p) per_phase[compiled][p].push_back(r.ns_per_graph[p]);
     }
-    nodes = r.nodes;
-    std::cout << "run " << k + 1 << ": total " << std::fixed << std::setprecision(1) << r.ns_per_graph[4] / o.steps
-              << " ns/step, " << r.ns_per_graph[4] / r.nodes << " ns/node\n";
-    for (unsigned p = 0; p < kPhases; ++p) per_phase[p].push_back(r.ns_per_graph[p]);
-  }
-  std::array<double, kPhases> med{};
-  for (unsigned p = 0; p < kPhases; ++p) med[p] = bench::median(per_phase[p]);
+  std::array<double, kPhases> med[2]{};
+  for (int c = 0; c <= (o.compiled ? 1 : 0); ++c)
+    for (unsigned p = 0; p < kPhases; ++p) med[c][p] = bench::median(per_phase[c][p]);
   std::cout << "nodes per graph: " << nodes << "\nmedian of " << o.runs << " runs (each phase separately):\n";
-  print_table(o, med, nodes);
+  print_table(o, med[0], nodes);
+  if (o.compiled) {
+    std::cout << "compiled program (build: setting the input slot; forward and backward: replays):\n";
+    print_table(o, med[1], nodes);
+    const double rebuilt = med[0][0] + med[0][1] + med[0][2], replayed = med[1][0] + med[1][1] + med[1][2];
+    std::cout << "build + forward + backward per node: rebuilt " << std::setprecision(1) << rebuilt / nodes
+              << " ns, compiled " << replayed / nodes << " ns, compiled / rebuilt " << std::setprecision(2)
+              << replayed / rebuilt << "\n";
+  }
   return 0;
 }
 
