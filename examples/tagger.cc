@@ -29,6 +29,7 @@
 #include "common/cli.h"
 #include "common/util.h"
 #include "common/vocab_file.h"
+#include "dynet_lite/compile.h"
 #include "dynet_lite/dict.h"
 #include "dynet_lite/expr.h"
 #include "dynet_lite/init.h"
@@ -242,7 +243,7 @@ class Tagger {
     xs_.resize(n);
     fh_.resize(n);
     bh_.resize(n);
-    for (size_t i = 0; i < n; ++i) xs_[i] = word_repr(s[i], dropped_ && (*dropped_)[i]);
+    for (size_t i = 0; i < n; ++i) xs_[i] = word_repr(s[i], i, dropped_ && (*dropped_)[i]);
     fwd.start_new_sequence();
     for (size_t i = 0; i < n; ++i) fh_[i] = fwd.add_input(xs_[i]);
     bwd.start_new_sequence();
@@ -258,17 +259,25 @@ class Tagger {
   Expression sentence_loss(const Sentence& s) {
     tag_scores(s, scores_);
     losses_.resize(s.size());
-    for (size_t i = 0; i < s.size(); ++i) losses_[i] = pickneglogsoftmax(scores_[i], s[i].tag);
+    for (size_t i = 0; i < s.size(); ++i)
+      losses_[i] = program_ ? pickneglogsoftmax(scores_[i], program_->index(slot('t', i)))
+                            : pickneglogsoftmax(scores_[i], s[i].tag);
     return sum(losses_);
   }
 
-  /// Best tag of every token.
-  std::vector<unsigned> predict(const Sentence& s) {
+  /// The tag scores of `s` as one expression {tags, n}.
+  Expression all_scores(const Sentence& s) {
     tag_scores(s, scores_);
-    Expression all = concatenate_cols(scores_);  // {tags, n}: one forward for the sentence
-    std::vector<float> v = as_vector(cg_->forward(all));
-    std::vector<unsigned> out(s.size());
-    for (size_t i = 0; i < s.size(); ++i) {
+    return concatenate_cols(scores_);  // one forward for the sentence
+  }
+
+  /// Best tag of every token.
+  std::vector<unsigned> predict(const Sentence& s) { return best_tags(as_vector(cg_->forward(all_scores(s))), s.size()); }
+
+  /// The best tag of each of the n columns of scores `v`.
+  std::vector<unsigned> best_tags(const std::vector<float>& v, size_t n) const {
+    std::vector<unsigned> out(n);
+    for (size_t i = 0; i < n; ++i) {
       const float* col = v.data() + i * num_tags;
       out[i] = static_cast<unsigned>(std::max_element(col, col + num_tags) - col);
     }
@@ -289,17 +298,66 @@ class Tagger {
     return macs;
   }
 
- private:
-  Expression word_repr(const Token& t, bool dropped) {
-    if (!t.by_chars && !(dropped && use_char)) {
-      const unsigned w = dropped ? 0u : t.word;  // <unk> is word 0
-      return training_ ? lookup(*cg_, p_word, w) : const_lookup(*cg_, p_word, w);
+  // ---- compiled programs (--compile): one per sentence structure
+
+  /// While set, the graphs built read every word, character and tag from named
+  /// slots of `p` instead of holding them (new_graph(p->graph(), ...) first).
+  /// `prefix` tells the sentences of one program apart.
+  void use_program(Program* p, const std::string& prefix = "") {
+    program_ = p;
+    prefix_ = prefix;
+  }
+
+  /// What fixes the graph of `s`: its length and, with --char, which tokens are
+  /// spelled out and how many characters they have.
+  uint64_t structure_key(const Sentence& s, const std::vector<unsigned char>* dropped) const {
+    std::vector<unsigned> shape{static_cast<unsigned>(s.size())};
+    if (use_char)
+      for (size_t i = 0; i < s.size(); ++i)
+        shape.push_back(spelled(s[i], dropped && (*dropped)[i]) ? static_cast<unsigned>(s[i].chars.size()) + 1 : 0);
+    return ProgramCache::key_of(shape);
+  }
+
+  /// Sets the slots of a program built for `s` (training: with its tags).
+  void bind(Program& p, const Sentence& s, const std::vector<unsigned char>* dropped, bool with_tags,
+            const std::string& prefix = "") {
+    prefix_ = prefix;
+    for (size_t i = 0; i < s.size(); ++i) {
+      const bool drop = dropped && (*dropped)[i];
+      if (spelled(s[i], drop)) {
+        for (size_t k = 0; k < s[i].chars.size(); ++k) {
+          p.set(char_slot('c', i, k), s[i].chars[k]);
+          p.set(char_slot('d', i, k), s[i].chars[k]);
+        }
+      } else {
+        p.set(slot('w', i), drop ? 0u : s[i].word);
+      }
+      if (with_tags) p.set(slot('t', i), s[i].tag);
     }
+  }
+
+ private:
+  std::string slot(char kind, size_t i) const { return prefix_ + kind + std::to_string(i); }
+  // Character k of token i, for the forward ('c') and the backward ('d') character LSTM.
+  std::string char_slot(char direction, size_t i, size_t k) const {
+    return prefix_ + direction + std::to_string(i) + "_" + std::to_string(k);
+  }
+  bool spelled(const Token& t, bool dropped) const { return t.by_chars || (dropped && use_char); }
+
+  Expression word_lookup(LookupParameter p, unsigned index, const std::string& name) {
+    if (program_) {
+      const unsigned* slot_index = program_->index(name);
+      return training_ ? lookup(*cg_, p, slot_index) : const_lookup(*cg_, p, slot_index);
+    }
+    return training_ ? lookup(*cg_, p, index) : const_lookup(*cg_, p, index);
+  }
+
+  Expression word_repr(const Token& t, size_t i, bool dropped) {
+    if (!spelled(t, dropped)) return word_lookup(p_word, dropped ? 0u : t.word, slot('w', i));  // <unk> is word 0
     cfwd.start_new_sequence();
-    for (unsigned ch : t.chars) cfwd.add_input(training_ ? lookup(*cg_, p_char, ch) : const_lookup(*cg_, p_char, ch));
+    for (size_t k = 0; k < t.chars.size(); ++k) cfwd.add_input(word_lookup(p_char, t.chars[k], char_slot('c', i, k)));
     cbwd.start_new_sequence();
-    for (size_t k = t.chars.size(); k-- > 0;)
-      cbwd.add_input(training_ ? lookup(*cg_, p_char, t.chars[k]) : const_lookup(*cg_, p_char, t.chars[k]));
+    for (size_t k = t.chars.size(); k-- > 0;) cbwd.add_input(word_lookup(p_char, t.chars[k], char_slot('d', i, k)));
     return concatenate({cfwd.back(), cbwd.back()});
   }
 
@@ -313,17 +371,40 @@ class Tagger {
   bool training_ = true;
   float lstm_dropout_ = 0.f, char_dropout_ = 0.f;
   const std::vector<unsigned char>* dropped_ = nullptr;
+  Program* program_ = nullptr;
+  std::string prefix_;
   Expression W, b, V, c;
   std::vector<Expression> xs_, fh_, bh_, scores_, losses_;
 };
 
-/// Token accuracy of the tagger on `data`.
-double accuracy(Tagger& tagger, const std::vector<Sentence>& data) {
+/// Compiled programs kept at once (--compile): every sentence length of the
+/// corpora, and then some.
+constexpr size_t kPrograms = 256;
+
+/// The best tags of `s`, from a program of `programs` built for its structure.
+std::vector<unsigned> predict_compiled(Tagger& tagger, ProgramCache& programs, const Sentence& s) {
+  Program& p = programs.get(tagger.structure_key(s, nullptr), [&](Program& p) {
+    tagger.new_graph(p.graph(), false);
+    tagger.use_program(&p);
+    p.set_output(tagger.all_scores(s));
+    tagger.use_program(nullptr);
+  });
+  tagger.bind(p, s, nullptr, false);
+  return tagger.best_tags(as_vector(p.forward()), s.size());
+}
+
+/// Token accuracy of the tagger on `data` (`programs`: compiled, one per structure).
+double accuracy(Tagger& tagger, const std::vector<Sentence>& data, ProgramCache* programs = nullptr) {
   size_t correct = 0, total = 0;
   for (const auto& s : data) {
-    ComputationGraph cg;
-    tagger.new_graph(cg, false);
-    std::vector<unsigned> pred = tagger.predict(s);
+    std::vector<unsigned> pred;
+    if (programs) {
+      pred = predict_compiled(tagger, *programs, s);
+    } else {
+      ComputationGraph cg;
+      tagger.new_graph(cg, false);
+      pred = tagger.predict(s);
+    }
     for (size_t i = 0; i < s.size(); ++i) correct += pred[i] == s[i].tag;
     total += s.size();
   }
@@ -349,7 +430,7 @@ constexpr TrainDefaults T2_DEFAULTS{30, 0.05f, 2.f, 0.25f, 0.f};
 
 struct Options : examples::CorpusOptions {
   std::string model_path, load, predict, bench;
-  bool use_char = false;
+  bool use_char = false, compile = false;
   unsigned max_train = 0, batch = 1;
   // Set by finish_options unless given: the defaults depend on --char (TrainDefaults).
   unsigned epochs = 0;
@@ -374,6 +455,9 @@ void add_options(CLI::App& app, Options& o) {
   const char* const training = "training (the default mode; defaults T1 / T2 (--char), none apply to --bench)";
   o.add_corpus_options(app, UD_EWT, "CoNLL-U file");
   app.add_flag("--char", o.use_char, "words seen < 5 times in train go through a character BiLSTM (T2)");
+  app.add_flag("--compile", o.compile,
+               "run each sentence structure (length; with --char, the spelled words'\nlengths) as a compiled "
+               "program, built once and replayed\n(training, evaluation, --predict, --bench)");
   add_count(app, "--epochs", o.epochs,
             "passes over the training data " + defaults(T1_DEFAULTS.epochs, T2_DEFAULTS.epochs))
       ->group(training);
@@ -442,8 +526,40 @@ size_t count_words(const std::vector<Sentence>& data) {
 
 // ---------------------------------------------------------------- modes
 
+/// One training step on the sentences order[start, end) through a compiled
+/// program for their structures (built on the first sight of them); returns the loss.
+float train_compiled(Tagger& tagger, ProgramCache& programs, const std::vector<Sentence>& data,
+                     const std::vector<size_t>& order, size_t start, size_t end,
+                     const std::vector<std::vector<unsigned char>>& dropped, Trainer& trainer) {
+  std::vector<unsigned> key;
+  for (size_t k = start; k < end; ++k) {
+    const uint64_t h = tagger.structure_key(data[order[k]], &dropped[k - start]);
+    key.push_back(static_cast<unsigned>(h));
+    key.push_back(static_cast<unsigned>(h >> 32));
+  }
+  const auto prefix = [&](size_t k) { return end - start == 1 ? std::string() : std::to_string(k - start) + "/"; };
+  Program& p = programs.get(ProgramCache::key_of(key), [&](Program& p) {
+    tagger.new_graph(p.graph(), true);
+    std::vector<Expression> losses;
+    for (size_t k = start; k < end; ++k) {
+      tagger.use_program(&p, prefix(k));
+      tagger.set_dropped(&dropped[k - start]);
+      losses.push_back(tagger.sentence_loss(data[order[k]]));
+    }
+    tagger.set_dropped(nullptr);
+    tagger.use_program(nullptr);
+    p.set_output(examples::batch_loss(losses));
+  });
+  for (size_t k = start; k < end; ++k) tagger.bind(p, data[order[k]], &dropped[k - start], true, prefix(k));
+  const float loss = as_scalar(p.forward());
+  p.backward();
+  trainer.update();
+  return loss;
+}
+
 int run_predict(const Options& o) {
   examples::SavedModel<Vocabulary, Tagger> saved(o.load);
+  ProgramCache programs(kPrograms);
   examples::for_each_input_line(o.predict, [&](const std::string& line) {
     const std::vector<std::string> forms = examples::split_words(line);
     if (forms.empty()) {
@@ -452,9 +568,14 @@ int run_predict(const Options& o) {
     }
     Sentence s;
     for (const auto& f : forms) s.push_back(saved.vocab.token(f));
-    ComputationGraph cg;
-    saved.model.new_graph(cg, false);
-    std::vector<unsigned> tags = saved.model.predict(s);
+    std::vector<unsigned> tags;
+    if (o.compile) {
+      tags = predict_compiled(saved.model, programs, s);
+    } else {
+      ComputationGraph cg;
+      saved.model.new_graph(cg, false);
+      tags = saved.model.predict(s);
+    }
     for (size_t i = 0; i < forms.size(); ++i)
       std::cout << (i ? " " : "") << forms[i] << "/" << saved.vocab.tags.convert(static_cast<int>(tags[i]));
     std::cout << "\n";
@@ -466,7 +587,8 @@ int run_evaluate(const Options& o) {
   examples::SavedModel<Vocabulary, Tagger> saved(o.load);
   std::vector<Sentence> test = saved.vocab.convert(read_conllu(o.test), o.test);
   examples::Timer t;
-  const double acc = accuracy(saved.model, test);
+  ProgramCache programs(kPrograms);
+  const double acc = accuracy(saved.model, test, o.compile ? &programs : nullptr);
   std::cout << "test accuracy " << std::fixed << std::setprecision(2) << 100 * acc << "% (" << count_words(test)
             << " tokens of " << o.test << ", " << std::setprecision(1) << t.seconds() << " s)\n";
   return 0;
@@ -507,6 +629,7 @@ int run_train(const Options& o) {
   unsigned best_epoch = 0;
   std::vector<Expression> batch_losses;
   std::vector<std::vector<unsigned char>> dropped(o.batch);
+  ProgramCache programs(kPrograms);
   std::uniform_real_distribution<float> coin(0.f, 1.f);
   for (unsigned epoch = 1; epoch <= static_cast<unsigned>(o.epochs); ++epoch) {
     std::shuffle(order.begin(), order.end(), shuffle_rng);
@@ -515,9 +638,6 @@ int run_train(const Options& o) {
     size_t words = 0;
     for (size_t start = 0; start < order.size(); start += o.batch) {
       const size_t end = std::min(order.size(), start + o.batch);
-      ComputationGraph cg;
-      tagger.new_graph(cg, true);
-      batch_losses.clear();
       for (size_t k = start; k < end; ++k) {
         const Sentence& s = train[order[k]];
         std::vector<unsigned char>& drop = dropped[k - start];
@@ -526,12 +646,21 @@ int run_train(const Options& o) {
           for (size_t i = 0; i < s.size(); ++i)
             drop[i] = !s[i].by_chars && s[i].word != 0 &&
                       coin(shuffle_rng) < o.word_dropout / (o.word_dropout + static_cast<float>(s[i].count));
-        tagger.set_dropped(&drop);
-        batch_losses.push_back(tagger.sentence_loss(s));
         words += s.size();
       }
-      tagger.set_dropped(nullptr);
-      loss_sum += examples::train_step(cg, examples::batch_loss(batch_losses), trainer);
+      if (o.compile) {
+        loss_sum += train_compiled(tagger, programs, train, order, start, end, dropped, trainer);
+      } else {
+        ComputationGraph cg;
+        tagger.new_graph(cg, true);
+        batch_losses.clear();
+        for (size_t k = start; k < end; ++k) {
+          tagger.set_dropped(&dropped[k - start]);
+          batch_losses.push_back(tagger.sentence_loss(train[order[k]]));
+        }
+        tagger.set_dropped(nullptr);
+        loss_sum += examples::train_step(cg, examples::batch_loss(batch_losses), trainer);
+      }
       bar.update(end, loss_sum / words, "word");
     }
     bar.finish();
@@ -540,7 +669,7 @@ int run_train(const Options& o) {
     const double epoch_seconds = bar.seconds();
     train_seconds += epoch_seconds;
     examples::Timer eval_time;
-    const double dev_acc = accuracy(tagger, dev);
+    const double dev_acc = accuracy(tagger, dev, o.compile ? &programs : nullptr);
     std::cout << "epoch " << epoch << ": rate " << std::fixed << std::setprecision(4) << epoch_rate << ", train loss/word "
               << std::fixed << loss_sum / words << ", " << std::setprecision(1) << train.size() / epoch_seconds << " sent/s, "
               << words / epoch_seconds << " words/s, " << epoch_seconds << " s; dev accuracy " << std::setprecision(2)
@@ -557,7 +686,8 @@ int run_train(const Options& o) {
   // The test figure comes from the best model as saved, read back from disk.
   examples::SavedModel<Vocabulary, Tagger> best(o.model_path);
   std::vector<Sentence> test = best.vocab.convert(read_conllu(o.test), o.test);
-  const double test_acc = accuracy(best.model, test);
+  ProgramCache test_programs(kPrograms);
+  const double test_acc = accuracy(best.model, test, o.compile ? &test_programs : nullptr);
   std::cout << "best dev accuracy " << std::fixed << std::setprecision(2) << 100 * best_dev << "% (epoch " << best_epoch
             << "), test accuracy "
             << 100 * test_acc << "% (" << count_words(test) << " tokens); training " << std::setprecision(1)
@@ -578,10 +708,30 @@ int run_bench(const Options& o) {
   ParameterCollection pc;
   Tagger tagger(pc, vocab);  // the builders are built once; per step only the graph
   SimpleSGDTrainer trainer(pc, LEARNING_RATE);
-  examples::BenchRecorder recorder(mode.autobatch != 0);
-  examples::bench_minibatches(
-      recorder, mode, WARMUP, TIMED, trainer, [&](ComputationGraph& cg) { tagger.new_graph(cg, true); },
-      [&](size_t k) { return tagger.sentence_loss(train[k]); });
+  examples::BenchRecorder recorder(mode.autobatch != 0 && !o.compile);
+  ProgramCache programs(kPrograms);
+  if (o.compile) {
+    // The minibatches in file order, each through the program of its structures.
+    std::vector<size_t> order(WARMUP + TIMED);
+    std::iota(order.begin(), order.end(), 0);
+    std::vector<std::vector<unsigned char>> none(mode.batch);
+    auto run = [&](size_t begin, size_t end, bool timed) {
+      for (size_t start = begin; start < end; start += mode.batch) {
+        const size_t stop = std::min(end, start + mode.batch);
+        for (size_t k = start; k < stop; ++k) none[k - start].assign(train[k].size(), 0);
+        const float loss = train_compiled(tagger, programs, train, order, start, stop, none, trainer);
+        recorder.record(loss, timed);
+      }
+    };
+    run(0, WARMUP, false);
+    recorder.start();
+    run(WARMUP, WARMUP + TIMED, true);
+    recorder.stop();
+  } else {
+    examples::bench_minibatches(
+        recorder, mode, WARMUP, TIMED, trainer, [&](ComputationGraph& cg) { tagger.new_graph(cg, true); },
+        [&](size_t k) { return tagger.sentence_loss(train[k]); });
+  }
   size_t words = 0;
   double macs = 0;
   for (size_t k = WARMUP; k < WARMUP + TIMED; ++k) {
@@ -591,6 +741,9 @@ int run_bench(const Options& o) {
   std::ostringstream head;
   head << (o.use_char ? "T2 tagger-char" : "T1 tagger") << " mode=" << o.bench << " sentences=" << TIMED
        << " words=" << words;
+  if (o.compile)
+    head << " compiled{programs=" << programs.size() << " hits=" << programs.hits() << " misses=" << programs.misses()
+         << "}";
   // the model's count: forward one product per matrix product, backward two (d input, d weights)
   recorder.print(head.str(), {{"sent/s", TIMED}, {"words/s", words}}, "loss/word", recorder.loss_sum() / words,
                  3 * 2 * macs);

@@ -44,11 +44,13 @@ class BenchRecorder {
   /// Records a step's loss (the first three always; the sum and the counters of
   /// `cg` when `timed`).
   void record(const dynet_lite::ComputationGraph& cg, float loss, bool timed) {
+    record(loss, timed);
+    if (timed && autobatch_) stats_.add(cg.autobatch_stats());
+  }
+  /// Records a step's loss alone (a compiled program's run).
+  void record(float loss, bool timed) {
     if (first_losses_.size() < 3) first_losses_.push_back(loss);
-    if (timed) {
-      loss_sum_ += loss;
-      if (autobatch_) stats_.add(cg.autobatch_stats());
-    }
+    if (timed) loss_sum_ += loss;
   }
   /// Starts the clock and the count of executed multiply-adds (after the warm-up).
   void start();
