@@ -130,6 +130,11 @@ class ProgramCache {
   /// its graph, declares its slots and sets its output.  The reference is valid
   /// until this key is dropped (a later get() of capacity other keys, clear()).
   Program& get(uint64_t key, const std::function<void(Program&)>& build);
+  /// As get(), once `key` has been asked for `after` times before: until then
+  /// null (run those as ordinary graphs).  For structures that mostly come once
+  /// (tree shapes), where building a program for each would cost more than it
+  /// saves.  The keys seen are counted in a table of at most 64 x capacity.
+  Program* get_if_seen(uint64_t key, unsigned after, const std::function<void(Program&)>& build);
   bool contains(uint64_t key) const { return index_.count(key) != 0; }
 
   size_t size() const { return index_.size(); }
@@ -149,6 +154,7 @@ class ProgramCache {
   size_t capacity_;
   std::list<Entry> programs_;  // most recently used first
   std::unordered_map<uint64_t, std::list<Entry>::iterator> index_;
+  std::unordered_map<uint64_t, unsigned> sightings_;  // keys of get_if_seen() not compiled yet
   uint64_t hits_ = 0, misses_ = 0, evictions_ = 0;
 };
 

@@ -107,6 +107,8 @@ class ComputationGraph {
 
  private:
   friend class Program;  // dynet_lite/compile.h: captures and replays the graph
+  /// A graph on memory of its own (a compiled program's, sized to what it holds).
+  explicit ComputationGraph(std::unique_ptr<GraphMemory> memory);
   void check_index(VariableIndex i, const char* what) const;
   void run_forward(VariableIndex last);
   void note_first_forward();

@@ -19,6 +19,7 @@
 #include <random>
 #include <sstream>
 #include <string>
+#include <unordered_map>
 #include <unordered_set>
 #include <vector>
 
@@ -26,6 +27,7 @@
 #include "common/cli.h"
 #include "common/util.h"
 #include "common/vocab_file.h"
+#include "dynet_lite/compile.h"
 #include "dynet_lite/dict.h"
 #include "dynet_lite/expr.h"
 #include "dynet_lite/init.h"
@@ -70,6 +72,15 @@ struct Tree {
   size_t size() const { return word.size(); }
   unsigned root_label() const { return label.back(); }
   size_t leaves() const { return static_cast<size_t>(std::count_if(word.begin(), word.end(), [](int w) { return w >= 0; })); }
+  /// The tree's shape (the wiring of its nodes, not its words or labels), as a key.
+  uint64_t shape_key() const {
+    std::vector<unsigned> shape;
+    for (const auto& c : children) {
+      shape.push_back(static_cast<unsigned>(c.size()));
+      for (int k : c) shape.push_back(static_cast<unsigned>(k));
+    }
+    return dynet_lite::ProgramCache::key_of(shape);
+  }
 };
 
 struct Vocabulary {
@@ -149,9 +160,7 @@ class TreeClassifier {
     builder.set_num_elements(static_cast<int>(t.size()));
     h_.resize(t.size());
     for (size_t k = 0; k < t.size(); ++k) {
-      Expression x = t.word[k] < 0 ? Expression()  // an inner node: no input, only its children
-                     : training_   ? lookup(*cg_, p_emb, static_cast<unsigned>(t.word[k]))
-                                   : const_lookup(*cg_, p_emb, static_cast<unsigned>(t.word[k]));
+      Expression x = t.word[k] < 0 ? Expression() : leaf_input(t, k);  // an inner node: only its children
       h_[k] = builder.add_input(static_cast<int>(k), t.children[k], x);
     }
   }
@@ -168,9 +177,19 @@ class TreeClassifier {
   }
 
   /// Class probabilities at the root.
-  std::vector<float> root_probabilities(const Tree& t) {
+  std::vector<float> root_probabilities(const Tree& t) { return as_vector(cg_->forward(root_softmax(t))); }
+  Expression root_softmax(const Tree& t) {
     encode(t);
-    return as_vector(cg_->forward(softmax(scores(h_.back()))));
+    return softmax(scores(h_.back()));
+  }
+
+  /// While set, the graphs built read the leaves' words from slots of `p`
+  /// (--compile: a program per tree shape).
+  void use_program(Program* p) { program_ = p; }
+  /// Sets the word slots of a program built for the shape of `t`.
+  static void bind(Program& p, const Tree& t) {
+    for (size_t k = 0; k < t.size(); ++k)
+      if (t.word[k] >= 0) p.set("w" + std::to_string(k), static_cast<unsigned>(t.word[k]));
   }
 
   /// Multiply-adds of the matrix products of one forward pass: W x at the
@@ -186,10 +205,20 @@ class TreeClassifier {
   }
 
  private:
+  Expression leaf_input(const Tree& t, size_t k) {
+    if (program_) {
+      const unsigned* slot = program_->index("w" + std::to_string(k));
+      return training_ ? lookup(*cg_, p_emb, slot) : const_lookup(*cg_, p_emb, slot);
+    }
+    const unsigned w = static_cast<unsigned>(t.word[k]);
+    return training_ ? lookup(*cg_, p_emb, w) : const_lookup(*cg_, p_emb, w);
+  }
+
   LookupParameter p_emb;
   NaryTreeLSTMBuilder builder;
   Parameter p_W, p_b;
   ComputationGraph* cg_ = nullptr;
+  Program* program_ = nullptr;
   bool training_ = true;
   Expression W, b;
   std::vector<Expression> h_, losses_;
@@ -203,12 +232,38 @@ struct Accuracy {
   size_t trees = 0, binary_trees = 0;
 };
 
-Accuracy evaluate(TreeClassifier& model, const std::vector<Tree>& data) {
-  size_t fine_ok = 0, bin_ok = 0, bin_n = 0;
-  for (const auto& t : data) {
+/// Root class probabilities of `t`: from a program of `programs` built for its
+/// shape once the shape comes a second time, else from an ordinary graph.
+std::vector<float> root_probabilities_compiled(TreeClassifier& model, ProgramCache& programs, const Tree& t) {
+  Program* p = programs.get_if_seen(t.shape_key(), 1, [&](Program& p) {
+    model.new_graph(p.graph(), false);
+    model.use_program(&p);
+    p.set_output(model.root_softmax(t));
+    model.use_program(nullptr);
+  });
+  if (!p) {
     ComputationGraph cg;
     model.new_graph(cg, false);
-    std::vector<float> p = model.root_probabilities(t);
+    return model.root_probabilities(t);
+  }
+  TreeClassifier::bind(*p, t);
+  return as_vector(p->forward());
+}
+
+/// Programs kept at once (--compile).
+constexpr size_t kPrograms = 4096;
+
+Accuracy evaluate(TreeClassifier& model, const std::vector<Tree>& data, ProgramCache* programs = nullptr) {
+  size_t fine_ok = 0, bin_ok = 0, bin_n = 0;
+  for (const auto& t : data) {
+    std::vector<float> p;
+    if (programs) {
+      p = root_probabilities_compiled(model, *programs, t);
+    } else {
+      ComputationGraph cg;
+      model.new_graph(cg, false);
+      p = model.root_probabilities(t);
+    }
     const unsigned pred = static_cast<unsigned>(std::max_element(p.begin(), p.end()) - p.begin());
     fine_ok += pred == t.root_label();
     if (t.root_label() != 2) {
@@ -228,7 +283,8 @@ Accuracy evaluate(TreeClassifier& model, const std::vector<Tree>& data) {
 
 struct Options : examples::CorpusOptions {
   std::string model_path = "treelstm.model", load, predict, bench;
-  bool all_nodes = true, all_nodes_given = false, root_only = false, keep_dev_in_train = false;
+  bool all_nodes = true, all_nodes_given = false, root_only = false, keep_dev_in_train = false, compile = false,
+       tree_shapes = false;
   unsigned epochs = 5, max_train = 0, batch = 1;
 };
 
@@ -257,6 +313,11 @@ void add_options(CLI::App& app, Options& o) {
       o.load, "accuracies of the saved model on --test; with --predict, classify IN", "--predict", o.predict,
       "classify the trees of IN (bracket form as in SST, one a line;\nthe labels in IN are ignored), '-' "
       "reads standard input");
+  app.add_flag("--compile", o.compile,
+               "evaluate and --predict through compiled programs, one per tree\nshape that comes a second time "
+               "(replayed when it comes again)");
+  app.add_flag("--tree-shapes", o.tree_shapes,
+               "how often tree shapes repeat in the train, dev and test files\n(what --compile can replay)");
   examples::add_choice(app, "--bench", o.bench, examples::minibatch_modes(),
                        "1,000 train trees after 50 warm-up trees, root loss; prints one line\n(mode b1, b64, "
                        "b64-auto or b64-depth)")
@@ -283,6 +344,7 @@ std::string format(const Accuracy& a) {
 
 int run_predict(const Options& o) {
   examples::SavedModel<Vocabulary, TreeClassifier> saved(o.load);
+  ProgramCache programs(kPrograms);
   const std::string name = o.predict == "-" ? "<stdin>" : o.predict;
   size_t lineno = 0;
   examples::for_each_input_line(o.predict, [&](const std::string& line) {
@@ -291,9 +353,14 @@ int run_predict(const Options& o) {
     PTBTree pt = parse_ptb_tree(line, name, lineno);
     for (auto& n : pt.nodes) n.label = 0;  // the input's labels play no part
     Tree t = saved.vocab.convert({pt}, name)[0];
-    ComputationGraph cg;
-    saved.model.new_graph(cg, false);
-    std::vector<float> p = saved.model.root_probabilities(t);
+    std::vector<float> p;
+    if (o.compile) {
+      p = root_probabilities_compiled(saved.model, programs, t);
+    } else {
+      ComputationGraph cg;
+      saved.model.new_graph(cg, false);
+      p = saved.model.root_probabilities(t);
+    }
     const unsigned pred = static_cast<unsigned>(std::max_element(p.begin(), p.end()) - p.begin());
     std::cout << pred << "\t" << std::fixed << std::setprecision(3);
     for (unsigned k = 0; k < NUM_CLASSES; ++k) std::cout << (k ? " " : "") << p[k];
@@ -308,7 +375,38 @@ int run_predict(const Options& o) {
 int run_evaluate(const Options& o) {
   examples::SavedModel<Vocabulary, TreeClassifier> saved(o.load);
   std::vector<Tree> test = saved.vocab.convert(read_ptb_trees(o.test), o.test);
-  std::cout << "test " << format(evaluate(saved.model, test)) << "\n";
+  ProgramCache programs(kPrograms);
+  examples::Timer t;
+  std::cout << "test " << format(evaluate(saved.model, test, o.compile ? &programs : nullptr)) << " ("
+            << std::fixed << std::setprecision(2) << t.seconds() << " s";
+  if (o.compile)
+    std::cout << "; compiled programs for the shapes that came again: " << programs.misses() << " built, "
+              << programs.hits() << " replays";
+  std::cout << ")\n";
+  return 0;
+}
+
+/// How often a tree's shape was seen before, file by file and over the files in
+/// order (train, dev, test): the share of trees a cache of compiled programs by
+/// shape replays.
+int run_tree_shapes(const Options& o) {
+  std::unordered_map<uint64_t, unsigned> seen;
+  for (const std::string& path : {o.train, o.dev, o.test}) {
+    std::vector<PTBTree> raw = read_ptb_trees(path);
+    Vocabulary vocab = Vocabulary::build(raw);
+    std::vector<Tree> trees = vocab.convert(raw, path);
+    std::unordered_map<uint64_t, unsigned> in_file;
+    size_t repeats_in_file = 0, repeats_so_far = 0;
+    for (const Tree& t : trees) {
+      const uint64_t key = t.shape_key();
+      repeats_in_file += in_file[key]++ > 0;
+      repeats_so_far += seen[key]++ > 0;
+    }
+    std::cout << path << ": " << trees.size() << " trees, " << in_file.size() << " shapes; "
+              << std::fixed << std::setprecision(1) << 100.0 * repeats_in_file / std::max<size_t>(1, trees.size())
+              << "% of the trees repeat a shape of the file, " << 100.0 * repeats_so_far / std::max<size_t>(1, trees.size())
+              << "% one of this or an earlier file\n";
+  }
   return 0;
 }
 
@@ -432,6 +530,7 @@ int main(int argc, char** argv) {
       app, argc, argv, [&] { finish_options(o); },
       [&] {
         if (!o.bench.empty()) return run_bench(o);
+        if (o.tree_shapes) return run_tree_shapes(o);
         if (!o.predict.empty()) return run_predict(o);
         if (!o.load.empty()) return run_evaluate(o);
         return run_train(o);

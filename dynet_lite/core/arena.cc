@@ -5,7 +5,7 @@
 namespace dynet_lite {
 
 Arena::Arena(Device* device, size_t initial_bytes) : device_(device) {
-  size_t size = std::max<size_t>(initial_bytes, 64 * 1024);
+  size_t size = std::max<size_t>(initial_bytes, 4 * 1024);
   chunks_.push_back({static_cast<char*>(device_->allocate(size)), size});
   select(0, 0);
 }

@@ -26,9 +26,11 @@ int64_t now_ns() {
 
 // ------------------------------------------------------------ ComputationGraph
 
-ComputationGraph::ComputationGraph()
+ComputationGraph::ComputationGraph() : ComputationGraph(acquire_graph_memory()) {}
+
+ComputationGraph::ComputationGraph(std::unique_ptr<GraphMemory> memory)
     : ops_(op_rows()),
-      mem_(acquire_graph_memory()),
+      mem_(std::move(memory)),
       id_(next_graph_id.fetch_add(1, std::memory_order_relaxed)),
       autobatch_(current_params().autobatch),
       cse_(current_params().cse),

@@ -1,6 +1,7 @@
 // The graph's memory bundle and the per-thread pool of bundles.
 #include "dynet_lite/exec/graph_memory.h"
 
+#include <algorithm>
 #include <iostream>
 
 #include "dynet_lite/dynet.h"
@@ -17,7 +18,7 @@ Pool& thread_pool() {
 }
 }  // namespace
 
-GraphMemory::GraphMemory(size_t hint_bytes) : meta(cpu_device(), 64 * 1024), hint(hint_bytes) {
+GraphMemory::GraphMemory(size_t hint_bytes) : meta(cpu_device(), std::min<size_t>(hint_bytes, 64 * 1024)), hint(hint_bytes) {
   device_arenas.push_back(std::make_unique<DeviceArenas>(cpu_device(), hint_bytes));
   xs.reserve(16);
 }

@@ -2,6 +2,7 @@
 // Everything a graph allocates, in one bundle that outlives the graph: when a
 // ComputationGraph is destroyed its bundle goes back to a per-thread pool and the
 // next graph of that thread takes it, chunks and all.
+#include <algorithm>
 #include <memory>
 #include <vector>
 
@@ -19,7 +20,11 @@ namespace dynet_lite {
 /// The arenas of one device.
 struct DeviceArenas {
   DeviceArenas(Device* d, size_t hint)
-      : device(d), values(d, hint), gathers(d, 64 * 1024), grads(d, hint), scratch(d, 64 * 1024) {}
+      : device(d),
+        values(d, hint),
+        gathers(d, std::min<size_t>(hint, 64 * 1024)),
+        grads(d, hint),
+        scratch(d, std::min<size_t>(hint, 64 * 1024)) {}
   Device* device;
   Arena values;   // forward values and memory kept for backward
   // Arguments that batched execution copied side by side (kept for backward).

@@ -11,6 +11,7 @@
 #include "dynet_lite/except.h"
 #include "dynet_lite/exec/autobatch.h"
 #include "dynet_lite/exec/executor.h"
+#include "dynet_lite/exec/graph_memory.h"
 
 namespace dynet_lite {
 
@@ -33,7 +34,13 @@ const char* kind_name(int kind) {
 }
 }  // namespace
 
-Program::Program() : cg_(std::make_unique<ComputationGraph>()) {}
+namespace {
+// A program's arenas start small and grow to what its graph holds: a cache may
+// keep thousands of programs (one per tree shape).
+constexpr size_t kProgramArenaBytes = 16 * 1024;
+}  // namespace
+
+Program::Program() : cg_(new ComputationGraph(std::make_unique<GraphMemory>(kProgramArenaBytes))) {}
 Program::~Program() = default;
 
 Program::Slot& Program::declare(const std::string& name, int kind, const Dim& d, unsigned count) {
@@ -208,9 +215,24 @@ Program& ProgramCache::get(uint64_t key, const std::function<void(Program&)>& bu
   return *programs_.front().second;
 }
 
+Program* ProgramCache::get_if_seen(uint64_t key, unsigned after, const std::function<void(Program&)>& build) {
+  if (!contains(key)) {
+    auto it = sightings_.find(key);
+    const unsigned seen = it == sightings_.end() ? 0 : it->second;
+    if (seen < after) {
+      if (sightings_.size() >= 64 * capacity_) sightings_.clear();  // forget rather than grow without bound
+      ++sightings_[key];
+      return nullptr;
+    }
+    sightings_.erase(key);
+  }
+  return &get(key, build);
+}
+
 void ProgramCache::clear() {
   programs_.clear();
   index_.clear();
+  sightings_.clear();
 }
 
 uint64_t ProgramCache::key_of(const std::vector<unsigned>& sizes) {
