@@ -141,6 +141,28 @@ BOOST_AUTO_TEST_CASE(autobatch_value) {
                                                  {"--dynet-autobatch", "5"});
 }
 
+// Every flag's value is range-checked: no float-to-integer conversion out of
+// range (undefined behaviour), no value silently ignored.
+BOOST_AUTO_TEST_CASE(flag_values_out_of_range_are_clear_errors) {
+  const std::vector<std::pair<std::string, std::string>> bad = {
+      {"--dynet-seed", "-5"},        {"--dynet-seed", "1e20"},      {"--dynet-seed", "4294967296"},
+      {"--dynet-seed", "1.5"},       {"--dynet-autobatch", "1e10"}, {"--dynet-autobatch", "nan"},
+      {"--dynet-autobatch", "-1"},   {"--dynet-cse", "2"},          {"--dynet-mem", "1e30"},
+      {"--dynet-mem", "-5"},         {"--dynet-mem", "abc"},        {"--dynet-mem", "0"},
+      {"--dynet-mem", "1,2"},        {"--dynet-mem", "inf"},        {"--dynet-weight-decay", "nan"},
+      {"--dynet-weight-decay", "1"}, {"--dynet-profiling", "-1"},   {"--dynet-gpus", "1e9"},
+  };
+  for (const auto& [flag, value] : bad) {
+    Args a({"prog", flag, value});
+    test::check_throws_with<std::invalid_argument>([&] { dl::initialize(a.argc, a.argv); }, {flag.c_str(), value.c_str()});
+  }
+  Args good({"prog", "--dynet-seed", "4294967295", "--dynet-mem", "1,1,1,1", "--dynet-profiling", "0"});
+  BOOST_CHECK_NO_THROW(dl::initialize(good.argc, good.argv));
+  BOOST_CHECK_EQUAL(dl::current_params().random_seed, 4294967295u);
+  Args reset({"prog", "--dynet-mem", "1"});
+  dl::initialize(reset.argc, reset.argv);
+}
+
 BOOST_AUTO_TEST_CASE(weight_decay_sets_the_collection_default) {
   Args a({"prog", "--dynet-weight-decay", "0.001"});
   dl::initialize(a.argc, a.argv);

@@ -1,5 +1,8 @@
 #include "dynet_lite/init.h"
 
+#include <cerrno>
+#include <climits>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <random>
@@ -17,14 +20,45 @@ DynetParams& params_in_force() {
   return p;
 }
 
-template <class T>
-T parse_number(const char* flag, const char* text) {
+// A flag's integer value: digits only (an optional sign), within [lo, hi].
+long long parse_integer(const char* flag, const std::string& text, long long lo, long long hi) {
   char* end = nullptr;
   errno = 0;
-  double v = std::strtod(text, &end);
-  DYNET_LITE_ARG_CHECK(end != text && *end == '\0' && errno == 0,
-                       "initialize: " << flag << " expects a number, got '" << text << "'");
-  return static_cast<T>(v);
+  const long long v = std::strtoll(text.c_str(), &end, 10);
+  DYNET_LITE_ARG_CHECK(end != text.c_str() && *end == '\0' && errno == 0 && v >= lo && v <= hi,
+                       "initialize: " << flag << " expects an integer from " << lo << " to " << hi << ", got '"
+                                      << text << "'");
+  return v;
+}
+
+// A flag's real value: a finite number within [lo, hi).
+double parse_real(const char* flag, const std::string& text, double lo, double hi) {
+  char* end = nullptr;
+  errno = 0;
+  const double v = std::strtod(text.c_str(), &end);
+  DYNET_LITE_ARG_CHECK(end != text.c_str() && *end == '\0' && errno == 0 && std::isfinite(v) && v >= lo && v < hi,
+                       "initialize: " << flag << " expects a number in [" << lo << ", " << hi << "), got '" << text
+                                      << "'");
+  return v;
+}
+
+// The largest arena --dynet-mem may ask for, in megabytes (1 TiB).
+constexpr double kMaxMemMb = 1 << 20;
+
+// --dynet-mem: "N" or "N,N,N[,N]" megabytes, each positive and at most kMaxMemMb.
+void check_mem_descriptor(const std::string& m) {
+  size_t start = 0, parts = 0;
+  while (true) {
+    const size_t comma = m.find(',', start);
+    const std::string part = m.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    const double mb = parse_real("--dynet-mem", part, 0, kMaxMemMb + 1);
+    DYNET_LITE_ARG_CHECK(mb > 0, "initialize: --dynet-mem expects megabytes above 0, got '" << m << "'");
+    ++parts;
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  DYNET_LITE_ARG_CHECK(parts == 1 || parts == 3 || parts == 4,
+                       "initialize: --dynet-mem expects N or N,N,N[,N] megabytes, got '" << m << "'");
 }
 }  // namespace
 
@@ -53,23 +87,19 @@ DynetParams extract_dynet_params(int& argc, char**& argv, bool shared_parameters
     };
     if (flag == "--dynet-mem") {
       p.mem_descriptor = take_value();
+      check_mem_descriptor(p.mem_descriptor);
     } else if (flag == "--dynet-seed") {
-      p.random_seed = parse_number<unsigned>("--dynet-seed", take_value().c_str());
+      p.random_seed = static_cast<unsigned>(parse_integer("--dynet-seed", take_value(), 0, UINT_MAX));
     } else if (flag == "--dynet-autobatch") {
-      p.autobatch = parse_number<int>("--dynet-autobatch", take_value().c_str());
-      DYNET_LITE_ARG_CHECK(p.autobatch >= 0 && p.autobatch <= 2,
-                           "initialize: --dynet-autobatch must be 0, 1 or 2, got " << p.autobatch);
+      p.autobatch = static_cast<int>(parse_integer("--dynet-autobatch", take_value(), 0, 2));
     } else if (flag == "--dynet-cse") {
-      p.cse = parse_number<int>("--dynet-cse", take_value().c_str());
-      DYNET_LITE_ARG_CHECK(p.cse == 0 || p.cse == 1, "initialize: --dynet-cse must be 0 or 1, got " << p.cse);
+      p.cse = static_cast<int>(parse_integer("--dynet-cse", take_value(), 0, 1));
     } else if (flag == "--dynet-weight-decay") {
-      p.weight_decay = parse_number<float>("--dynet-weight-decay", take_value().c_str());
-      DYNET_LITE_ARG_CHECK(p.weight_decay >= 0.f && p.weight_decay < 1.f,
-                           "initialize: --dynet-weight-decay must be in [0, 1), got " << p.weight_decay);
+      p.weight_decay = static_cast<float>(parse_real("--dynet-weight-decay", take_value(), 0, 1));
     } else if (flag == "--dynet-profiling") {
-      p.profiling = parse_number<int>("--dynet-profiling", take_value().c_str());
+      p.profiling = static_cast<int>(parse_integer("--dynet-profiling", take_value(), 0, 9));
     } else if (flag == "--dynet-gpus") {
-      p.requested_gpus = parse_number<int>("--dynet-gpus", take_value().c_str());
+      p.requested_gpus = static_cast<int>(parse_integer("--dynet-gpus", take_value(), 0, 1024));
       p.ngpus_requested = true;
     } else if (flag == "--dynet-gpu") {
       p.requested_gpus = 1;
@@ -110,9 +140,11 @@ const DynetParams& current_params() { return params_in_force(); }
 size_t default_arena_bytes() {
   const std::string& m = params_in_force().mem_descriptor;
   if (m.empty()) return 1u << 20;
-  // "N" or "N,N,N[,N]" megabytes; the first figure sizes the value arena.
-  double mb = std::strtod(m.c_str(), nullptr);
-  return mb > 0 ? static_cast<size_t>(mb * (1u << 20)) : (1u << 20);
+  // "N" or "N,N,N[,N]" megabytes; the first figure sizes the value arena.  A
+  // descriptor set directly in DynetParams is checked here too.
+  check_mem_descriptor(m);
+  const double mb = std::strtod(m.c_str(), nullptr);
+  return static_cast<size_t>(mb * (1u << 20));
 }
 
 }  // namespace dynet_lite
