@@ -35,7 +35,12 @@
 /// \endcode
 ///
 /// Slots hold their values between runs; each must be set before the first
-/// run.  Everything else in the graph (constants, parameters, the wiring, batch
+/// run.  Programs of one ProgramCache that run without automatic batching share
+/// one set of CPU memory for their values and gradients (a cache of programs per
+/// length then needs the memory of its largest program, not of all of them
+/// together): a program's values and node gradients hold until another program
+/// of its cache runs, as those of a ComputationGraph hold until the next graph
+/// is built in DyNet; running the program again computes them again.  Everything else in the graph (constants, parameters, the wiring, batch
 /// sizes) is fixed by the capture.  A slot given values of the wrong size, a
 /// slot never set, an index out of range, a program whose default device
 /// changed or whose parameters were destroyed with their model: each throws,
@@ -57,6 +62,8 @@ namespace dynet_lite {
 /// A graph built once and run many times (see the file comment).
 class Program {
  public:
+  struct SharedMemory;  // the memory the programs of a cache take turns with (exec/program.cc)
+
   Program();
   ~Program();
   Program(const Program&) = delete;
@@ -104,6 +111,11 @@ class Program {
   Slot& find(const std::string& name, int kind, const char* what);
   void capture(VariableIndex last);
   void check_replayable(VariableIndex last) const;
+  /// Takes the cache's shared memory from the program holding it (shares_ only).
+  void take_shared_memory();
+  /// Gives it back; the values and gradients computed in it are dropped.
+  void return_shared_memory();
+  friend class ProgramCache;
 
   std::unique_ptr<ComputationGraph> cg_;
   std::unordered_map<std::string, std::unique_ptr<Slot>> slots_;
@@ -116,6 +128,8 @@ class Program {
   Device* captured_device_ = nullptr;
   std::vector<std::weak_ptr<const void>> parameters_;  // every parameter it reads
   uint64_t replays_ = 0;
+  SharedMemory* shared_ = nullptr;  // its cache's, or null (a program of its own)
+  bool shares_ = false;             // runs in shared_ (plain execution on the CPU)
 };
 
 /// Compiled programs by a key the caller computes from the structure (a length,
@@ -125,6 +139,9 @@ class Program {
 class ProgramCache {
  public:
   explicit ProgramCache(size_t capacity = 64);
+  ~ProgramCache();
+  ProgramCache(const ProgramCache&) = delete;
+  ProgramCache& operator=(const ProgramCache&) = delete;
 
   /// The program for `key`; on a miss, a new one built by `build`, which builds
   /// its graph, declares its slots and sets its output.  The reference is valid
@@ -152,6 +169,7 @@ class ProgramCache {
  private:
   using Entry = std::pair<uint64_t, std::unique_ptr<Program>>;
   size_t capacity_;
+  std::unique_ptr<Program::SharedMemory> shared_;  // before programs_: outlives them
   std::list<Entry> programs_;  // most recently used first
   std::unordered_map<uint64_t, std::list<Entry>::iterator> index_;
   std::unordered_map<uint64_t, unsigned> sightings_;  // keys of get_if_seen() not compiled yet

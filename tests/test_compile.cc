@@ -4,6 +4,7 @@
 // (those of test_autobatch), with and without batching and merging, over many
 // replays with new inputs and updated parameters; misuse is a clear error;
 // replays allocate nothing and keep memory flat.
+#include <functional>
 #include <memory>
 #include <random>
 
@@ -311,4 +312,54 @@ BOOST_AUTO_TEST_CASE(cache_counts_hits_and_drops_the_least_recently_used) {
   BOOST_CHECK_EQUAL(ProgramCache::key_of({3, 5}), ProgramCache::key_of({3, 5}));
   BOOST_CHECK_NE(ProgramCache::key_of({3, 5}), ProgramCache::key_of({5, 3}));
   check_throws_containing<std::invalid_argument>([] { ProgramCache c(0); }, "capacity");
+}
+
+BOOST_AUTO_TEST_CASE(programs_of_a_cache_share_memory_and_take_turns) {
+  TestModel m(48);  // gradients beyond the arenas' first chunk
+  SimpleSGDTrainer trainer(m.pc, 0.05f);
+  ProgramCache cache(8);
+  // A chain of `length` steps over the rows in slots w0 .. w{length-1}.
+  auto chain = [&](ComputationGraph& cg, unsigned length, const std::function<Expression(unsigned)>& row) {
+    Expression h = row(0);
+    for (unsigned t = 1; t < length; ++t) h = tanh(parameter(cg, m.mats[t % 3]) * h + row(t));
+    return sum_elems(square(h));
+  };
+  auto program_for = [&](unsigned length) -> Program& {
+    return cache.get(length, [&](Program& p) {
+      p.set_output(chain(p.graph(), length, [&](unsigned t) { return p.lookup("w" + std::to_string(t), m.emb); }));
+    });
+  };
+  std::mt19937 gen(3);
+  for (unsigned round = 0; round < 60; ++round) {
+    const unsigned length = 2 + (round * 7) % 8;  // 8 lengths, taking turns
+    std::vector<unsigned> rows(length);
+    for (unsigned& r : rows) r = gen() % 20;
+    Program& p = program_for(length);
+    for (unsigned t = 0; t < length; ++t) p.set("w" + std::to_string(t), rows[t]);
+    m.pc.reset_gradient();
+    const float loss = as_scalar(p.forward());
+    p.backward();
+    const std::vector<float> grad = as_vector(m.mats[1].get_storage().g);
+    m.pc.reset_gradient();
+    ComputationGraph fresh;
+    Expression l = chain(fresh, length, [&](unsigned t) { return lookup(fresh, m.emb, rows[t]); });
+    BOOST_REQUIRE_EQUAL(loss, as_scalar(fresh.forward(l)));
+    fresh.backward(l);
+    BOOST_REQUIRE(grad == as_vector(m.mats[1].get_storage().g));
+    trainer.update();
+  }
+  BOOST_CHECK_EQUAL(cache.misses(), 8u);
+  // The program holding the shared memory shows it; the others keep small arenas.
+  Program& a = program_for(3);
+  Program& b = program_for(9);
+  a.set("w0", 1u), a.set("w1", 2u), a.set("w2", 3u);
+  const float first = as_scalar(a.forward());
+  const size_t holding = a.graph().arena_capacity_bytes();
+  for (unsigned t = 0; t < 9; ++t) b.set("w" + std::to_string(t), t);
+  b.forward();
+  BOOST_CHECK_LT(a.graph().arena_capacity_bytes(), holding);
+  // a's values went with the memory: backward and forward compute them again.
+  m.pc.reset_gradient();
+  a.backward();
+  BOOST_CHECK_EQUAL(as_scalar(a.forward()), first);
 }

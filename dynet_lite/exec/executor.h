@@ -60,6 +60,10 @@ class Executor {
   void end_capture(VariableIndex last);
   bool captured() const { return captured_last_ != kNotCaptured; }
   void replay_forward(const RunOptions& options);
+  /// Forgets the values and gradients but keeps the capture: a compiled
+  /// program's memory went to another program.  (A graph that was run with
+  /// batching loses the capture too.)
+  void drop_values();
 
  private:
   void forward_plain(VariableIndex last, const RunOptions& options);

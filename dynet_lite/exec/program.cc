@@ -40,8 +40,38 @@ namespace {
 constexpr size_t kProgramArenaBytes = 16 * 1024;
 }  // namespace
 
+/// The CPU arenas (values, gradients, scratch) that the plain programs of a
+/// cache take turns with, and which program holds them.
+struct Program::SharedMemory {
+  std::unique_ptr<DeviceArenas> arenas{new DeviceArenas(cpu_device(), kProgramArenaBytes)};
+  Program* holder = nullptr;
+};
+
 Program::Program() : cg_(new ComputationGraph(std::make_unique<GraphMemory>(kProgramArenaBytes))) {}
-Program::~Program() = default;
+Program::~Program() {
+  if (shared_ && shared_->holder == this) return_shared_memory();
+}
+
+void Program::take_shared_memory() {
+  if (shared_->holder == this) return;
+  if (shared_->holder) shared_->holder->return_shared_memory();
+  std::unique_ptr<DeviceArenas>& mine = cg_->mem_->device_arenas.front();
+  DYNET_LITE_CHECK(mine->device == shared_->arenas->device, std::logic_error,
+                   "compiled program: its CPU arenas are on " << mine->device->name << ", the cache's on "
+                                                              << shared_->arenas->device->name);
+  std::swap(mine, shared_->arenas);
+  // Plain execution lays the values out from the start of the arena (the
+  // capture began on an emptied one); what another program left there is gone.
+  mine->values.rewind(Arena::Mark{});
+  shared_->holder = this;
+  cg_->executor_->drop_values();
+}
+
+void Program::return_shared_memory() {
+  std::swap(cg_->mem_->device_arenas.front(), shared_->arenas);
+  shared_->holder = nullptr;
+  cg_->executor_->drop_values();
+}
 
 Program::Slot& Program::declare(const std::string& name, int kind, const Dim& d, unsigned count) {
   DYNET_LITE_ARG_CHECK(!captured_, "Program: slot '" << name << "' declared after the program's first run");
@@ -130,7 +160,14 @@ void Program::backward() {
   backward(output_);
 }
 
-void Program::backward(const Expression& e, bool full) { cg_->backward(e, full); }
+void Program::backward(const Expression& e, bool full) {
+  // After another program of the cache ran, the forward is computed again first.
+  if (shares_ && captured_ && cg_->executor_->captured()) {
+    check_replayable(e.i);
+    take_shared_memory();
+  }
+  cg_->backward(e, full);
+}
 
 const Tensor& Program::forward(const Expression& e) {
   DYNET_LITE_ARG_CHECK(e.pg == cg_.get() && !e.is_stale(),
@@ -140,9 +177,13 @@ const Tensor& Program::forward(const Expression& e) {
   // A graph recomputed or cleared by hand since (ComputationGraph::forward,
   // invalidate, revert) is captured again.
   if (!captured_ || !cg_->executor_->captured()) {
+    if (shared_ && shared_->holder == this) return_shared_memory();
+    shares_ = shared_ && autobatch_strategy(cg_->autobatch_) == AutobatchStrategy::None;
+    if (shares_) take_shared_memory();
     capture(e.i);
   } else {
     check_replayable(e.i);
+    if (shares_) take_shared_memory();
     cg_->executor_->replay_forward(RunOptions{autobatch_strategy(cg_->autobatch_), cg_->check_validity_});
     ++replays_;
   }
@@ -191,9 +232,11 @@ void Program::check_replayable(VariableIndex last) const {
 
 // ---------------------------------------------------------------- cache
 
-ProgramCache::ProgramCache(size_t capacity) : capacity_(capacity) {
+ProgramCache::ProgramCache(size_t capacity) : capacity_(capacity), shared_(new Program::SharedMemory) {
   DYNET_LITE_ARG_CHECK(capacity > 0, "ProgramCache: capacity must be at least 1");
 }
+
+ProgramCache::~ProgramCache() { clear(); }
 
 Program& ProgramCache::get(uint64_t key, const std::function<void(Program&)>& build) {
   auto it = index_.find(key);
@@ -204,6 +247,7 @@ Program& ProgramCache::get(uint64_t key, const std::function<void(Program&)>& bu
   }
   ++misses_;
   auto program = std::make_unique<Program>();
+  program->shared_ = shared_.get();
   build(*program);  // may throw: nothing is kept then
   if (programs_.size() >= capacity_) {
     index_.erase(programs_.back().first);

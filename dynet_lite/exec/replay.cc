@@ -33,6 +33,15 @@ void Executor::end_capture(VariableIndex last) {
   captured_last_ = last;
 }
 
+void Executor::drop_values() {
+  if (m_.has_batch_groups()) {  // batched by hand since: its groups go too
+    invalidate();
+    return;
+  }
+  evaluated_ = 0;
+  backward_done_ = false;
+}
+
 void Executor::replay_forward(const RunOptions& options) {
   DYNET_LITE_CHECK(captured(), std::logic_error, "compiled program: replay before capture");
   FlushDenormals flush_denormals;
