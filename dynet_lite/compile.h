@@ -35,12 +35,13 @@
 /// \endcode
 ///
 /// Slots hold their values between runs; each must be set before the first
-/// run.  Programs of one ProgramCache that run without automatic batching share
-/// one set of CPU memory for their values and gradients (a cache of programs per
-/// length then needs the memory of its largest program, not of all of them
-/// together): a program's values and node gradients hold until another program
-/// of its cache runs, as those of a ComputationGraph hold until the next graph
-/// is built in DyNet; running the program again computes them again.  Everything else in the graph (constants, parameters, the wiring, batch
+/// run.  The programs of one ProgramCache on the CPU take turns with one set of
+/// memory for their gradients and, when they run without automatic batching,
+/// their values too (a cache of programs per length then needs about the memory
+/// of its largest program, not of all of them together): a program's node
+/// gradients (and unbatched values) hold until another program of its cache
+/// runs, as those of a ComputationGraph hold until the next graph is built in
+/// DyNet; running the program again computes them again.  Everything else in the graph (constants, parameters, the wiring, batch
 /// sizes) is fixed by the capture.  A slot given values of the wrong size, a
 /// slot never set, an index out of range, a program whose default device
 /// changed or whose parameters were destroyed with their model: each throws,
@@ -104,6 +105,18 @@ class Program {
   bool captured() const { return captured_; }
   /// Runs after the capture (replays).
   uint64_t replays() const { return replays_; }
+  /// Whether replays run the forward pass as one recorded device graph: a CUDA
+  /// graph, recorded at the first replay of a program run without batching,
+  /// wholly on one GPU, whose only host inputs are its slots and which draws
+  /// no random numbers (otherwise replays run kernel by kernel).  backward()
+  /// runs kernel by kernel.
+  bool device_graph() const;
+
+  /// Host memory of a slot (for the device graph's inputs).
+  struct SlotRange {
+    const void* begin;
+    size_t bytes;
+  };
 
  private:
   struct Slot;
@@ -111,6 +124,10 @@ class Program {
   Slot& find(const std::string& name, int kind, const char* what);
   void capture(VariableIndex last);
   void check_replayable(VariableIndex last) const;
+  /// After the capture: whether replays can launch a device graph, and which
+  /// nodes' slot indices are range-checked before each launch.
+  void plan_device_graph();
+  void check_slot_indices() const;
   /// Takes the cache's shared memory from the program holding it (shares_ only).
   void take_shared_memory();
   /// Gives it back; the values and gradients computed in it are dropped.
@@ -128,8 +145,10 @@ class Program {
   Device* captured_device_ = nullptr;
   std::vector<std::weak_ptr<const void>> parameters_;  // every parameter it reads
   uint64_t replays_ = 0;
+  std::vector<VariableIndex> checked_;  // nodes indexing by slots (device graph)
   SharedMemory* shared_ = nullptr;  // its cache's, or null (a program of its own)
-  bool shares_ = false;             // runs in shared_ (plain execution on the CPU)
+  bool shares_ = false;             // takes turns with shared_ (on the CPU)
+  bool shares_all_ = false;         // ... with all its memory (plain execution), not only gradients
 };
 
 /// Compiled programs by a key the caller computes from the structure (a length,

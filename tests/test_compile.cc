@@ -314,7 +314,8 @@ BOOST_AUTO_TEST_CASE(cache_counts_hits_and_drops_the_least_recently_used) {
   check_throws_containing<std::invalid_argument>([] { ProgramCache c(0); }, "capacity");
 }
 
-BOOST_AUTO_TEST_CASE(programs_of_a_cache_share_memory_and_take_turns) {
+namespace {
+void take_turns(int strategy) {
   TestModel m(48);  // gradients beyond the arenas' first chunk
   SimpleSGDTrainer trainer(m.pc, 0.05f);
   ProgramCache cache(8);
@@ -326,6 +327,7 @@ BOOST_AUTO_TEST_CASE(programs_of_a_cache_share_memory_and_take_turns) {
   };
   auto program_for = [&](unsigned length) -> Program& {
     return cache.get(length, [&](Program& p) {
+      p.graph().set_autobatch(strategy);
       p.set_output(chain(p.graph(), length, [&](unsigned t) { return p.lookup("w" + std::to_string(t), m.emb); }));
     });
   };
@@ -342,6 +344,7 @@ BOOST_AUTO_TEST_CASE(programs_of_a_cache_share_memory_and_take_turns) {
     const std::vector<float> grad = as_vector(m.mats[1].get_storage().g);
     m.pc.reset_gradient();
     ComputationGraph fresh;
+    fresh.set_autobatch(strategy);
     Expression l = chain(fresh, length, [&](unsigned t) { return lookup(fresh, m.emb, rows[t]); });
     BOOST_REQUIRE_EQUAL(loss, as_scalar(fresh.forward(l)));
     fresh.backward(l);
@@ -362,4 +365,10 @@ BOOST_AUTO_TEST_CASE(programs_of_a_cache_share_memory_and_take_turns) {
   m.pc.reset_gradient();
   a.backward();
   BOOST_CHECK_EQUAL(as_scalar(a.forward()), first);
+}
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(programs_of_a_cache_share_memory_and_take_turns) {
+  // Plain programs take turns with all their memory, batched ones with their gradients.
+  for (int strategy : {0, 1}) take_turns(strategy);
 }

@@ -137,11 +137,13 @@ void lookup_forward(const Tensor* const*, unsigned, Node& n, ExecContext& ctx) {
   unsigned bd = n.value.d.bd;
   const unsigned* idx = lookup_indices(p, bd);
   if (p.pindex || p.pindices) check_rows(*p.lp, idx, bd);
-  if (bd == 1) {
+  CudaDevice& dev = device_of(ctx);
+  // While recording a graph the row is copied too: its readers are recorded
+  // with this node's address, and the index may change between launches.
+  if (bd == 1 && !dev.recording()) {
     n.value.v = p.lp->values[idx[0]].v;
     return;
   }
-  CudaDevice& dev = device_of(ctx);
   size_t row = p.lp->dim.size();
   n.value.v = ctx.persistent_floats(row * bd);
   const unsigned* didx = upload_indices(ctx, idx, bd, true);
