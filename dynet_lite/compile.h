@@ -62,6 +62,8 @@ namespace dynet_lite {
 
 /// A graph built once and run many times (see the file comment).
 class Program {
+  struct Slot;  // a slot's storage (exec/program.cc)
+
  public:
   struct SharedMemory;  // the memory the programs of a cache take turns with (exec/program.cc)
 
@@ -84,12 +86,30 @@ class Program {
   /// Slot `name` of `count` indices (a batch of `count`).
   const std::vector<unsigned>* indices(const std::string& name, unsigned count);
 
+  /// A slot found once by name (slot()): setting through it looks nothing up
+  /// and allocates nothing.  Valid while its program lives.
+  class SlotRef {
+   public:
+    SlotRef() = default;
+
+   private:
+    friend class Program;
+    explicit SlotRef(Slot* s) : s_(s) {}
+    Slot* s_ = nullptr;
+  };
+  /// The slot `name`; throws when there is none.
+  SlotRef slot(const std::string& name);
+
   /// Sets an input slot: exactly as many values as its shape holds.
   void set(const std::string& name, const std::vector<float>& values);
   /// Sets a slot of one index.
   void set(const std::string& name, unsigned index);
   /// Sets a slot of indices: exactly as many as it was declared with.
   void set(const std::string& name, const std::vector<unsigned>& indices);
+  /// The same through a slot's handle.
+  void set(SlotRef slot, const std::vector<float>& values);
+  void set(SlotRef slot, unsigned index);
+  void set(SlotRef slot, const std::vector<unsigned>& indices);
 
   /// The expression forward() computes when given none.
   void set_output(const Expression& e);
@@ -119,9 +139,8 @@ class Program {
   };
 
  private:
-  struct Slot;
   Slot& declare(const std::string& name, int kind, const Dim& d, unsigned count);
-  Slot& find(const std::string& name, int kind, const char* what);
+  static Slot& check_kind(SlotRef ref, int kind, const char* what);
   void capture(VariableIndex last);
   void check_replayable(VariableIndex last) const;
   /// After the capture: whether replays can launch a device graph, and which

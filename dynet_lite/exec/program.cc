@@ -110,11 +110,16 @@ Program::Slot& Program::declare(const std::string& name, int kind, const Dim& d,
   return s;
 }
 
-Program::Slot& Program::find(const std::string& name, int kind, const char* what) {
+Program::SlotRef Program::slot(const std::string& name) {
   auto it = slots_.find(name);
   DYNET_LITE_ARG_CHECK(it != slots_.end(), "Program::set: no slot '" << name << "' (declare it while building)");
-  Slot& s = *it->second;
-  DYNET_LITE_ARG_CHECK(s.kind == kind, "Program::set: slot '" << name << "' is " << kind_name(s.kind)
+  return SlotRef(it->second.get());
+}
+
+Program::Slot& Program::check_kind(SlotRef ref, int kind, const char* what) {
+  DYNET_LITE_ARG_CHECK(ref.s_, "Program::set: an empty slot handle (take one with slot(name))");
+  Slot& s = *ref.s_;
+  DYNET_LITE_ARG_CHECK(s.kind == kind, "Program::set: slot '" << s.name << "' is " << kind_name(s.kind)
                                                              << " slot, given " << what);
   return s;
 }
@@ -140,9 +145,13 @@ Expression Program::lookup(const std::string& name, LookupParameter p, unsigned 
   return dynet_lite::lookup(*cg_, p, indices(name, count));
 }
 
-void Program::set(const std::string& name, const std::vector<float>& values) {
-  Slot& s = find(name, kInputSlot, "values");
-  DYNET_LITE_DIM_CHECK(values.size() == s.values.size(), "Program::set: slot '" << name << "' has shape " << s.dim
+void Program::set(const std::string& name, const std::vector<float>& values) { set(slot(name), values); }
+void Program::set(const std::string& name, unsigned index) { set(slot(name), index); }
+void Program::set(const std::string& name, const std::vector<unsigned>& indices) { set(slot(name), indices); }
+
+void Program::set(SlotRef ref, const std::vector<float>& values) {
+  Slot& s = check_kind(ref, kInputSlot, "values");
+  DYNET_LITE_DIM_CHECK(values.size() == s.values.size(), "Program::set: slot '" << s.name << "' has shape " << s.dim
                                                                                 << " (" << s.values.size()
                                                                                 << " values), given "
                                                                                 << values.size() << " values");
@@ -150,15 +159,15 @@ void Program::set(const std::string& name, const std::vector<float>& values) {
   s.set = true;
 }
 
-void Program::set(const std::string& name, unsigned index) {
-  Slot& s = find(name, kIndexSlot, "one index");
+void Program::set(SlotRef ref, unsigned index) {
+  Slot& s = check_kind(ref, kIndexSlot, "one index");
   s.index = index;
   s.set = true;
 }
 
-void Program::set(const std::string& name, const std::vector<unsigned>& indices) {
-  Slot& s = find(name, kIndicesSlot, "indices");
-  DYNET_LITE_DIM_CHECK(indices.size() == s.indices.size(), "Program::set: slot '" << name << "' holds "
+void Program::set(SlotRef ref, const std::vector<unsigned>& indices) {
+  Slot& s = check_kind(ref, kIndicesSlot, "indices");
+  DYNET_LITE_DIM_CHECK(indices.size() == s.indices.size(), "Program::set: slot '" << s.name << "' holds "
                                                                                   << s.indices.size()
                                                                                   << " indices, given "
                                                                                   << indices.size());
