@@ -35,17 +35,20 @@
 /// \endcode
 ///
 /// Slots hold their values between runs; each must be set before the first
-/// run.  The programs of one ProgramCache on the CPU take turns with one set of
+/// run.  Everything else in the graph (constants, parameters, the wiring, batch
+/// sizes) is fixed by the capture.  A slot given values of the wrong size, a
+/// slot never set, an index out of range, a program whose default device
+/// changed or whose parameters were destroyed with their model: each throws,
+/// naming what is wrong.
+///
+/// The programs of one ProgramCache on the CPU take turns with one set of
 /// memory for their gradients and, when they run without automatic batching,
 /// their values too (a cache of programs per length then needs about the memory
 /// of its largest program, not of all of them together): a program's node
 /// gradients (and unbatched values) hold until another program of its cache
 /// runs, as those of a ComputationGraph hold until the next graph is built in
-/// DyNet; running the program again computes them again.  Everything else in the graph (constants, parameters, the wiring, batch
-/// sizes) is fixed by the capture.  A slot given values of the wrong size, a
-/// slot never set, an index out of range, a program whose default device
-/// changed or whose parameters were destroyed with their model: each throws,
-/// naming what is wrong.
+/// DyNet; running the program again computes them again.  A cache and its
+/// programs are used by one thread at a time.
 #include <cstdint>
 #include <functional>
 #include <list>
