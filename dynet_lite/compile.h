@@ -132,7 +132,8 @@ class Program {
   /// graph, recorded at the first replay of a program run without batching,
   /// wholly on one GPU, whose only host inputs are its slots and which draws
   /// no random numbers (otherwise replays run kernel by kernel).  backward()
-  /// runs kernel by kernel.
+  /// runs kernel by kernel.  While the graph is recorded no other thread may
+  /// use that GPU (its work would be recorded too).
   bool device_graph() const;
 
   /// Host memory of a slot (for the device graph's inputs).

@@ -67,6 +67,9 @@ void Executor::replay_forward(const RunOptions& options) {
     }
     if (!graph_failed_ && record_device_graph(options)) return;
   }
+  // A run kernel by kernel lays the values out otherwise than the recording
+  // (a looked-up row is used in place): the graph is recorded again later.
+  device_graph_.reset();
   for (size_t d = 0; d < m_.device_arenas.size(); ++d) m_.device_arenas[d]->values.rewind(c.values_before[d]);
   evaluated_ = 0;
   forward_plain(captured_last_, options);
