@@ -335,8 +335,16 @@ int run_evaluate(const Options& o) {
 
 int run_score(const Options& o) {
   examples::SavedModel<Vocabulary, RNNLanguageModel> saved(o.load);
+  size_t lineno = 0;
   examples::for_each_input_line(o.score, [&](const std::string& line) {
-    Sentence s = saved.vocab.convert(examples::split_words(line));
+    ++lineno;
+    const std::vector<std::string> words = examples::split_words(line);
+    examples::check_input_length(words.size(), o.score, lineno);
+    for (const std::string& w : words)
+      DYNET_LITE_CHECK(w != BOS && w != EOS, std::runtime_error,
+                       "'" << o.score << "', line " << lineno << ": '" << w
+                           << "' is reserved (every sentence is wrapped in <s> ... </s>)");
+    Sentence s = saved.vocab.convert(words);
     ComputationGraph cg;
     saved.model.new_graph(cg, false);
     const double nll = as_scalar(cg.forward(saved.model.sentence_loss(s)));

@@ -170,8 +170,17 @@ VariableIndex ComputationGraph::add_node(OpKind op, const Expression* args, unsi
   return idx;
 }
 
-const Tensor& ComputationGraph::forward(const Expression& last) { return forward(last.i); }
-const Tensor& ComputationGraph::incremental_forward(const Expression& last) { return incremental_forward(last.i); }
+const Tensor& ComputationGraph::forward(const Expression& last) {
+  // pg first: an expression of another graph is refused without touching that graph.
+  DYNET_LITE_ARG_CHECK(last.pg == this && !last.is_stale(),
+                       "forward: the expression is stale, default-constructed or belongs to another graph");
+  return forward(last.i);
+}
+const Tensor& ComputationGraph::incremental_forward(const Expression& last) {
+  DYNET_LITE_ARG_CHECK(last.pg == this && !last.is_stale(),
+                       "incremental_forward: the expression is stale, default-constructed or belongs to another graph");
+  return incremental_forward(last.i);
+}
 
 const Tensor& ComputationGraph::forward(VariableIndex last) {
   check_index(last, "forward");
@@ -188,7 +197,8 @@ const Tensor& ComputationGraph::incremental_forward(VariableIndex last) {
 
 const Tensor& ComputationGraph::get_value(VariableIndex i) { return incremental_forward(i); }
 const Tensor& ComputationGraph::get_value(const Expression& e) {
-  DYNET_LITE_ARG_CHECK(e.pg == this && !e.is_stale(), "get_value: the expression is stale (its graph was cleared)");
+  DYNET_LITE_ARG_CHECK(e.pg == this && !e.is_stale(),
+                       "get_value: the expression is stale, default-constructed or belongs to another graph");
   return get_value(e.i);
 }
 

@@ -2,6 +2,7 @@
 // arguments of the same shape whose batch sizes are equal or 1 (broadcast).
 #include <cfloat>
 #include <cmath>
+#include <cstring>
 #include <vector>
 
 #include "dynet_lite/core/exec_context.h"
@@ -57,7 +58,7 @@ Dim hinge_shape(const Tensor* const* xs, unsigned n, const Node& node) {
 }
 
 // y_b = sum_{i != v_b} max(0, m - x_b[v_b] + x_bi)
-void hinge_forward(const Tensor* const* xs, unsigned, Node& n, ExecContext&) {
+void hinge_forward(const Tensor* const* xs, unsigned, Node& n, ExecContext& ctx) {
   const Tensor& x = *xs[0];
   const HingeParams& p = n.p<HingeParams>();
   if (p.pindices)
@@ -65,7 +66,14 @@ void hinge_forward(const Tensor* const* xs, unsigned, Node& n, ExecContext&) {
                                                             << p.pindices->size()
                                                             << " indices, but the node was built for " << p.count);
   const unsigned* idx = hinge_indices(p);
-  if (p.pindex || p.pindices) check_hinge_indices(idx, p.count, x.d);
+  if (p.pindex || p.pindices) {
+    check_hinge_indices(idx, p.count, x.d);
+    // Kept for backward (n.aux): the user's variable may change before it.
+    unsigned* kept = static_cast<unsigned*>(ctx.forward_host_bytes(p.count * sizeof(unsigned)));
+    std::memcpy(kept, idx, p.count * sizeof(unsigned));
+    n.aux = kept;
+    idx = kept;
+  }
   const unsigned rows = x.d.rows();
   for (unsigned b = 0; b < n.value.d.bd; ++b) {
     const float* xb = x.batch_ptr(b);
@@ -82,7 +90,7 @@ void hinge_backward(const Tensor* const* xs, unsigned, const Node& n, const Tens
                     ExecContext&) {
   const Tensor& x = *xs[0];
   const HingeParams& p = n.p<HingeParams>();
-  const unsigned* idx = hinge_indices(p);
+  const unsigned* idx = p.pindex || p.pindices ? static_cast<const unsigned*>(n.aux) : hinge_indices(p);
   const unsigned rows = x.d.rows();
   for (unsigned b = 0; b < n.value.d.bd; ++b) {
     const float* xb = x.batch_ptr(b);
