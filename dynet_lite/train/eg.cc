@@ -59,4 +59,15 @@ void EGTrainer::update_rule(real gscale, const UpdateSpan& span) {
   x /= x.sum();
 }
 
+void EGTrainer::fields(std::vector<TrainerField>& out) {
+  Trainer::fields(out);
+  out.push_back({"momentum", &momentum});
+  out.push_back({"isCyclical", nullptr, nullptr, &isCyclical});
+  out.push_back({"e_min", &e_min});
+  out.push_back({"e_max", &e_max});
+  out.push_back({"step_size", &step_size});
+  out.push_back({"gamma", &gamma});
+  out.push_back({"it", nullptr, &it});
+}
+
 }  // namespace dynet_lite
