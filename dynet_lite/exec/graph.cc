@@ -32,12 +32,12 @@ ComputationGraph::ComputationGraph(std::unique_ptr<GraphMemory> memory)
     : ops_(op_rows()),
       mem_(std::move(memory)),
       id_(next_graph_id.fetch_add(1, std::memory_order_relaxed)),
-      autobatch_(current_params().autobatch),
+      autobatch_(autobatch_flag),
       cse_(current_params().cse),
       rng_(with_global_rng([](std::mt19937& g) { return g(); })),
       executor_(std::make_unique<Executor>(*mem_, rng_)) {
   build_start_ns_ = now_ns();
-  mem_->batch_state().profiling = current_params().profiling > 0;
+  mem_->batch_state().profiling = profiling_flag > 0;
 }
 
 void ComputationGraph::note_first_forward() {
