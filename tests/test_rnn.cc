@@ -211,9 +211,10 @@ BOOST_AUTO_TEST_CASE(simple_rnn_and_coupled_values) {
   }
 }
 
-BOOST_AUTO_TEST_CASE(compact_matches_vanilla_without_forget_bias) {
+// The fused gates add DyNet's forget bias of 1, as VanillaLSTMBuilder does by default.
+BOOST_AUTO_TEST_CASE(compact_matches_vanilla_with_forget_bias_one) {
   ParameterCollection m;
-  VanillaLSTMBuilder v(2, 3, 4, m, false, 0.f);
+  VanillaLSTMBuilder v(2, 3, 4, m, false, 1.f);
   CompactVanillaLSTMBuilder c(2, 3, 4, m);
   for (unsigned l = 0; l < 2; ++l)
     for (unsigned j = 0; j < 3; ++j) c.params[l][j].set_value(as_vector(v.params[l][j].get_storage().values));
