@@ -58,3 +58,64 @@ BOOST_AUTO_TEST_CASE(default_device_reads_null_until_initialize) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_SUITE(index_tensors)
+
+// DyNet's test-tensor.cc: x = {1, 2, 1 | 4, 5, 6} (a batch of two columns).
+BOOST_AUTO_TEST_CASE(argmax_and_topk_of_a_batch) {
+  dl::ComputationGraph cg;
+  dl::Expression x = dl::input(cg, dl::Dim({3}, 2), {1.f, 2.f, 1.f, 4.f, 5.f, 6.f});
+  dl::IndexTensor ids = dl::TensorTools::argmax(cg.forward(x));
+  BOOST_CHECK_EQUAL(ids.d, dl::Dim({1}, 2));
+  BOOST_CHECK(dl::as_vector(ids) == (std::vector<std::ptrdiff_t>{1, 2}));
+  auto top = dl::TensorTools::topk(x.value());
+  BOOST_CHECK(dl::as_vector(top.second) == (std::vector<std::ptrdiff_t>{1, 2}));
+  BOOST_CHECK(dl::as_vector(top.first) == (std::vector<float>{2.f, 6.f}));
+  // The two largest, largest first; equal values in index order.
+  auto top2 = dl::TensorTools::topk(x.value(), 0, 2);
+  BOOST_CHECK_EQUAL(top2.first.d, dl::Dim({2}, 2));
+  BOOST_CHECK(dl::as_vector(top2.second) == (std::vector<std::ptrdiff_t>{1, 0, 2, 1}));
+  BOOST_CHECK(dl::as_vector(top2.first) == (std::vector<float>{2.f, 1.f, 6.f, 5.f}));
+}
+
+BOOST_AUTO_TEST_CASE(along_other_dimensions) {
+  // A {2, 3} matrix, column-major: rows (1, 7, 3) and (4, 2, 9).
+  dl::ComputationGraph cg;
+  dl::Expression m = dl::input(cg, dl::Dim({2, 3}), {1.f, 4.f, 7.f, 2.f, 3.f, 9.f});
+  const dl::Tensor& v = cg.forward(m);
+  BOOST_CHECK(dl::as_vector(dl::TensorTools::argmax(v, 0)) == (std::vector<std::ptrdiff_t>{1, 0, 1}));
+  dl::IndexTensor by_row = dl::TensorTools::argmax(v, 1);
+  BOOST_CHECK_EQUAL(by_row.d, dl::Dim({2, 1}));
+  BOOST_CHECK(dl::as_vector(by_row) == (std::vector<std::ptrdiff_t>{1, 2}));
+  auto top = dl::TensorTools::topk(v, 1, 2);
+  BOOST_CHECK(dl::as_vector(top.second) == (std::vector<std::ptrdiff_t>{1, 2, 2, 0}));
+  BOOST_CHECK(dl::as_vector(top.first) == (std::vector<float>{7.f, 9.f, 3.f, 4.f}));
+}
+
+BOOST_AUTO_TEST_CASE(errors) {
+  dl::ComputationGraph cg;
+  dl::Expression x = dl::input(cg, dl::Dim({3}), {1.f, 2.f, 3.f});
+  const dl::Tensor& v = cg.forward(x);
+  test::check_throws_with<std::runtime_error>([&] { dl::TensorTools::argmax(v, 0, 2); }, {"argmax", "num"});
+  test::check_throws_with<std::invalid_argument>([&] { dl::TensorTools::topk(v, 0, 4); }, {"topk", "num 4"});
+  test::check_throws_with<std::invalid_argument>([&] { dl::TensorTools::argmax(v, 2); }, {"argmax", "dimension 2"});
+}
+
+// Sampling from log-probabilities: a certain outcome always comes out, and the
+// frequencies follow the distribution.
+BOOST_AUTO_TEST_CASE(categorical_sample_log_prob) {
+  dl::ComputationGraph cg;
+  const float certain = 0.f, never = -1e30f;
+  dl::Expression x = dl::input(cg, dl::Dim({3}, 2), {never, certain, never, never, never, certain});
+  for (int k = 0; k < 20; ++k)
+    BOOST_CHECK(dl::as_vector(dl::TensorTools::categorical_sample_log_prob(cg.forward(x))) ==
+                (std::vector<std::ptrdiff_t>{1, 2}));
+  dl::Expression p = dl::log(dl::input(cg, dl::Dim({2}), {0.2f, 0.8f}));
+  const dl::Tensor& lp = cg.forward(p);
+  int ones = 0;
+  const int n = 4000;
+  for (int k = 0; k < n; ++k) ones += dl::as_vector(dl::TensorTools::categorical_sample_log_prob(lp))[0] == 1;
+  BOOST_CHECK_CLOSE(ones / double(n), 0.8, 5.0);  // within 5% of 0.8 (4 standard deviations)
+}
+
+BOOST_AUTO_TEST_SUITE_END()
