@@ -9,6 +9,13 @@
 #include "dynet_lite/devices.h"
 #include "dynet_lite/dim.h"
 
+// DyNet programs name the element type Eigen::DenseIndex (std::ptrdiff_t in
+// Eigen); the same typedef, repeated here, lets them do so without Eigen, and
+// agrees with Eigen's own where both are seen.
+namespace Eigen {
+typedef std::ptrdiff_t DenseIndex;
+}
+
 namespace dynet_lite {
 
 /// Indices with a shape, laid out like a Tensor's values.  The ones TensorTools

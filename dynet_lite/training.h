@@ -404,8 +404,13 @@ class EGTrainer : public Trainer {
   std::vector<ShadowLookupParameters>& lookup_state(unsigned) override { return hlp; }
   const char* state_name(unsigned) const override { return "hp"; }
   void fields(std::vector<TrainerField>& out) override;
+  float meg_value_ = 0.f, zeg_value_ = 0.f;  ///< the memory of meg and zeg
   std::vector<ShadowParameters> hp;  ///< the momentum of the exponent
   std::vector<ShadowLookupParameters> hlp;
+  /// {1} tensors (DyNet's names) holding, for the last parameter (or lookup
+  /// row) updated, the maximum of log x + v and the log of the normaliser
+  /// sum_j x_j e^{v_j}; saved and populated with the rest of the state.
+  Tensor meg, zeg;
   void begin_update() override;
   bool rowwise() const override { return true; }
   void update_rule(real gscale, const UpdateSpan& span) override;

@@ -203,10 +203,13 @@ const Tensor& ComputationGraph::get_gradient(VariableIndex i) {
                                             "elimination, and its gradient is theirs together; build the graph with "
                                             "set_cse(0) or --dynet-cse 0 to read their gradients one by one");
   if (!executor_->find_gradient(i, n)) {
-    // No gradient flowed here: the loss does not depend on this node.
+    // No gradient flowed here: the loss does not depend on this node, or it is
+    // a loss that depends on no parameter, whose gradient is still
+    // d loss / d loss = 1 (as in DyNet, which seeds it whatever follows).
+    const float g = i == executor_->backward_from() ? 1.f : 0.f;
     DeviceArenas& da = mem_->arenas(n.value.device);
     n.grad = Tensor(n.value.d, da.grads.allocate_floats(n.value.d.size()), n.value.device, DeviceMempool::DEDFS);
-    n.value.device->fill(n.grad.v, 0.f, n.value.d.size());
+    n.value.device->fill(n.grad.v, g, n.value.d.size());
   }
   return n.grad;
 }
