@@ -59,7 +59,7 @@ for cc in "$work"/src/test-*.cc; do
   total=$((total + ${n:-0}))
   passed=$((passed + ${p:-0}))
   s="$(grep -m 1 -oE '[0-9]+ test cases? out of [0-9]+ skipped' "$work/run/$name.log" | awk '{print $1}')"
-  printf '%-18s %s%s\n' "$name" "${p:-0} of ${n:-?} cases pass" "${s:+ ($s disabled in DyNet's source)}"
+  printf '%-18s %s%s\n' "$name" "${p:-0} of ${n:-?} cases pass" "${s:+ ($s disabled by DyNet)}"
   grep -E 'error: in "|fatal error: in "' "$work/run/$name.log" | sed -E 's/.*in "([^"]+)".*/    fails: \1/' | sort -u
 done
 echo "all: $passed of $total cases pass (logs in $work/run)"
