@@ -11,6 +11,7 @@
 #include "dynet_lite/exec.h"
 #include "dynet_lite/functors.h"
 #include "dynet_lite/index-tensor.h"
+#include "dynet_lite/core/random.h"
 #include "dynet_lite/mem.h"
 #include "dynet_lite/training.h"
 #include "test_utils.h"
@@ -109,6 +110,36 @@ BOOST_AUTO_TEST_CASE(dynet_header_names) {
   // index-tensor.h: Eigen::DenseIndex without Eigen
   std::vector<Eigen::DenseIndex> ids = as_vector(TensorTools::argmax(input(cg, {3}, {0.f, 5.f, 1.f}).value()));
   BOOST_CHECK(ids == std::vector<Eigen::DenseIndex>({1}));
+}
+
+// With a seed, parameters get DyNet's initial values whatever graphs were made
+// before them: creating a graph does not draw from the parameters' engine.
+BOOST_AUTO_TEST_CASE(graphs_do_not_move_parameter_initialisation) {
+  auto draw = [](int graphs) {
+    reseed_global_rng(10);
+    ParameterCollection m;
+    m.add_parameters({4, 3});
+    for (int g = 0; g < graphs; ++g) {
+      ComputationGraph cg;
+      cg.forward(random_normal(cg, Dim({2})));
+    }
+    return as_vector(m.add_parameters({5, 2}).get_storage().values);
+  };
+  const std::vector<float> none = draw(0);
+  BOOST_CHECK(draw(1) == none);
+  BOOST_CHECK(draw(3) == none);
+  // graphs still get engines of their own, reproducible from the seed
+  auto noise = [] {
+    reseed_global_rng(10);
+    ComputationGraph a, b;
+    std::vector<float> x = as_vector(a.forward(random_normal(a, Dim({3}))));
+    std::vector<float> y = as_vector(b.forward(random_normal(b, Dim({3}))));
+    x.insert(x.end(), y.begin(), y.end());
+    return x;
+  };
+  const std::vector<float> n1 = noise();
+  BOOST_CHECK(n1 == noise());
+  BOOST_CHECK(std::vector<float>(n1.begin(), n1.begin() + 3) != std::vector<float>(n1.begin() + 3, n1.end()));
 }
 
 // mem.h: DyNet's CPUAllocator (as DyNet's tests/test-dynet.cc uses it).

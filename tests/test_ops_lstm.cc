@@ -489,7 +489,7 @@ BOOST_AUTO_TEST_CASE(noise_is_applied_and_backward_uses_it) {
   // read back from the gates: pre_0 = b', pre_j = b' + Wx'[:, j].
   const unsigned in = 6, hid = 8, N = in + 1;
   const float stddev = 0.5f;
-  reseed_global_rng(20240611);  // the graph's engine is seeded from it: no flaky statistics
+  reseed_global_rng(20240611);  // graph engines are seeded from it: no flaky statistics
   LSTMParams p(in, hid, 0.3f);
   ComputationGraph cg;
   Xs w = p.exprs(cg);

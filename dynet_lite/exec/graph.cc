@@ -34,7 +34,7 @@ ComputationGraph::ComputationGraph(std::unique_ptr<GraphMemory> memory)
       id_(next_graph_id.fetch_add(1, std::memory_order_relaxed)),
       autobatch_(autobatch_flag),
       cse_(current_params().cse),
-      rng_(with_global_rng([](std::mt19937& g) { return g(); })),
+      rng_(next_graph_seed()),
       executor_(std::make_unique<Executor>(*mem_, rng_)) {
   build_start_ns_ = now_ns();
   mem_->batch_state().profiling = profiling_flag > 0;
