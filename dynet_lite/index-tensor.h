@@ -9,27 +9,27 @@
 #include "dynet_lite/devices.h"
 #include "dynet_lite/dim.h"
 
-// DyNet programs name the element type Eigen::DenseIndex (std::ptrdiff_t in
-// Eigen); the same typedef, repeated here, lets them do so without Eigen, and
-// agrees with Eigen's own where both are seen.
+/// DyNet's index type, Eigen::DenseIndex, named without including Eigen in
+/// every program: Eigen declares it as the same type (std::ptrdiff_t, unless a
+/// program sets EIGEN_DEFAULT_DENSE_INDEX_TYPE, which then fails to compile
+/// here rather than mixing two index types).
 namespace Eigen {
-typedef std::ptrdiff_t DenseIndex;
-}
+using DenseIndex = std::ptrdiff_t;
+}  // namespace Eigen
 
 namespace dynet_lite {
 
 /// Indices with a shape, laid out like a Tensor's values.  The ones TensorTools
 /// returns live in host memory (device is the CPU) and own it: copies share it,
-/// and the last copy releases it.  `v` has DyNet's element type (Eigen::DenseIndex
-/// is std::ptrdiff_t).
+/// and the last copy releases it.
 struct IndexTensor {
   IndexTensor() = default;
   /// A view of indices someone else owns.
-  IndexTensor(const Dim& d, std::ptrdiff_t* v, Device* dev, DeviceMempool mem)
+  IndexTensor(const Dim& d, Eigen::DenseIndex* v, Device* dev, DeviceMempool mem)
       : d(d), v(v), device(dev), mem_pool(mem) {}
 
   Dim d;
-  std::ptrdiff_t* v = nullptr;
+  Eigen::DenseIndex* v = nullptr;
   Device* device = nullptr;
   DeviceMempool mem_pool = DeviceMempool::NONE;
 
@@ -40,11 +40,11 @@ struct IndexTensor {
   float* extra() const { return extra_; }
 
  private:
-  std::shared_ptr<std::ptrdiff_t> memory_;
+  std::shared_ptr<Eigen::DenseIndex> memory_;
   float* extra_ = nullptr;
 };
 
 /// All indices, batch elements one after the other.
-std::vector<std::ptrdiff_t> as_vector(const IndexTensor& v);
+std::vector<Eigen::DenseIndex> as_vector(const IndexTensor& v);
 
 }  // namespace dynet_lite
