@@ -32,12 +32,12 @@ ComputationGraph::ComputationGraph(std::unique_ptr<GraphMemory> memory)
     : ops_(op_rows()),
       mem_(std::move(memory)),
       id_(next_graph_id.fetch_add(1, std::memory_order_relaxed)),
-      autobatch_(current_params().autobatch),
+      autobatch_(autobatch_flag),
       cse_(current_params().cse),
-      rng_(with_global_rng([](std::mt19937& g) { return g(); })),
+      rng_(next_graph_seed()),
       executor_(std::make_unique<Executor>(*mem_, rng_)) {
   build_start_ns_ = now_ns();
-  mem_->batch_state().profiling = current_params().profiling > 0;
+  mem_->batch_state().profiling = profiling_flag > 0;
 }
 
 void ComputationGraph::note_first_forward() {
@@ -213,10 +213,13 @@ const Tensor& ComputationGraph::get_gradient(VariableIndex i) {
                                             "elimination, and its gradient is theirs together; build the graph with "
                                             "set_cse(0) or --dynet-cse 0 to read their gradients one by one");
   if (!executor_->find_gradient(i, n)) {
-    // No gradient flowed here: the loss does not depend on this node.
+    // No gradient flowed here: the loss does not depend on this node, or it is
+    // a loss that depends on no parameter, whose gradient is still
+    // d loss / d loss = 1 (as in DyNet, which seeds it whatever follows).
+    const float g = i == executor_->backward_from() ? 1.f : 0.f;
     DeviceArenas& da = mem_->arenas(n.value.device);
     n.grad = Tensor(n.value.d, da.grads.allocate_floats(n.value.d.size()), n.value.device, DeviceMempool::DEDFS);
-    n.value.device->fill(n.grad.v, 0.f, n.value.d.size());
+    n.value.device->fill(n.grad.v, g, n.value.d.size());
   }
   return n.grad;
 }

@@ -89,6 +89,7 @@ void param_accumulate(const Node& n, const Tensor& dy) {
     size_t sz = p.lp->size();
     for (size_t i = 0; i < sz; ++i) p.lp->all_grads.v[i] += dy.v[i];
     p.lp->all_updated = true;
+    p.lp->nonzero_grad = true;
   }
 }
 

@@ -149,13 +149,21 @@ struct HuberDistanceF {
   static float da(float a, float b, float c) { return grad(a - b, c); }
   static float db(float a, float b, float c) { return -grad(a - b, c); }
 };
-// y = -sum (t log x + (1 - t) log(1 - x)), logs of 0 read as log(FLT_MIN) as in DyNet
+// y = -sum (t log x + (1 - t) log(1 - x)), with DyNet's clamp: an element whose x
+// is 0 or 1 where that is wrong (t = 1 and x = 0, t = 0 and x = 1, any x of 0 or
+// 1 for another t) costs -log(FLT_MIN) = 87.34 whole
 // dx += (-t / x + (1 - t) / (1 - x)) dy  (0 where x = t; x clamped away from 0 and 1)
 // dt += (log(1 - x) - log x) dy
 struct BinaryLogLossF {
   static float log_x(float x) { return x > 0.f ? std::log(x) : std::log(FLT_MIN); }
   static float log_1mx(float x) { return x < 1.f ? std::log1p(-x) : std::log(FLT_MIN); }
-  static float f(float x, float t, float) { return -(t * log_x(x) + (1.f - t) * log_1mx(x)); }
+  static float f(float x, float t, float) {
+    const float clamped = -std::log(FLT_MIN);
+    if (t == 1.f) return x == 0.f ? clamped : -std::log(x);
+    if (t == 0.f) return x == 1.f ? clamped : -std::log1p(-x);
+    if (x == 0.f || x == 1.f) return clamped;
+    return -(t * std::log(x) + (1.f - t) * std::log1p(-x));
+  }
   static float da(float x, float t, float) {
     if (x == t) return 0.f;
     if (x <= 0.f) x = FLT_MIN;
