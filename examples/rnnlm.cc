@@ -426,8 +426,16 @@ int run_evaluate(const Options& o) {
 int run_score(const Options& o) {
   examples::SavedModel<Vocabulary, RNNLanguageModel> saved(o.load);
   ProgramCache programs(kPrograms);  // one per sentence length
+  size_t lineno = 0;
   examples::for_each_input_line(o.score, [&](const std::string& line) {
-    Sentence s = saved.vocab.convert(examples::split_words(line));
+    ++lineno;
+    const std::vector<std::string> words = examples::split_words(line);
+    examples::check_input_length(words.size(), o.score, lineno);
+    for (const std::string& w : words)
+      DYNET_LITE_CHECK(w != BOS && w != EOS, std::runtime_error,
+                       "'" << o.score << "', line " << lineno << ": '" << w
+                           << "' is reserved (every sentence is wrapped in <s> ... </s>)");
+    Sentence s = saved.vocab.convert(words);
     double nll;
     if (o.compile) {
       nll = as_scalar(bucket_program(saved.model, programs, {&s}, saved.vocab.eos, false).forward());

@@ -640,8 +640,10 @@ float train_compiled(Tagger& tagger, ProgramCache& programs, const std::vector<S
 int run_predict(const Options& o) {
   examples::SavedModel<Vocabulary, Tagger> saved(o.load);
   ProgramCache programs(kPrograms);
+  size_t lineno = 0;
   examples::for_each_input_line(o.predict, [&](const std::string& line) {
     const std::vector<std::string> forms = examples::split_words(line);
+    examples::check_input_length(forms.size(), o.predict, ++lineno);
     if (forms.empty()) {
       std::cout << "\n";
       return;

@@ -346,7 +346,7 @@ BOOST_AUTO_TEST_CASE(dropout_same_seed_same_mask) {
       if (op == dl::OpKind::DropoutBatch) return dl::dropout_batch(xs[0], 0.4f);
       return dl::dropout_dim(xs[0], 1, 0.4f);
     };
-    // Each graph's engine is seeded from the global one: reseed before each run.
+    // Each graph's engine is seeded from the global seed: reseed before each run.
     dl::reseed_global_rng(11);
     RunResult c = run_on(dl::cpu_device(), {in(Dim({6, 5}, 3))}, {}, b);
     dl::reseed_global_rng(11);

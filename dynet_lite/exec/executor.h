@@ -39,6 +39,8 @@ class Executor {
   /// Nodes [0, evaluated()) have values.
   VariableIndex evaluated() const { return evaluated_; }
   bool backward_done() const { return backward_done_; }
+  /// The node the last backward() started from (the loss).
+  VariableIndex backward_from() const { return grads_upto_; }
   /// After backward(): points n.grad (node i) at its gradient and returns true,
   /// or returns false when no gradient reached it.
   bool find_gradient(VariableIndex i, Node& n) const;
