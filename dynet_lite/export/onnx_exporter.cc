@@ -1,0 +1,621 @@
+// OnnxExporter: reads the nodes of a graph built on a sample and writes them as
+// one ONNX model.
+//
+// Three ways a node is exported:
+//  - plain (main graph): its arguments' values, then its op's ONNX form;
+//  - as a sequence template: a node of a sequence output is written once, from
+//    position 0, with a leading [seq] axis; the sequence inputs and the outputs
+//    of recurrences are its boundary, nodes that read no position are plain;
+//  - in a Scan body: one step of a recurrence (step 1 of the sample), its
+//    previous state and its input being the body's inputs.
+// Before a node is written as a template (or a step as a body), every position
+// (step) is checked to be built the same way from its own position's inputs,
+// by a structural hash that names the boundary nodes by role, so a model that
+// would run with other numbers than the graph is refused, never written.
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+#include <functional>
+#include <map>
+#include <sstream>
+#include <unordered_map>
+
+#include <onnx/checker.h>
+#include <onnx/onnx_pb.h>
+
+#include "dynet_lite/backends/op_params.h"
+#include "dynet_lite/core/node.h"
+#include "dynet_lite/export/onnx_ops.h"
+#include "dynet_lite/export/onnx_writer.h"
+#include "dynet_lite/model.h"
+#include "dynet_lite/onnx.h"
+#include "dynet_lite/ops/op_table.h"
+
+namespace dynet_lite {
+
+using namespace onnx_export;
+
+namespace {
+
+constexpr int64_t kOpset = 17;
+constexpr int64_t kIrVersion = 8;  // ONNX 1.12
+
+std::string node_text(const ComputationGraph& cg, VariableIndex i) {
+  std::ostringstream os;
+  os << op_name(cg.node(i).op) << " (node " << i << ", " << cg.node(i).value.d << ")";
+  return os.str();
+}
+
+[[noreturn]] void fail(const std::string& msg) { throw onnx_error("ONNX export: " + msg); }
+
+// A structural signature and the sequence position it reads (-1: none).
+struct Sig {
+  uint64_t hash = 0;
+  int pos = -1;
+};
+
+}  // namespace
+
+struct OnnxExporter::Impl {
+  // One recurrence: the builder's steps as the sample built them.
+  struct Recurrence {
+    std::string name;
+    std::vector<VariableIndex> x;                 // input of step k
+    std::vector<std::vector<VariableIndex>> s;    // state after step k
+    std::vector<VariableIndex> out;               // output of step k
+    bool reverse = false;                         // step k reads position T-1-k
+    std::string seq_out;                          // ONNX name of the outputs [seq, ...]
+    std::vector<std::string> final_state;         // ONNX names of the last state
+  };
+  struct SeqInput {
+    std::string name;
+    std::vector<VariableIndex> steps;
+  };
+  struct Output {
+    std::string name;
+    std::vector<VariableIndex> steps;  // one for a plain output
+    bool sequence = false;
+  };
+
+  ComputationGraph& cg;
+  unsigned graph_id;
+  std::vector<std::weak_ptr<const void>> params;  // every parameter the graph reads
+  std::map<VariableIndex, std::string> inputs;    // plain graph inputs
+  std::vector<SeqInput> seq_inputs;
+  std::map<VariableIndex, std::pair<int, int>> seq_step;  // node -> (sequence input, position)
+  std::vector<Recurrence> recs;
+  std::map<VariableIndex, std::pair<int, int>> rec_out;    // node -> (recurrence, step)
+  std::map<VariableIndex, std::pair<int, int>> rec_final;  // last state node -> (recurrence, index)
+  std::vector<Output> outputs;
+  int seq_len = -1;
+
+  // Per export.
+  mutable std::vector<char> depends;  // node reads a sequence position
+  mutable std::unordered_map<VariableIndex, Sig> sigs;
+  mutable std::unordered_map<VariableIndex, uint64_t> plain_hashes;
+  mutable std::unordered_map<VariableIndex, std::string> plain, templ;
+  mutable std::map<VariableIndex, std::string> seq_input_value;  // by first step
+  mutable ModelState* model = nullptr;
+  mutable onnx::GraphProto* main = nullptr;
+
+  explicit Impl(ComputationGraph& g) : cg(g), graph_id(g.get_id()) {
+    for (VariableIndex i = 0; i < cg.size(); ++i) {
+      const Node& n = cg.node(i);
+      if (n.op == OpKind::Parameter) {
+        const auto& p = n.p<op_params::ParamParams>();
+        if (p.p) params.push_back(p.p->weak_from_this());
+        if (p.lp) params.push_back(p.lp->weak_from_this());
+      } else if (n.op == OpKind::Lookup) {
+        params.push_back(n.p<op_params::LookupParams>().lp->weak_from_this());
+      }
+    }
+  }
+
+  void check_expr(const Expression& e, const char* what) const {
+    if (e.pg != &cg) fail(std::string(what) + ": the expression belongs to another graph");
+    if (e.is_stale() || cg.get_id() != graph_id)
+      fail(std::string(what) + ": the expression is stale (its graph was cleared or reverted)");
+  }
+  void check_leaf(const Expression& e, const char* what) const {
+    check_expr(e, what);
+    const OpKind op = cg.node(e.i).op;
+    if (op != OpKind::Input && op != OpKind::Lookup)
+      fail(std::string(what) + ": " + node_text(cg, e.i) + " is not an input() or lookup() leaf");
+    if (inputs.count(e.i) || seq_step.count(e.i)) fail(std::string(what) + ": " + node_text(cg, e.i) + " is declared twice");
+  }
+  void check_name(const std::string& name, const char* what) const {
+    if (name.empty()) fail(std::string(what) + ": empty name");
+    for (const auto& kv : inputs)
+      if (kv.second == name) fail(std::string(what) + ": the name '" + name + "' is taken");
+    for (const auto& s : seq_inputs)
+      if (s.name == name) fail(std::string(what) + ": the name '" + name + "' is taken");
+    for (const auto& o : outputs)
+      if (o.name == name) fail(std::string(what) + ": the name '" + name + "' is taken");
+  }
+
+  // ---------------------------------------------------------------- structure checks
+
+  // Which nodes read a sequence position (a sequence input, through any path).
+  void mark_dependents() const {
+    depends.assign(cg.size(), 0);
+    for (VariableIndex i = 0; i < cg.size(); ++i) {
+      if (seq_step.count(i)) {
+        depends[i] = 1;
+        continue;
+      }
+      const Node& n = cg.node(i);
+      for (unsigned k = 0; k < n.num_args; ++k)
+        if (depends[n.args[k]]) depends[i] = 1;
+    }
+  }
+
+  static uint64_t mix(uint64_t h, uint64_t v) { return h ^ (v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2)); }
+
+  static uint64_t params_hash(const Node& n) {
+    uint64_t h = static_cast<uint64_t>(n.op);
+    for (unsigned k = 0; k < Node::kParamBytes; ++k) h = mix(h, n.params[k]);
+    for (unsigned k = 0; k < DYNET_MAX_TENSOR_DIM; ++k) h = mix(h, n.value.d.d[k]);
+    return mix(mix(h, n.value.d.nd), n.value.d.bd);
+  }
+
+  // A node that reads no position, by what it computes: its op, parameters and
+  // arguments (equal hashes: equal values, e.g. the same parameter added to the
+  // graph once per position).
+  uint64_t plain_hash(VariableIndex i) const {
+    auto it = plain_hashes.find(i);
+    if (it != plain_hashes.end()) return it->second;
+    const Node& n = cg.node(i);
+    uint64_t h = params_hash(n);
+    for (unsigned k = 0; k < n.num_args; ++k) h = mix(h, plain_hash(n.args[k]));
+    return plain_hashes[i] = h;
+  }
+
+  // A recurrence's output at step k stands at the position its input reads.
+  int position_of_rec_step(int r, int k) const { return sig(recs[r].x[k]).pos; }
+
+  // The template signature of node i: boundaries named by role, plain nodes by
+  // identity, the rest by op, parameters and arguments; and the position read.
+  Sig sig(VariableIndex i) const {
+    auto it = sigs.find(i);
+    if (it != sigs.end()) return it->second;
+    Sig s;
+    if (!depends[i]) {
+      s.hash = mix(1, plain_hash(i));
+    } else if (seq_step.count(i)) {
+      s.hash = mix(2, seq_step.at(i).first);
+      s.pos = seq_step.at(i).second;
+    } else if (rec_out.count(i)) {
+      const auto& ro = rec_out.at(i);
+      s.hash = mix(3, ro.first);
+      s.pos = position_of_rec_step(ro.first, ro.second);
+    } else {
+      const Node& n = cg.node(i);
+      s.hash = params_hash(n);
+      for (unsigned k = 0; k < n.num_args; ++k) {
+        const Sig a = sig(n.args[k]);
+        s.hash = mix(s.hash, a.hash);
+        if (a.pos >= 0 && s.pos >= 0 && a.pos != s.pos)
+          fail(node_text(cg, i) + " reads positions " + std::to_string(s.pos) + " and " + std::to_string(a.pos) +
+               " of the sequence; only what the recurrences carry may cross positions");
+        if (a.pos >= 0) s.pos = a.pos;
+      }
+    }
+    return sigs[i] = s;
+  }
+
+  // Checks that steps[t] is built like steps[0] and reads position t.
+  void check_positions(const std::vector<VariableIndex>& steps, const std::string& what) const {
+    if (static_cast<int>(steps.size()) != seq_len)
+      fail(what + " has " + std::to_string(steps.size()) + " positions, the sequence inputs " +
+           std::to_string(seq_len));
+    const Sig first = sig(steps[0]);
+    for (size_t t = 0; t < steps.size(); ++t) {
+      const Sig s = sig(steps[t]);
+      if (s.hash != first.hash)
+        fail(what + ": position " + std::to_string(t) + " (" + node_text(cg, steps[t]) +
+             ") is not computed the way position 0 is");
+      if (s.pos != static_cast<int>(t))
+        fail(what + ": position " + std::to_string(t) + " (" + node_text(cg, steps[t]) + ") reads position " +
+             std::to_string(s.pos));
+    }
+  }
+
+  // ---------------------------------------------------------------- writing nodes
+
+  std::string emit(GraphWriter& w, VariableIndex i, const std::vector<std::string>& in, unsigned lead) const {
+    std::vector<bool> arg_lead;
+    const Node& node = cg.node(i);
+    for (unsigned k = 0; k < node.num_args; ++k) arg_lead.push_back(lead > 0 && depends[node.args[k]]);
+    const Node& n = cg.node(i);
+    const OnnxForm* f = onnx_form(n.op);
+    if (!f)
+      fail(node_text(cg, i) + ": " + op_name(n.op) +
+           " has no ONNX form (docs/ops.md lists the ops that export; disable dropout before exporting)");
+    std::vector<Dim> dims;
+    for (unsigned k = 0; k < n.num_args; ++k) dims.push_back(cg.node(n.args[k]).value.d);
+    const Tensor* value = n.num_args == 0 ? &cg.get_value(i) : nullptr;
+    EmitArgs a{w, n, in, dims, lead, arg_lead, value};
+    return f->emit(a);
+  }
+
+  std::vector<std::string> args_of(VariableIndex i, const std::function<std::string(VariableIndex)>& get) const {
+    const Node& n = cg.node(i);
+    std::vector<std::string> in;
+    for (unsigned k = 0; k < n.num_args; ++k) in.push_back(get(n.args[k]));
+    return in;
+  }
+
+  // A node in the main graph.
+  std::string plain_value(VariableIndex i) const {
+    auto it = plain.find(i);
+    if (it != plain.end()) return it->second;
+    GraphWriter w(main, model);
+    std::string v;
+    if (inputs.count(i)) {
+      v = declared_input(w, i);
+    } else if (rec_final.count(i)) {
+      const auto& rf = rec_final.at(i);
+      scan(rf.first);
+      v = recs[rf.first].final_state[rf.second];
+    } else if (depends[i]) {
+      fail(node_text(cg, i) + " reads a position of a sequence input; export it with add_sequence_output, or "
+                              "through a recurrence's last state");
+    } else {
+      v = emit(w, i, args_of(i, [this](VariableIndex a) { return plain_value(a); }), 0);
+    }
+    return plain[i] = v;
+  }
+
+  // A node of a sequence template, with the [seq] axis.
+  std::string template_value(VariableIndex i) const {
+    if (!depends[i]) return plain_value(i);
+    auto it = templ.find(i);
+    if (it != templ.end()) return it->second;
+    GraphWriter w(main, model);
+    std::string v;
+    if (seq_step.count(i)) {
+      v = sequence_input(seq_step.at(i).first);
+    } else if (rec_out.count(i)) {
+      scan(rec_out.at(i).first);
+      v = recs[rec_out.at(i).first].seq_out;
+    } else {
+      v = emit(w, i, args_of(i, [this](VariableIndex a) { return template_value(a); }), 1);
+    }
+    return templ[i] = v;
+  }
+
+  // ---------------------------------------------------------------- inputs and outputs
+
+  // [..., n] at the boundary for a vector, the canonical [..., 1, n] inside.
+  static std::vector<int64_t> boundary_dims(const Dim& d) {
+    std::vector<int64_t> v = canon_dims(d);
+    if (d.nd <= 1) v.erase(v.begin());
+    return v;
+  }
+
+  std::string declared_input(GraphWriter& w, VariableIndex i) const {
+    const Node& n = cg.node(i);
+    const std::string& name = inputs.at(i);
+    onnx::ValueInfoProto* vi = main->add_input();
+    vi->set_name(name);
+    if (n.op == OpKind::Lookup) {
+      set_tensor_type(vi, onnx::TensorProto::INT64, {"batch"}, {});
+      return w.op("Gather", {model->lookup_table(n.p<op_params::LookupParams>().lp), name});
+    }
+    set_tensor_type(vi, onnx::TensorProto::FLOAT, {"batch"}, boundary_dims(n.value.d));
+    return n.value.d.nd <= 1 ? w.unsqueeze(name, {-2}) : name;
+  }
+
+  std::string sequence_input(int s) const {
+    const SeqInput& in = seq_inputs[s];
+    auto it = seq_input_value.find(in.steps[0]);
+    if (it != seq_input_value.end()) return it->second;
+    GraphWriter w(main, model);
+    const Node& n = cg.node(in.steps[0]);
+    onnx::ValueInfoProto* vi = main->add_input();
+    vi->set_name(in.name);
+    std::string v;
+    if (n.op == OpKind::Lookup) {
+      set_tensor_type(vi, onnx::TensorProto::INT64, {"seq", "batch"}, {});
+      v = w.op("Gather", {model->lookup_table(n.p<op_params::LookupParams>().lp), in.name});
+    } else {
+      set_tensor_type(vi, onnx::TensorProto::FLOAT, {"seq", "batch"}, boundary_dims(n.value.d));
+      v = n.value.d.nd <= 1 ? w.unsqueeze(in.name, {-2}) : in.name;
+    }
+    return seq_input_value[in.steps[0]] = v;
+  }
+
+  void write_output(const Output& o) const {
+    GraphWriter w(main, model);
+    const Dim& d = cg.node(o.steps[0]).value.d;
+    std::string v = o.sequence ? template_value(o.steps[0]) : plain_value(o.steps[0]);
+    if (d.nd <= 1) v = w.squeeze(v, {-2});
+    onnx::NodeProto* id = main->add_node();
+    id->set_op_type("Identity");
+    id->add_input(v);
+    id->add_output(o.name);
+    onnx::ValueInfoProto* vi = main->add_output();
+    vi->set_name(o.name);
+    std::vector<std::string> sym{"batch"};
+    if (o.sequence) sym.insert(sym.begin(), "seq");
+    set_tensor_type(vi, onnx::TensorProto::FLOAT, sym, boundary_dims(d));
+  }
+
+  // ---------------------------------------------------------------- recurrences
+
+  // The body's signature of a node of step k: x_k and the previous state named
+  // by role, nodes outside the steps by identity.
+  uint64_t body_sig(const Recurrence& r, int k, VariableIndex i, std::unordered_map<VariableIndex, uint64_t>& memo) const {
+    auto it = memo.find(i);
+    if (it != memo.end()) return it->second;
+    uint64_t h;
+    if (i == r.x[k]) {
+      h = 11;
+    } else if (std::find(r.s[k - 1].begin(), r.s[k - 1].end(), i) != r.s[k - 1].end()) {
+      h = mix(12, std::find(r.s[k - 1].begin(), r.s[k - 1].end(), i) - r.s[k - 1].begin());
+    } else if (!depends[i]) {
+      h = mix(13, plain_hash(i));
+    } else {
+      const Node& n = cg.node(i);
+      if (n.num_args == 0) fail(r.name + ": step " + std::to_string(k) + " reads " + node_text(cg, i) +
+                                " other than through its input");
+      h = params_hash(n);
+      for (unsigned a = 0; a < n.num_args; ++a) h = mix(h, body_sig(r, k, n.args[a], memo));
+    }
+    return memo[i] = h;
+  }
+
+  uint64_t step_sig(const Recurrence& r, int k) const {
+    std::unordered_map<VariableIndex, uint64_t> memo;
+    uint64_t h = body_sig(r, k, r.out[k], memo);
+    for (VariableIndex s : r.s[k]) h = mix(h, body_sig(r, k, s, memo));
+    return h;
+  }
+
+  void check_recurrence(int ri) {
+    Recurrence& r = recs[ri];
+    const int T = static_cast<int>(r.x.size());
+    std::vector<Sig> xs;
+    for (int k = 0; k < T; ++k) xs.push_back(sig(r.x[k]));
+    r.reverse = T > 1 && xs[0].pos == T - 1;
+    for (int k = 0; k < T; ++k) {
+      const int want = r.reverse ? T - 1 - k : k;
+      if (xs[k].pos != want)
+        fail(r.name + ": step " + std::to_string(k) + " reads position " + std::to_string(xs[k].pos) +
+             " of the sequence; a recurrence must read the positions in order or in reverse");
+      if (xs[k].hash != xs[0].hash) fail(r.name + ": the input of step " + std::to_string(k) + " (" +
+                                         node_text(cg, r.x[k]) + ") is not computed the way step 0's is");
+    }
+    const uint64_t body = step_sig(r, 1);
+    for (int k = 2; k < T; ++k)
+      if (step_sig(r, k) != body) fail(r.name + ": step " + std::to_string(k) + " is not computed the way step 1 is");
+  }
+
+  // Writes the recurrence as a Scan (once): its body is step 1 of the sample.
+  void scan(int ri) const {
+    Recurrence& r = const_cast<Recurrence&>(recs[ri]);
+    if (!r.seq_out.empty()) return;
+    GraphWriter w(main, model);
+    const std::string x = template_value(r.x[0]);
+    // Initial state: zeros of [batch, dims] with the batch of the input.
+    const std::string batch = w.slice(w.op("Shape", {x}), 0, 1, 2);
+    std::vector<std::string> init;
+    for (VariableIndex s : r.s[0]) {
+      onnx::NodeProto* shape = w.add("Concat", {batch, w.ints(canon_dims(cg.node(s).value.d))});
+      GraphWriter::set_int(shape, "axis", 0);
+      init.push_back(w.op("ConstantOfShape", {GraphWriter::out(shape)}));
+    }
+    onnx::GraphProto body;
+    body.set_name(model->unique(r.name + "_step"));
+    write_body(r, body);
+    std::vector<std::string> scan_in = init;
+    scan_in.push_back(x);
+    onnx::NodeProto* n = main->add_node();
+    n->set_op_type("Scan");
+    n->set_name(model->unique(r.name));
+    for (const auto& i : scan_in) n->add_input(i);
+    for (size_t j = 0; j < init.size(); ++j) {
+      r.final_state.push_back(model->unique(r.name + "_last"));
+      n->add_output(r.final_state.back());
+    }
+    r.seq_out = model->unique(r.name + "_out");
+    n->add_output(r.seq_out);
+    GraphWriter::set_int(n, "num_scan_inputs", 1);
+    GraphWriter::set_ints(n, "scan_input_directions", {r.reverse ? 1 : 0});
+    GraphWriter::set_ints(n, "scan_output_directions", {r.reverse ? 1 : 0});
+    onnx::AttributeProto* a = n->add_attribute();
+    a->set_name("body");
+    a->set_type(onnx::AttributeProto::GRAPH);
+    *a->mutable_g() = body;
+  }
+
+  void write_body(const Recurrence& r, onnx::GraphProto& body) const {
+    GraphWriter w(&body, model);
+    std::unordered_map<VariableIndex, std::string> names;
+    auto declare = [&](VariableIndex node, const std::string& base) {
+      onnx::ValueInfoProto* vi = body.add_input();
+      vi->set_name(model->unique(base));
+      set_tensor_type(vi, onnx::TensorProto::FLOAT, {"batch"}, canon_dims(cg.node(node).value.d));
+      names[node] = vi->name();
+    };
+    for (size_t j = 0; j < r.s[0].size(); ++j) declare(r.s[0][j], r.name + "_s" + std::to_string(j));
+    declare(r.x[1], r.name + "_x");
+    std::function<std::string(VariableIndex)> value = [&](VariableIndex i) -> std::string {
+      auto it = names.find(i);
+      if (it != names.end()) return it->second;
+      if (!depends[i]) return plain_value(i);  // outer scope
+      return names[i] = emit(w, i, args_of(i, value), 0);
+    };
+    auto output = [&](VariableIndex node, const std::string& base) {
+      std::string v = value(node);
+      onnx::ValueInfoProto* vi = body.add_output();
+      vi->set_name(model->unique(base));
+      set_tensor_type(vi, onnx::TensorProto::FLOAT, {"batch"}, canon_dims(cg.node(node).value.d));
+      onnx::NodeProto* id = body.add_node();
+      id->set_op_type("Identity");
+      id->add_input(v);
+      id->add_output(vi->name());
+    };
+    for (size_t j = 0; j < r.s[1].size(); ++j) output(r.s[1][j], r.name + "_s" + std::to_string(j) + "_next");
+    output(r.out[1], r.name + "_h");
+  }
+
+  // ---------------------------------------------------------------- the model
+
+  onnx::ModelProto build() const {
+    if (cg.get_id() != graph_id) fail("the graph was cleared since the exporter was made");
+    for (const auto& p : params)
+      if (p.expired()) throw std::runtime_error("ONNX export: a parameter the graph reads was destroyed with its model");
+    if (outputs.empty()) fail("no outputs declared (add_output / add_sequence_output)");
+    onnx::ModelProto m;
+    m.set_ir_version(kIrVersion);
+    m.set_producer_name("dynet_lite");
+    onnx::OperatorSetIdProto* op = m.add_opset_import();
+    op->set_domain("");
+    op->set_version(kOpset);
+    ModelState state;
+    state.main = m.mutable_graph();
+    state.main->set_name("dynet_lite");
+    model = &state;
+    main = state.main;
+    plain.clear();
+    templ.clear();
+    seq_input_value.clear();
+    for (auto& r : const_cast<std::vector<Recurrence>&>(recs)) {
+      r.seq_out.clear();
+      r.final_state.clear();
+    }
+    for (const Output& o : outputs) write_output(o);
+    model = nullptr;
+    main = nullptr;
+    try {
+      onnx::checker::check_model(m);
+    } catch (const std::exception& e) {
+      throw std::runtime_error(std::string("ONNX export: the written model fails ONNX's checker: ") + e.what());
+    }
+    return m;
+  }
+
+  // Structure checks of everything declared (run when the model is built).
+  void prepare() {
+    mark_dependents();
+    sigs.clear();
+    plain_hashes.clear();
+    for (int r = 0; r < static_cast<int>(recs.size()); ++r) check_recurrence(r);
+    for (const Output& o : outputs)
+      if (o.sequence) check_positions(o.steps, "sequence output '" + o.name + "'");
+  }
+};
+
+OnnxExporter::OnnxExporter(ComputationGraph& cg) : impl_(new Impl(cg)) {}
+OnnxExporter::~OnnxExporter() = default;
+
+void OnnxExporter::add_input(const Expression& leaf, const std::string& name) {
+  impl_->check_leaf(leaf, "add_input");
+  impl_->check_name(name, "add_input");
+  impl_->inputs[leaf.i] = name;
+}
+
+void OnnxExporter::add_sequence_input(const std::vector<Expression>& steps, const std::string& name) {
+  Impl& m = *impl_;
+  m.check_name(name, "add_sequence_input");
+  if (steps.empty()) fail("add_sequence_input '" + name + "': no steps");
+  if (m.seq_len >= 0 && static_cast<int>(steps.size()) != m.seq_len)
+    fail("add_sequence_input '" + name + "': " + std::to_string(steps.size()) +
+         " steps, but the other sequence inputs have " + std::to_string(m.seq_len));
+  const int s = static_cast<int>(m.seq_inputs.size());
+  Impl::SeqInput in{name, {}};
+  for (size_t t = 0; t < steps.size(); ++t) {
+    m.check_leaf(steps[t], "add_sequence_input");
+    const Node& a = m.cg.node(steps[0].i);
+    const Node& b = m.cg.node(steps[t].i);
+    const bool same = a.op == b.op && a.value.d == b.value.d &&
+                      (a.op != OpKind::Lookup ||
+                       a.p<op_params::LookupParams>().lp == b.p<op_params::LookupParams>().lp);
+    if (!same)
+      fail("add_sequence_input '" + name + "': step " + std::to_string(t) + " (" + node_text(m.cg, steps[t].i) +
+           ") is not the same kind of leaf as step 0 (" + node_text(m.cg, steps[0].i) + ")");
+    in.steps.push_back(steps[t].i);
+    m.seq_step[steps[t].i] = {s, static_cast<int>(t)};
+  }
+  m.seq_inputs.push_back(in);
+  m.seq_len = static_cast<int>(steps.size());
+}
+
+void OnnxExporter::add_recurrence(const RNNBuilder& b) {
+  Impl& m = *impl_;
+  const std::string name = "recurrence" + std::to_string(m.recs.size());
+  const unsigned T = b.num_steps();
+  if (T < 2) fail(name + ": the builder's sequence has " + std::to_string(T) +
+                  " steps; export from a sample of at least 2 (one step is traced as the Scan body)");
+  if (b.has_initial_state()) fail(name + ": the sequence started from a given h_0; only the zero state exports");
+  Impl::Recurrence r;
+  r.name = name;
+  for (unsigned k = 0; k < T; ++k) {
+    if (b.step_head(k) != static_cast<int>(k) - 1)
+      fail(name + ": step " + std::to_string(k) + " does not continue step " + std::to_string(k - 1) +
+           " (branching histories do not export)");
+    const Expression x = b.step_input(k);
+    if (x.pg == nullptr) fail(name + ": step " + std::to_string(k) + " is a set_h / set_s step");
+    m.check_expr(x, "add_recurrence");
+    r.x.push_back(x.i);
+    std::vector<VariableIndex> s;
+    for (const Expression& e : b.get_s(k)) {
+      m.check_expr(e, "add_recurrence");
+      s.push_back(e.i);
+    }
+    r.s.push_back(s);
+    const std::vector<Expression> h = b.get_h(k);
+    r.out.push_back(h.back().i);
+  }
+  const int ri = static_cast<int>(m.recs.size());
+  for (unsigned k = 0; k < T; ++k) m.rec_out[r.out[k]] = {ri, static_cast<int>(k)};
+  for (size_t j = 0; j < r.s[T - 1].size(); ++j) m.rec_final[r.s[T - 1][j]] = {ri, static_cast<int>(j)};
+  m.recs.push_back(r);
+}
+
+void OnnxExporter::add_output(const Expression& e, const std::string& name) {
+  impl_->check_expr(e, "add_output");
+  impl_->check_name(name, "add_output");
+  impl_->outputs.push_back({name, {e.i}, false});
+}
+
+void OnnxExporter::add_sequence_output(const std::vector<Expression>& steps, const std::string& name) {
+  impl_->check_name(name, "add_sequence_output");
+  if (steps.empty()) fail("add_sequence_output '" + name + "': no steps");
+  Impl::Output o{name, {}, true};
+  for (const Expression& e : steps) {
+    impl_->check_expr(e, "add_sequence_output");
+    o.steps.push_back(e.i);
+  }
+  impl_->outputs.push_back(o);
+}
+
+std::string OnnxExporter::serialize() const {
+  impl_->prepare();
+  std::string bytes;
+  if (!impl_->build().SerializeToString(&bytes)) throw std::runtime_error("ONNX export: serialising the model failed");
+  return bytes;
+}
+
+void OnnxExporter::save(const std::string& path) const {
+  const std::string bytes = serialize();
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    if (!out) throw std::runtime_error("OnnxExporter::save: cannot write " + tmp + " (for " + path + ")");
+    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+    out.flush();
+    if (!out) {
+      out.close();
+      std::remove(tmp.c_str());
+      throw std::runtime_error("OnnxExporter::save: writing " + tmp + " failed (for " + path + ")");
+    }
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    std::remove(tmp.c_str());
+    throw std::runtime_error("OnnxExporter::save: cannot rename " + tmp + " to " + path);
+  }
+}
+
+}  // namespace dynet_lite
