@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "dynet_lite/core/node.h"
+#include "dynet_lite/export/onnx_forms.h"
 #include "dynet_lite/export/onnx_writer.h"
 
 namespace dynet_lite {
@@ -36,8 +37,6 @@ struct OnnxForm {
 
 /// The ONNX form of `op`, or nullptr when it has none.
 const OnnxForm* onnx_form(OpKind op);
-/// For the docs: the form of `op`, or nullptr.
-const char* onnx_form_name(OpKind op);
 
 }  // namespace onnx_export
 }  // namespace dynet_lite
