@@ -42,6 +42,7 @@
 #include "dynet_lite/dynet.h"
 #include "dynet_lite/expr.h"
 #include "dynet_lite/rnn.h"
+#include "dynet_lite/treelstm.h"
 
 namespace dynet_lite {
 
@@ -70,6 +71,15 @@ class OnnxExporter {
   /// from one step of the sample (which needs at least two steps).  Its inputs
   /// must be positions of a sequence input, in order or in reverse.
   void add_recurrence(const RNNBuilder& builder);
+  /// Declares the tree of `builder` (a NaryTreeLSTMBuilder whose nodes were
+  /// added in post-order with ids 0, 1, ..., root last; leaves with the lookup
+  /// of one row of a table as input, inner nodes with N children and no input):
+  /// it exports as one Loop over the nodes of a tree given at run time as
+  ///   `<name>_words`    int64 [nodes]: the table row of each leaf, -1 for inner nodes
+  ///   `<name>_children` int64 [nodes, N]: the children of each inner node (any
+  ///                     value for a leaf), nodes in post-order, root last.
+  /// The root's state (the builder's final_s / back()) may then feed outputs.
+  void add_tree(const TreeLSTMBuilder& builder, const std::string& name);
   /// A graph output named `name` (float, dynamic batch axis).
   void add_output(const Expression& e, const std::string& name);
   /// A sequence output: steps[t] is computed the same way from position t's

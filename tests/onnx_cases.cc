@@ -20,6 +20,7 @@
 #include "dynet_lite/lstm.h"
 #include "dynet_lite/onnx.h"
 #include "dynet_lite/rnn.h"
+#include "dynet_lite/treelstm.h"
 
 using namespace dynet_lite;
 
@@ -315,6 +316,74 @@ SeqModel bilstm(ParameterCollection& pc, VanillaLSTMBuilder* f, VanillaLSTMBuild
           }};
 }
 
+// ---------------------------------------------------------------- tree case
+
+// A random binary tree over `leaves` words, nodes in post-order (root last).
+struct Tree {
+  std::vector<int> word;                   // -1 for inner nodes
+  std::vector<std::vector<int>> children;  // two for inner nodes
+};
+int grow(Tree& t, unsigned leaves, unsigned vocab) {
+  if (leaves == 1) {
+    t.word.push_back(static_cast<int>(std::uniform_int_distribution<unsigned>(0, vocab - 1)(rng)));
+    t.children.push_back({});
+    return static_cast<int>(t.word.size()) - 1;
+  }
+  const unsigned left = std::uniform_int_distribution<unsigned>(1, leaves - 1)(rng);
+  const int a = grow(t, left, vocab), b = grow(t, leaves - left, vocab);
+  t.word.push_back(-1);
+  t.children.push_back({a, b});
+  return static_cast<int>(t.word.size()) - 1;
+}
+
+// Root scores of an N = 2 Tree-LSTM (two layers) over word embeddings.
+void tree_case(const std::string& dir, ParameterCollection& pc) {
+  const unsigned vocab = 13;
+  LookupParameter E = pc.add_lookup_parameters(vocab, {5}, "tree_E");
+  NaryTreeLSTMBuilder builder(2, 2, 5, 6, pc);
+  Parameter V = pc.add_parameters({3, 6}, 0.f, "tree_V"), c = pc.add_parameters({3}, 0.f, "tree_c");
+  auto build = [&](ComputationGraph& cg, const Tree& t) {
+    builder.new_graph(cg);
+    builder.start_new_sequence();
+    builder.set_num_elements(static_cast<int>(t.word.size()));
+    Expression h;
+    for (size_t k = 0; k < t.word.size(); ++k) {
+      Expression x = t.word[k] < 0 ? Expression() : lookup(cg, E, static_cast<unsigned>(t.word[k]));
+      h = builder.add_input(static_cast<int>(k), t.children[k], x);
+    }
+    return log_softmax(affine_transform({parameter(cg, c), parameter(cg, V), h}));
+  };
+  {
+    Tree sample;
+    grow(sample, 4, vocab);
+    ComputationGraph cg;
+    Expression y = build(cg, sample);
+    OnnxExporter ex(cg);
+    ex.add_tree(builder, "tree");
+    ex.add_output(y, "y");
+    ex.save(dir + "/treelstm.onnx");
+  }
+  std::vector<Run> runs;
+  for (unsigned leaves : {1u, 2u, 3u, 5u, 8u, 8u}) {
+    Tree t;
+    grow(t, leaves, vocab);
+    ComputationGraph cg;
+    Expression y = build(cg, t);
+    std::vector<long> words, children;
+    for (size_t k = 0; k < t.word.size(); ++k) {
+      words.push_back(t.word[k]);
+      for (unsigned l = 0; l < 2; ++l) children.push_back(t.children[k].empty() ? -1 : t.children[k][l]);
+    }
+    const long n = static_cast<long>(t.word.size());
+    Run r;
+    r.inputs.push_back({"tree_words", tensor("int64", {n}, json_ints(words))});
+    r.inputs.push_back({"tree_children", tensor("int64", {n, 2}, json_ints(children))});
+    r.outputs.push_back({"y", tensor("float32", boundary_shape(y.dim()), json_floats(as_vector(cg.forward(y))))});
+    runs.push_back(r);
+  }
+  write_case(dir, "treelstm", runs);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -339,6 +408,7 @@ int main(int argc, char** argv) {
         one_way("gru", pc, &gru, 6, true),           bilstm(pc, &f, &b, &top),
     };
     for (const SeqModel& m : models) seq_case(dir, pc, m, 11);
+    tree_case(dir, pc);
   } catch (const std::exception& e) {
     std::cerr << "onnx_cases: " << e.what() << "\n";
     return 1;

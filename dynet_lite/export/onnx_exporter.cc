@@ -29,6 +29,7 @@
 #include "dynet_lite/export/onnx_writer.h"
 #include "dynet_lite/model.h"
 #include "dynet_lite/onnx.h"
+#include "dynet_lite/treelstm.h"
 #include "dynet_lite/ops/op_table.h"
 
 namespace dynet_lite {
@@ -88,9 +89,25 @@ struct OnnxExporter::Impl {
   std::map<VariableIndex, std::pair<int, int>> rec_final;  // last state node -> (recurrence, index)
   std::vector<Output> outputs;
   int seq_len = -1;
+  // One tree: the nodes of a Tree-LSTM as the sample built them, by id.
+  struct TreeDecl {
+    std::string name;
+    unsigned N = 0;
+    std::vector<VariableIndex> x;               // input of node id (kNoInput: none)
+    std::vector<std::vector<int>> children;     // of node id
+    std::vector<std::vector<VariableIndex>> s;  // state of node id: cells, then outputs
+    int leaf = -1, inner = -1;                  // the nodes traced as the Loop body
+    const LookupParameterStorage* table = nullptr;
+    std::vector<std::string> root_state;        // ONNX names, once written
+  };
+  static constexpr VariableIndex kNoInput = ~0u;
+  std::vector<TreeDecl> trees;
+  std::map<VariableIndex, int> tree_input;                  // a node's input -> tree
+  std::map<VariableIndex, std::pair<int, int>> tree_root;  // root state node -> (tree, index)
 
   // Per export.
-  mutable std::vector<char> depends;  // node reads a sequence position
+  mutable std::vector<char> depends;   // node reads a sequence position or a tree node
+  mutable std::vector<char> plain_ok;  // ... only through last states and roots (or not at all)
   mutable std::unordered_map<VariableIndex, Sig> sigs;
   mutable std::unordered_map<VariableIndex, uint64_t> plain_hashes;
   mutable std::unordered_map<VariableIndex, std::string> plain, templ;
@@ -139,13 +156,21 @@ struct OnnxExporter::Impl {
   void mark_dependents() const {
     depends.assign(cg.size(), 0);
     for (VariableIndex i = 0; i < cg.size(); ++i) {
-      if (seq_step.count(i)) {
+      if (seq_step.count(i) || tree_input.count(i)) {
         depends[i] = 1;
         continue;
       }
       const Node& n = cg.node(i);
       for (unsigned k = 0; k < n.num_args; ++k)
         if (depends[n.args[k]]) depends[i] = 1;
+    }
+    plain_ok.assign(cg.size(), 0);
+    for (VariableIndex i = 0; i < cg.size(); ++i) {
+      const Node& n = cg.node(i);
+      bool ok = !depends[i] || rec_final.count(i) || tree_root.count(i) || n.num_args > 0;
+      for (unsigned k = 0; k < n.num_args && ok && depends[i] && !rec_final.count(i) && !tree_root.count(i); ++k)
+        ok = plain_ok[n.args[k]] != 0;
+      plain_ok[i] = ok;
     }
   }
 
@@ -257,7 +282,11 @@ struct OnnxExporter::Impl {
       const auto& rf = rec_final.at(i);
       scan(rf.first);
       v = recs[rf.first].final_state[rf.second];
-    } else if (depends[i]) {
+    } else if (tree_root.count(i)) {
+      const auto& tr = tree_root.at(i);
+      loop(tr.first);
+      v = trees[tr.first].root_state[tr.second];
+    } else if (!plain_ok[i]) {
       fail(node_text(cg, i) + " reads a position of a sequence input; export it with add_sequence_output, or "
                               "through a recurrence's last state");
     } else {
@@ -343,33 +372,57 @@ struct OnnxExporter::Impl {
 
   // ---------------------------------------------------------------- recurrences
 
-  // The body's signature of a node of step k: x_k and the previous state named
-  // by role, nodes outside the steps by identity.
-  uint64_t body_sig(const Recurrence& r, int k, VariableIndex i, std::unordered_map<VariableIndex, uint64_t>& memo) const {
+  // A node's signature inside a traced step: the boundary nodes (the step's
+  // inputs) named by their role, nodes outside the steps by what they compute.
+  using Boundary = std::unordered_map<VariableIndex, uint64_t>;
+  uint64_t bounded_sig(VariableIndex i, const Boundary& b, std::unordered_map<VariableIndex, uint64_t>& memo,
+                       const std::string& what) const {
     auto it = memo.find(i);
     if (it != memo.end()) return it->second;
     uint64_t h;
-    if (i == r.x[k]) {
-      h = 11;
-    } else if (std::find(r.s[k - 1].begin(), r.s[k - 1].end(), i) != r.s[k - 1].end()) {
-      h = mix(12, std::find(r.s[k - 1].begin(), r.s[k - 1].end(), i) - r.s[k - 1].begin());
+    if (b.count(i)) {
+      h = mix(11, b.at(i));
     } else if (!depends[i]) {
       h = mix(13, plain_hash(i));
     } else {
       const Node& n = cg.node(i);
-      if (n.num_args == 0) fail(r.name + ": step " + std::to_string(k) + " reads " + node_text(cg, i) +
-                                " other than through its input");
+      if (n.num_args == 0) fail(what + " reads " + node_text(cg, i) + " other than through its inputs");
       h = params_hash(n);
-      for (unsigned a = 0; a < n.num_args; ++a) h = mix(h, body_sig(r, k, n.args[a], memo));
+      for (unsigned a = 0; a < n.num_args; ++a) h = mix(h, bounded_sig(n.args[a], b, memo, what));
     }
     return memo[i] = h;
   }
 
-  uint64_t step_sig(const Recurrence& r, int k) const {
+  // The signature of computing `outs` from the boundary `b`.
+  uint64_t outputs_sig(const std::vector<VariableIndex>& outs, const Boundary& b, const std::string& what) const {
     std::unordered_map<VariableIndex, uint64_t> memo;
-    uint64_t h = body_sig(r, k, r.out[k], memo);
-    for (VariableIndex s : r.s[k]) h = mix(h, body_sig(r, k, s, memo));
+    uint64_t h = 0;
+    for (VariableIndex o : outs) h = mix(h, bounded_sig(o, b, memo, what));
     return h;
+  }
+
+  uint64_t step_sig(const Recurrence& r, int k) const {
+    Boundary b{{r.x[k], 0}};
+    for (size_t j = 0; j < r.s[k - 1].size(); ++j) b[r.s[k - 1][j]] = 1 + j;
+    std::vector<VariableIndex> outs = r.s[k];
+    outs.push_back(r.out[k]);
+    return outputs_sig(outs, b, r.name + ": step " + std::to_string(k));
+  }
+
+  // Writes the nodes computing `outs` into `w` (a body), the boundary nodes
+  // being already named in `names`; nodes outside the steps come from the main
+  // graph (outer scope).  Returns the outputs' names.
+  std::vector<std::string> write_bounded(GraphWriter& w, const std::vector<VariableIndex>& outs,
+                                         std::unordered_map<VariableIndex, std::string>& names) const {
+    std::function<std::string(VariableIndex)> value = [&](VariableIndex i) -> std::string {
+      auto it = names.find(i);
+      if (it != names.end()) return it->second;
+      if (!depends[i]) return plain_value(i);
+      return names[i] = emit(w, i, args_of(i, value), 0);
+    };
+    std::vector<std::string> r;
+    for (VariableIndex o : outs) r.push_back(value(o));
+    return r;
   }
 
   void check_recurrence(int ri) {
@@ -432,32 +485,178 @@ struct OnnxExporter::Impl {
   void write_body(const Recurrence& r, onnx::GraphProto& body) const {
     GraphWriter w(&body, model);
     std::unordered_map<VariableIndex, std::string> names;
-    auto declare = [&](VariableIndex node, const std::string& base) {
+    for (size_t j = 0; j < r.s[0].size(); ++j)
+      names[r.s[0][j]] = body_input(body, cg.node(r.s[0][j]).value.d, r.name + "_s" + std::to_string(j));
+    names[r.x[1]] = body_input(body, cg.node(r.x[1]).value.d, r.name + "_x");
+    std::vector<VariableIndex> outs = r.s[1];
+    outs.push_back(r.out[1]);
+    const std::vector<std::string> v = write_bounded(w, outs, names);
+    for (size_t j = 0; j < outs.size(); ++j)
+      body_output(body, v[j], cg.node(outs[j]).value.d, r.name + (j < r.s[1].size() ? "_s" + std::to_string(j) + "_next" : "_h"));
+  }
+
+  std::string body_input(onnx::GraphProto& body, const Dim& d, const std::string& base) const {
+    onnx::ValueInfoProto* vi = body.add_input();
+    vi->set_name(model->unique(base));
+    set_tensor_type(vi, onnx::TensorProto::FLOAT, {"batch"}, canon_dims(d));
+    return vi->name();
+  }
+
+  void body_output(onnx::GraphProto& body, const std::string& v, const Dim& d, const std::string& base) const {
+    onnx::ValueInfoProto* vi = body.add_output();
+    vi->set_name(model->unique(base));
+    set_tensor_type(vi, onnx::TensorProto::FLOAT, {"batch"}, canon_dims(d));
+    onnx::NodeProto* id = body.add_node();
+    id->set_op_type("Identity");
+    id->add_input(v);
+    id->add_output(vi->name());
+  }
+
+  // ---------------------------------------------------------------- trees
+
+  bool is_leaf(const TreeDecl& t, int k) const { return t.x[k] != kNoInput && t.children[k].empty(); }
+
+  // A leaf's state from its input; an inner node's from its children's states.
+  uint64_t tree_node_sig(const TreeDecl& t, int k) const {
+    Boundary b;
+    if (is_leaf(t, k)) {
+      b[t.x[k]] = 0;
+    } else {
+      const size_t S = t.s[k].size();
+      for (size_t l = 0; l < t.children[k].size(); ++l)
+        for (size_t j = 0; j < S; ++j) b[t.s[t.children[k][l]][j]] = 1 + l * S + j;
+    }
+    return outputs_sig(t.s[k], b, t.name + ": node " + std::to_string(k));
+  }
+
+  // Every leaf is computed as the first leaf is, every inner node as the first.
+  void check_tree(TreeDecl& t) const {
+    for (int k = 0; k < static_cast<int>(t.x.size()); ++k) {
+      if (is_leaf(t, k)) {
+        if (t.leaf < 0) t.leaf = k;
+      } else if (t.x[k] == kNoInput && t.children[k].size() == t.N) {
+        if (t.inner < 0) t.inner = k;
+      } else {
+        fail(t.name + ": node " + std::to_string(k) + " has " + std::to_string(t.children[k].size()) +
+             " children and " + (t.x[k] == kNoInput ? "no input" : "an input") +
+             "; the export takes leaves with an input and inner nodes of N = " + std::to_string(t.N) +
+             " children without");
+      }
+    }
+    if (t.leaf < 0 || t.inner < 0) fail(t.name + ": export from a sample tree with leaves and inner nodes");
+    const uint64_t leaf = tree_node_sig(t, t.leaf), inner = tree_node_sig(t, t.inner);
+    for (int k = 0; k < static_cast<int>(t.x.size()); ++k)
+      if (tree_node_sig(t, k) != (is_leaf(t, k) ? leaf : inner))
+        fail(t.name + ": node " + std::to_string(k) + " is not computed the way node " +
+             std::to_string(is_leaf(t, k) ? t.leaf : t.inner) + " is");
+  }
+
+  // Writes the tree as a Loop over its nodes (once): the state of every node is
+  // carried as one tensor [nodes, 1, dims] per state expression; iteration i
+  // computes node i as a leaf and as an inner node and keeps the one it is.
+  void loop(int ti) const {
+    TreeDecl& t = const_cast<TreeDecl&>(trees[ti]);
+    if (!t.root_state.empty()) return;
+    GraphWriter w(main, model);
+    const std::string words = t.name + "_words", children = t.name + "_children";
+    set_tensor_type(add_main_input(words), onnx::TensorProto::INT64, {"nodes"}, {});
+    set_tensor_type(add_main_input(children), onnx::TensorProto::INT64, {"nodes"}, {static_cast<int64_t>(t.N)});
+    const std::string n = w.op("Shape", {words});
+    std::vector<std::string> init;
+    for (VariableIndex s : t.s[t.leaf]) {
+      std::vector<int64_t> dims{1};
+      for (int64_t d : canon_dims(cg.node(s).value.d)) dims.push_back(d);
+      onnx::NodeProto* shape = w.add("Concat", {n, w.ints(dims)});
+      GraphWriter::set_int(shape, "axis", 0);
+      init.push_back(w.op("ConstantOfShape", {GraphWriter::out(shape)}));
+    }
+    onnx::GraphProto body;
+    body.set_name(model->unique(t.name + "_node"));
+    write_tree_body(t, words, children, body);
+    const std::string trips = w.squeeze(n, {0});
+    onnx::NodeProto* l = main->add_node();
+    l->set_op_type("Loop");
+    l->set_name(model->unique(t.name));
+    l->add_input(trips);
+    l->add_input("");
+    std::vector<std::string> final_state;
+    for (const auto& i : init) {
+      l->add_input(i);
+      final_state.push_back(model->unique(t.name + "_states"));
+      l->add_output(final_state.back());
+    }
+    onnx::AttributeProto* a = l->add_attribute();
+    a->set_name("body");
+    a->set_type(onnx::AttributeProto::GRAPH);
+    *a->mutable_g() = body;
+    // The root is the last node (post-order).
+    const std::string root = w.op("Sub", {trips, w.ints({1}, false)});
+    for (const auto& f : final_state) t.root_state.push_back(w.op("Gather", {f, root}));
+  }
+
+  onnx::ValueInfoProto* add_main_input(const std::string& name) const {
+    onnx::ValueInfoProto* vi = main->add_input();
+    vi->set_name(name);
+    return vi;
+  }
+
+  void write_tree_body(const TreeDecl& t, const std::string& words, const std::string& children,
+                       onnx::GraphProto& body) const {
+    GraphWriter w(&body, model);
+    auto scalar_input = [&](const std::string& base, int type) {
       onnx::ValueInfoProto* vi = body.add_input();
       vi->set_name(model->unique(base));
-      set_tensor_type(vi, onnx::TensorProto::FLOAT, {"batch"}, canon_dims(cg.node(node).value.d));
-      names[node] = vi->name();
+      set_tensor_type(vi, type, {}, {});
+      return vi->name();
     };
-    for (size_t j = 0; j < r.s[0].size(); ++j) declare(r.s[0][j], r.name + "_s" + std::to_string(j));
-    declare(r.x[1], r.name + "_x");
-    std::function<std::string(VariableIndex)> value = [&](VariableIndex i) -> std::string {
-      auto it = names.find(i);
-      if (it != names.end()) return it->second;
-      if (!depends[i]) return plain_value(i);  // outer scope
-      return names[i] = emit(w, i, args_of(i, value), 0);
-    };
-    auto output = [&](VariableIndex node, const std::string& base) {
-      std::string v = value(node);
+    const std::string i = scalar_input(t.name + "_i", onnx::TensorProto::INT64);
+    const std::string cond = scalar_input(t.name + "_cond", onnx::TensorProto::BOOL);
+    std::vector<std::string> states;
+    for (size_t j = 0; j < t.s[t.leaf].size(); ++j) {
+      onnx::ValueInfoProto* vi = body.add_input();
+      vi->set_name(model->unique(t.name + "_states_in"));
+      std::vector<int64_t> dims{1};
+      for (int64_t d : canon_dims(cg.node(t.s[t.leaf][j]).value.d)) dims.push_back(d);
+      set_tensor_type(vi, onnx::TensorProto::FLOAT, {"nodes"}, dims);
+      states.push_back(vi->name());
+    }
+    const std::string zero = w.ints({0}, false);
+    // As a leaf: its input is row words[i] of the table.
+    const std::string word = w.op("Gather", {words, i});
+    const std::string leaf = w.op("GreaterOrEqual", {word, zero});
+    std::unordered_map<VariableIndex, std::string> leaf_names{
+        {t.x[t.leaf], w.op("Gather", {model->lookup_table(t.table), w.unsqueeze(w.op("Max", {word, zero}), {0})})}};
+    const std::vector<std::string> as_leaf = write_bounded(w, t.s[t.leaf], leaf_names);
+    // As an inner node: its children's states are rows children[i, l] of the states.
+    const std::string ch = w.op("Gather", {children, i});
+    std::unordered_map<VariableIndex, std::string> inner_names;
+    for (unsigned l = 0; l < t.N; ++l) {
+      const std::string c = w.op("Max", {w.op("Gather", {ch, w.ints({l}, false)}), zero});
+      const std::vector<VariableIndex>& cs = t.s[t.children[t.inner][l]];
+      for (size_t j = 0; j < cs.size(); ++j) inner_names[cs[j]] = w.op("Gather", {states[j], c});
+    }
+    const std::vector<std::string> as_inner = write_bounded(w, t.s[t.inner], inner_names);
+    const std::string at = w.op("Reshape", {i, w.ints({1, 1})});
+    onnx::ValueInfoProto* co = body.add_output();
+    co->set_name(model->unique(t.name + "_cond_out"));
+    set_tensor_type(co, onnx::TensorProto::BOOL, {}, {});
+    onnx::NodeProto* cn = body.add_node();
+    cn->set_op_type("Identity");
+    cn->add_input(cond);
+    cn->add_output(co->name());
+    for (size_t j = 0; j < states.size(); ++j) {
+      const std::string v = w.op("Where", {leaf, as_leaf[j], as_inner[j]});
+      const std::string next = w.op("ScatterND", {states[j], at, w.unsqueeze(v, {0})});
       onnx::ValueInfoProto* vi = body.add_output();
-      vi->set_name(model->unique(base));
-      set_tensor_type(vi, onnx::TensorProto::FLOAT, {"batch"}, canon_dims(cg.node(node).value.d));
+      vi->set_name(model->unique(t.name + "_states_out"));
+      std::vector<int64_t> dims{1};
+      for (int64_t d : canon_dims(cg.node(t.s[t.leaf][j]).value.d)) dims.push_back(d);
+      set_tensor_type(vi, onnx::TensorProto::FLOAT, {"nodes"}, dims);
       onnx::NodeProto* id = body.add_node();
       id->set_op_type("Identity");
-      id->add_input(v);
+      id->add_input(next);
       id->add_output(vi->name());
-    };
-    for (size_t j = 0; j < r.s[1].size(); ++j) output(r.s[1][j], r.name + "_s" + std::to_string(j) + "_next");
-    output(r.out[1], r.name + "_h");
+    }
   }
 
   // ---------------------------------------------------------------- the model
@@ -485,6 +684,7 @@ struct OnnxExporter::Impl {
       r.seq_out.clear();
       r.final_state.clear();
     }
+    for (auto& t : const_cast<std::vector<TreeDecl>&>(trees)) t.root_state.clear();
     for (const Output& o : outputs) write_output(o);
     model = nullptr;
     main = nullptr;
@@ -502,6 +702,7 @@ struct OnnxExporter::Impl {
     sigs.clear();
     plain_hashes.clear();
     for (int r = 0; r < static_cast<int>(recs.size()); ++r) check_recurrence(r);
+    for (TreeDecl& t : trees) check_tree(t);
     for (const Output& o : outputs)
       if (o.sequence) check_positions(o.steps, "sequence output '" + o.name + "'");
   }
@@ -572,6 +773,44 @@ void OnnxExporter::add_recurrence(const RNNBuilder& b) {
   for (unsigned k = 0; k < T; ++k) m.rec_out[r.out[k]] = {ri, static_cast<int>(k)};
   for (size_t j = 0; j < r.s[T - 1].size(); ++j) m.rec_final[r.s[T - 1][j]] = {ri, static_cast<int>(j)};
   m.recs.push_back(r);
+}
+
+void OnnxExporter::add_tree(const TreeLSTMBuilder& b, const std::string& name) {
+  Impl& m = *impl_;
+  m.check_name(name, "add_tree");
+  const auto* nary = dynamic_cast<const NaryTreeLSTMBuilder*>(&b);
+  if (!nary) fail("add_tree '" + name + "': only NaryTreeLSTMBuilder exports");
+  if (b.has_initial_state()) fail("add_tree '" + name + "': the tree started from a given h_0; only the zero state exports");
+  const std::vector<int>& order = b.added_order();
+  Impl::TreeDecl t;
+  t.name = name;
+  t.N = nary->arity();
+  for (size_t k = 0; k < order.size(); ++k) {
+    if (order[k] != static_cast<int>(k))
+      fail("add_tree '" + name + "': node " + std::to_string(order[k]) + " was added as the " + std::to_string(k + 1) +
+           "th; export from a tree whose ids are its post-order 0, 1, ... (root last)");
+    const Expression x = b.node_input(order[k]);
+    if (x.pg) {
+      m.check_expr(x, "add_tree");
+      const Node& n = m.cg.node(x.i);
+      if (n.op != OpKind::Lookup || n.value.d.bd != 1)
+        fail("add_tree '" + name + "': the input of node " + std::to_string(k) + " is " + node_text(m.cg, x.i) +
+             ", not the lookup of one row");
+      const LookupParameterStorage* table = n.p<op_params::LookupParams>().lp;
+      if (t.table && t.table != table) fail("add_tree '" + name + "': the node inputs are lookups of two tables");
+      t.table = table;
+      m.tree_input[x.i] = static_cast<int>(m.trees.size());
+    }
+    t.x.push_back(x.pg ? x.i : Impl::kNoInput);
+    t.children.push_back(b.node_children(order[k]));
+    std::vector<VariableIndex> s;
+    for (const Expression& e : b.get_s(order[k])) s.push_back(e.i);
+    t.s.push_back(s);
+  }
+  if (order.empty()) fail("add_tree '" + name + "': the builder holds no tree");
+  for (size_t j = 0; j < t.s.back().size(); ++j)
+    m.tree_root[t.s.back()[j]] = {static_cast<int>(m.trees.size()), static_cast<int>(j)};
+  m.trees.push_back(t);
 }
 
 void OnnxExporter::add_output(const Expression& e, const std::string& name) {
