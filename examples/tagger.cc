@@ -27,6 +27,7 @@
 
 #include "common/bench.h"
 #include "common/cli.h"
+#include "common/onnx_reference.h"
 #include "common/util.h"
 #include "common/vocab_file.h"
 #include "dynet_lite/compile.h"
@@ -37,6 +38,9 @@
 #include "dynet_lite/io/conllu.h"
 #include "dynet_lite/lstm.h"
 #include "dynet_lite/training.h"
+#ifdef DYNET_LITE_ONNX
+#include "dynet_lite/onnx.h"
+#endif
 
 namespace dynet = dynet_lite;
 using namespace dynet;
@@ -271,6 +275,26 @@ class Tagger {
     return concatenate_cols(scores_);  // one forward for the sentence
   }
 
+#ifdef DYNET_LITE_ONNX
+  /// Writes the network as ONNX, traced on `sample` (two tokens or more): input
+  /// "words" int64 [seq, batch] (word ids, 0 for <unk>), output "scores" float
+  /// [seq, batch, tags].  One file serves every sentence length and batch size.
+  void export_onnx(const Sentence& sample, const std::string& path) {
+    DYNET_LITE_ARG_CHECK(!use_char, "--export: the character BiLSTM of --char (a recurrence per rare word, chosen "
+                                    "by the data) has no ONNX export; export the T1 tagger");
+    ComputationGraph cg;
+    new_graph(cg, false);
+    std::vector<Expression> scores;
+    tag_scores(sample, scores);
+    OnnxExporter ex(cg);
+    ex.add_sequence_input(xs_, "words");
+    ex.add_recurrence(fwd);
+    ex.add_recurrence(bwd);
+    ex.add_sequence_output(scores, "scores");
+    ex.save(path);
+  }
+#endif
+
   /// Best tag of every token.
   std::vector<unsigned> predict(const Sentence& s) { return best_tags(as_vector(cg_->forward(all_scores(s))), s.size()); }
 
@@ -429,7 +453,7 @@ constexpr TrainDefaults T1_DEFAULTS{10, 0.f, 0.25f, 0.f, 0.f};
 constexpr TrainDefaults T2_DEFAULTS{30, 0.05f, 2.f, 0.25f, 0.f};
 
 struct Options : examples::CorpusOptions {
-  std::string model_path, load, predict, bench;
+  std::string model_path, load, predict, bench, export_path, reference_path;
   bool use_char = false, compile = false;
   unsigned max_train = 0, batch = 1;
   // Set by finish_options unless given: the defaults depend on --char (TrainDefaults).
@@ -504,6 +528,7 @@ void add_options(CLI::App& app, Options& o) {
                        "2,000 train sentences after 100 warm-up sentences; prints one line\n(mode b1, b64, b64-auto "
                        "or b64-depth)")
       ->group("benchmark (BENCHMARKS.md T1, or T2 with --char)");
+  examples::add_export_options(app, o.export_path, o.reference_path);
 }
 
 void finish_options(const CLI::App& app, Options& o) {
@@ -516,6 +541,8 @@ void finish_options(const CLI::App& app, Options& o) {
   o.resolve_corpus(UD_EWT);
   if (o.model_path.empty()) o.model_path = o.use_char ? "tagger-char.model" : "tagger.model";
   DYNET_LITE_ARG_CHECK(o.predict.empty() || !o.load.empty(), "--predict needs --load MODEL");
+  DYNET_LITE_ARG_CHECK(o.reference_path.empty() || !o.export_path.empty(), "--export-reference needs --export FILE");
+  examples::check_export_available(o.export_path);
 }
 
 size_t count_words(const std::vector<Sentence>& data) {
@@ -582,6 +609,37 @@ int run_predict(const Options& o) {
   });
   return 0;
 }
+
+#ifdef DYNET_LITE_ONNX
+/// --export (and --export-reference): the saved model `path` as ONNX, traced on
+/// the first test sentence of two tokens or more; the reference holds every
+/// test sentence's word ids and dynet_lite's tag scores (compared by argmax).
+int run_export(const Options& o, const std::string& path) {
+  examples::SavedModel<Vocabulary, Tagger> saved(path);
+  std::vector<Sentence> test = saved.vocab.convert(read_conllu(o.test), o.test);
+  auto sample = std::find_if(test.begin(), test.end(), [](const Sentence& s) { return s.size() >= 2; });
+  DYNET_LITE_CHECK(sample != test.end(), std::runtime_error, "--export: no test sentence of two tokens in " << o.test);
+  saved.model.export_onnx(*sample, o.export_path);
+  std::cout << "exported the tagger to " << o.export_path << "\n";
+  if (o.reference_path.empty()) return 0;
+  examples::ReferenceWriter ref;
+  for (const Sentence& s : test) {
+    ComputationGraph cg;
+    saved.model.new_graph(cg, false);
+    std::vector<long> ids;
+    for (const Token& t : s) ids.push_back(t.word);
+    const long n = static_cast<long>(s.size()), tags = static_cast<long>(saved.vocab.tags.size());
+    ref.begin_run();
+    ref.ids("words", {n, 1}, ids);
+    ref.output("scores", {n, 1, tags}, as_vector(cg.forward(saved.model.all_scores(s))), "argmax");
+  }
+  ref.save(o.reference_path);
+  std::cout << "wrote " << ref.runs() << " test sentences to " << o.reference_path << "\n";
+  return 0;
+}
+#else
+int run_export(const Options&, const std::string&) { return 1; }  // refused by finish_options
+#endif
 
 int run_evaluate(const Options& o) {
   examples::SavedModel<Vocabulary, Tagger> saved(o.load);
@@ -682,6 +740,7 @@ int run_train(const Options& o) {
     std::cout << std::endl;
   }
   if (best_dev < 0) return 0;  // --epochs 0
+  if (!o.export_path.empty()) run_export(o, o.model_path);
 
   // The test figure comes from the best model as saved, read back from disk.
   examples::SavedModel<Vocabulary, Tagger> best(o.model_path);
@@ -762,6 +821,7 @@ int main(int argc, char** argv) {
       [&] {
         if (!o.bench.empty()) return run_bench(o);
         if (!o.predict.empty()) return run_predict(o);
+        if (!o.load.empty() && !o.export_path.empty()) return run_export(o, o.load);
         if (!o.load.empty()) return run_evaluate(o);
         return run_train(o);
       });
