@@ -9,7 +9,9 @@ For each model: runs ONNX's checker (full check, with shape inference), then,
 for each run in the JSON file, feeds the inputs to ONNX Runtime (one thread) and
 compares every output with dynet_lite's: by default to 1e-5 relative
 (|a - b| <= 1e-5 * max(1, |b|)); an output may say "compare": "argmax" (equal
-argmax along the last axis, e.g. predicted tags) or give its own tolerance.
+argmax along the last axis, e.g. predicted tags) or give its own tolerance, and
+"pick_sum": [k_0, k_1, ...] compares the sum over t of output[t, 0, k_t] (a
+sentence's log-likelihood from per-position log-probabilities) instead.
 Prints per model the runs, the largest relative difference, the argmax
 agreement and ONNX Runtime's runs per second; exits 1 naming each run and output
 that differs.
@@ -55,6 +57,10 @@ def check_model(path, runs_path):
         for name, value in zip(names[k], got):
             spec = run["outputs"][name]
             want = array(spec)
+            if "pick_sum" in spec:  # one number: sum over t of value[t, 0, pick[t]]
+                picks = np.asarray(spec["pick_sum"])
+                value = np.asarray(value[np.arange(len(picks)), 0, picks].astype(np.float64).sum(), dtype=np.float32)
+                want = want.reshape(())
             if value.shape != want.shape:
                 failures.append("%s run %d output %s: shape %s, dynet_lite %s" % (path, k, name, value.shape, want.shape))
                 continue

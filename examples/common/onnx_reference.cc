@@ -76,6 +76,12 @@ void ReferenceWriter::output(const std::string& name, const std::vector<long>& s
                        ",\"compare\":\"" + compare + "\"}");
 }
 
+void ReferenceWriter::picked_sum(const std::string& name, const std::vector<long>& picks, float value,
+                                 const std::string& compare) {
+  append(outputs_, "\"" + name + "\":{\"dtype\":\"float32\",\"shape\":[],\"data\":" + list(std::vector<float>{value}) +
+                       ",\"pick_sum\":" + list(picks) + ",\"compare\":\"" + compare + "\"}");
+}
+
 void ReferenceWriter::save(const std::string& path) {
   if (open_) end_run();
   write_file_atomically(path, "[" + out_.str() + "]\n");

@@ -29,6 +29,10 @@ class ReferenceWriter {
   /// An output; `compare` is "argmax" or a tolerance such as "1e-5".
   void output(const std::string& name, const std::vector<long>& shape, const std::vector<float>& data,
               const std::string& compare);
+  /// An output of shape [seq, 1, classes] compared through one number: the sum
+  /// over t of its element [t, 0, picks[t]] (a sentence's log-likelihood from
+  /// per-position log-probabilities) against `value`.
+  void picked_sum(const std::string& name, const std::vector<long>& picks, float value, const std::string& compare);
   size_t runs() const { return runs_; }
   /// Writes the file atomically.
   void save(const std::string& path);
