@@ -474,6 +474,7 @@ int run_train(const Options& o) {
   std::cout << "final test perplexity " << std::fixed << std::setprecision(2) << last_ppl << " vs unigram "
             << unigram << "; training " << std::setprecision(1) << train_seconds << " s, total "
             << total_time.seconds() << " s\n";
+  if (!o.export_path.empty() && best_loss < 1e300) run_export(o, o.model_path);
   return 0;
 }
 
