@@ -4,6 +4,7 @@
     onnx_check.py DIR                       every DIR/NAME.onnx with DIR/NAME.json
     onnx_check.py MODEL.onnx RUNS.json      one model (an example's --export and
                                             --export-reference)
+    onnx_check.py --parser ENC.onnx SCORER.onnx RUNS.json   the parser's two models
 
 For each model: runs ONNX's checker (full check, with shape inference), then,
 for each run in the JSON file, feeds the inputs to ONNX Runtime (one thread) and
@@ -85,8 +86,46 @@ def check_model(path, runs_path):
     return failures, line
 
 
+def check_parser(encoder, scorer, runs_path):
+    """The parser's two models against dynet_lite's greedy parses: per sentence
+    the encoder runs once, then per transition the scorer on the features of the
+    four slots dynet_lite's parse had (position n: the empty slot)."""
+    for p in (encoder, scorer):
+        onnx.checker.check_model(onnx.load(p), full_check=True)
+    with open(runs_path) as f:
+        runs = json.load(f)
+    enc, sco = session(encoder), session(scorer)
+    failures, worst, transitions = [], 0.0, 0
+    start = time.perf_counter()
+    for k, run in enumerate(runs):
+        n = len(run["words"])
+        words = np.asarray(run["words"], dtype=np.int64).reshape(n, 1)
+        tags = np.asarray(run["tags"], dtype=np.int64).reshape(n, 1)
+        feats, empty = enc.run(["features", "empty_features"], {"words": words, "tags": tags})
+        table = np.concatenate([feats[:, 0], empty], axis=0)  # [n + 1, 4, MLP]
+        slots = np.asarray(run["slots"], dtype=np.int64).reshape(-1, 4)
+        x = np.stack([table[slots[:, j], j] for j in range(4)], axis=1)  # [T, 4, MLP]
+        (got,) = sco.run(["scores"], {"slots": x.astype(np.float32)})
+        want = np.asarray(run["scores"], dtype=np.float32).reshape(got.shape)
+        err = np.abs(got - want) / np.maximum(1.0, np.abs(want))
+        transitions += len(slots)
+        worst = max(worst, float(err.max()) if err.size else 0.0)
+        if err.size and err.max() > DEFAULT_RTOL:
+            failures.append("%s sentence %d: relative difference %.3g in the transition scores" % (runs_path, k, err.max()))
+    seconds = time.perf_counter() - start
+    print("%s + %s: %d sentences, %d transitions, largest relative difference %.3g, ONNX Runtime %.1f sentences/s"
+          % (os.path.basename(encoder), os.path.basename(scorer), len(runs), transitions, worst, len(runs) / seconds))
+    return failures
+
+
 def main():
     args = sys.argv[1:]
+    if len(args) == 4 and args[0] == "--parser":
+        failures = check_parser(*args[1:])
+        for f in failures[:50]:
+            print(f, file=sys.stderr)
+        print("onnx_check: parser, %d failures" % len(failures))
+        return 1 if failures else 0
     if len(args) == 2 and args[0].endswith(".onnx"):
         pairs = [(args[0], args[1])]
     elif len(args) == 1:
