@@ -59,5 +59,6 @@ for round in 1 2 3; do
   "$bin/tagger" --load "$out/tagger.model" --predict "$out/tagger-test.txt" > /dev/null
   end=$(date +%s.%N)
   echo "dynet_lite --predict round $round: $(echo "$sentences / ($end - $start)" | bc -l | xargs printf '%.1f') sentences/s (model loading included)"
-  "$python" "$check" "$out/tagger.onnx" "$out/tagger.json" | head -n 1 | sed "s/^/ONNX Runtime round $round: /"
+  "$python" "$check" "$out/tagger.onnx" "$out/tagger.json" > "$out/tagger-ort.txt"
+  sed -n "1s/^/ONNX Runtime round $round: /p" "$out/tagger-ort.txt"
 done

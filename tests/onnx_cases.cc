@@ -218,6 +218,7 @@ std::vector<OpCase> op_cases(ParameterCollection& pc) {
 struct SeqModel {
   std::string name;
   std::function<std::vector<Expression>(ComputationGraph&, const std::vector<Expression>&, OnnxExporter*)> net;
+  bool plain = false;  ///< one output, not a sequence (e.g. from the last state)
 };
 
 void seq_case(const std::string& dir, ParameterCollection& pc, const SeqModel& sm, unsigned vocab) {
@@ -241,7 +242,11 @@ void seq_case(const std::string& dir, ParameterCollection& pc, const SeqModel& s
     OnnxExporter ex(cg);
     std::vector<Expression> ys = build(cg, ids_for(3, 2), &ex, xs);
     ex.add_sequence_input(xs, "words");
-    ex.add_sequence_output(ys, "y");
+    if (sm.plain) {
+      ex.add_output(ys[0], "y");
+    } else {
+      ex.add_sequence_output(ys, "y");
+    }
     ex.save(dir + "/" + sm.name + ".onnx");
   }
   std::vector<Run> runs;
@@ -261,7 +266,8 @@ void seq_case(const std::string& dir, ParameterCollection& pc, const SeqModel& s
       }
       Run r;
       r.inputs.push_back({"words", tensor("int64", {static_cast<long>(len), static_cast<long>(batch)}, json_ints(flat))});
-      r.outputs.push_back({"y", tensor("float32", boundary_shape(ys[0].dim(), len), json_floats(out))});
+      const std::vector<long> shape = sm.plain ? boundary_shape(ys[0].dim()) : boundary_shape(ys[0].dim(), len);
+      r.outputs.push_back({"y", tensor("float32", shape, json_floats(out))});
       runs.push_back(r);
     }
   }
@@ -291,6 +297,27 @@ SeqModel one_way(const std::string& name, ParameterCollection& pc, B* builder, u
             if (ex) ex->add_recurrence(*builder);
             return head(cg, V, c, hs);
           }};
+}
+
+// A sentence encoding from the last states of a forward and a backward LSTM
+// (as a character BiLSTM encodes a word): one output, not a sequence.
+SeqModel last_states(ParameterCollection& pc, VanillaLSTMBuilder* f, VanillaLSTMBuilder* b) {
+  Parameter V = pc.add_parameters({3, 4}, 0.f, "last_V");
+  SeqModel m{"lstm_last_states", [=](ComputationGraph& cg, const std::vector<Expression>& xs, OnnxExporter* ex) {
+               for (auto* r : {f, b}) {
+                 r->new_graph(cg);
+                 r->start_new_sequence();
+               }
+               for (size_t i = 0; i < xs.size(); ++i) f->add_input(xs[i]);
+               for (size_t i = xs.size(); i-- > 0;) b->add_input(xs[i]);
+               if (ex) {
+                 ex->add_recurrence(*f);
+                 ex->add_recurrence(*b);
+               }
+               return std::vector<Expression>{softmax(parameter(cg, V) * concatenate({f->back(), b->back()}))};
+             }};
+  m.plain = true;
+  return m;
 }
 
 // Forward and backward LSTMs, concatenated, then a second (stacked) LSTM.
@@ -400,12 +427,13 @@ int main(int argc, char** argv) {
     CoupledLSTMBuilder coupled(1, 5, 6, pc);
     CompactVanillaLSTMBuilder compact(1, 5, 6, pc);
     GRUBuilder gru(2, 5, 6, pc);
-    VanillaLSTMBuilder f(1, 5, 2, pc), b(1, 5, 2, pc), top(1, 4, 4, pc);
+    VanillaLSTMBuilder f(1, 5, 2, pc), b(1, 5, 2, pc), top(1, 4, 4, pc), lf(1, 5, 2, pc), lb(1, 5, 2, pc);
     const std::vector<SeqModel> models = {
         one_way("rnn", pc, &rnn, 6, false),          one_way("lstm", pc, &lstm, 6, false),
         one_way("lstm_reverse", pc, &lstm_rev, 6, true), one_way("lstm_layer_norm", pc, &lstm_ln, 6, false),
         one_way("coupled_lstm", pc, &coupled, 6, false), one_way("compact_lstm", pc, &compact, 6, false),
         one_way("gru", pc, &gru, 6, true),           bilstm(pc, &f, &b, &top),
+        last_states(pc, &lf, &lb),
     };
     for (const SeqModel& m : models) seq_case(dir, pc, m, 11);
     tree_case(dir, pc);

@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "dynet_lite/backends/op_params.h"
+#include "dynet_lite/devices.h"
 #include "dynet_lite/except.h"
 #include "dynet_lite/model.h"
 #include "dynet_lite/onnx.h"
@@ -58,7 +59,9 @@ std::string constant_value(EmitArgs& a) {
   const Dim& d = a.value->d;
   std::vector<int64_t> shape{static_cast<int64_t>(d.bd)};
   for (int64_t x : canon_dims(d)) shape.push_back(x);
-  return a.w.initializer("constant", a.value->v, shape);
+  std::vector<float> host(d.size());
+  a.value->device->copy_to_host(host.data(), a.value->v, host.size());  // the value may live on a GPU
+  return a.w.initializer("constant", host.data(), shape);
 }
 
 std::string parameter_leaf(EmitArgs& a) {
