@@ -106,14 +106,14 @@ struct OnnxExporter::Impl {
   std::map<VariableIndex, std::pair<int, int>> tree_root;  // root state node -> (tree, index)
 
   // Per export.
-  mutable std::vector<char> depends;   // node reads a sequence position or a tree node
-  mutable std::vector<char> plain_ok;  // ... only through last states and roots (or not at all)
-  mutable std::unordered_map<VariableIndex, Sig> sigs;
-  mutable std::unordered_map<VariableIndex, uint64_t> plain_hashes;
-  mutable std::unordered_map<VariableIndex, std::string> plain, templ;
-  mutable std::map<VariableIndex, std::string> seq_input_value;  // by first step
-  mutable ModelState* model = nullptr;
-  mutable onnx::GraphProto* main = nullptr;
+  std::vector<char> depends;   // node reads a sequence position or a tree node
+  std::vector<char> plain_ok;  // ... only through last states and roots (or not at all)
+  std::unordered_map<VariableIndex, Sig> sigs;
+  std::unordered_map<VariableIndex, uint64_t> plain_hashes;
+  std::unordered_map<VariableIndex, std::string> plain, templ;
+  std::map<VariableIndex, std::string> seq_input_value;  // by first step
+  ModelState* model = nullptr;
+  onnx::GraphProto* main = nullptr;
 
   explicit Impl(ComputationGraph& g) : cg(g), graph_id(g.get_id()) {
     for (VariableIndex i = 0; i < cg.size(); ++i) {
@@ -128,19 +128,19 @@ struct OnnxExporter::Impl {
     }
   }
 
-  void check_expr(const Expression& e, const char* what) const {
+  void check_expr(const Expression& e, const char* what) {
     if (e.pg != &cg) fail(std::string(what) + ": the expression belongs to another graph");
     if (e.is_stale() || cg.get_id() != graph_id)
       fail(std::string(what) + ": the expression is stale (its graph was cleared or reverted)");
   }
-  void check_leaf(const Expression& e, const char* what) const {
+  void check_leaf(const Expression& e, const char* what) {
     check_expr(e, what);
     const OpKind op = cg.node(e.i).op;
     if (op != OpKind::Input && op != OpKind::Lookup)
       fail(std::string(what) + ": " + node_text(cg, e.i) + " is not an input() or lookup() leaf");
     if (inputs.count(e.i) || seq_step.count(e.i)) fail(std::string(what) + ": " + node_text(cg, e.i) + " is declared twice");
   }
-  void check_name(const std::string& name, const char* what) const {
+  void check_name(const std::string& name, const char* what) {
     if (name.empty()) fail(std::string(what) + ": empty name");
     for (const auto& kv : inputs)
       if (kv.second == name) fail(std::string(what) + ": the name '" + name + "' is taken");
@@ -153,7 +153,7 @@ struct OnnxExporter::Impl {
   // ---------------------------------------------------------------- structure checks
 
   // Which nodes read a sequence position (a sequence input, through any path).
-  void mark_dependents() const {
+  void mark_dependents() {
     depends.assign(cg.size(), 0);
     for (VariableIndex i = 0; i < cg.size(); ++i) {
       if (seq_step.count(i) || tree_input.count(i)) {
@@ -186,7 +186,7 @@ struct OnnxExporter::Impl {
   // A node that reads no position, by what it computes: its op, parameters and
   // arguments (equal hashes: equal values, e.g. the same parameter added to the
   // graph once per position).
-  uint64_t plain_hash(VariableIndex i) const {
+  uint64_t plain_hash(VariableIndex i) {
     auto it = plain_hashes.find(i);
     if (it != plain_hashes.end()) return it->second;
     const Node& n = cg.node(i);
@@ -196,11 +196,11 @@ struct OnnxExporter::Impl {
   }
 
   // A recurrence's output at step k stands at the position its input reads.
-  int position_of_rec_step(int r, int k) const { return sig(recs[r].x[k]).pos; }
+  int position_of_rec_step(int r, int k) { return sig(recs[r].x[k]).pos; }
 
   // The template signature of node i: boundaries named by role, plain nodes by
   // identity, the rest by op, parameters and arguments; and the position read.
-  Sig sig(VariableIndex i) const {
+  Sig sig(VariableIndex i) {
     auto it = sigs.find(i);
     if (it != sigs.end()) return it->second;
     Sig s;
@@ -229,7 +229,7 @@ struct OnnxExporter::Impl {
   }
 
   // Checks that steps[t] is built like steps[0] and reads position t.
-  void check_positions(const std::vector<VariableIndex>& steps, const std::string& what) const {
+  void check_positions(const std::vector<VariableIndex>& steps, const std::string& what) {
     if (static_cast<int>(steps.size()) != seq_len)
       fail(what + " has " + std::to_string(steps.size()) + " positions, the sequence inputs " +
            std::to_string(seq_len));
@@ -247,7 +247,7 @@ struct OnnxExporter::Impl {
 
   // ---------------------------------------------------------------- writing nodes
 
-  std::string emit(GraphWriter& w, VariableIndex i, const std::vector<std::string>& in, unsigned lead) const {
+  std::string emit(GraphWriter& w, VariableIndex i, const std::vector<std::string>& in, unsigned lead) {
     std::vector<bool> arg_lead;
     const Node& node = cg.node(i);
     for (unsigned k = 0; k < node.num_args; ++k) arg_lead.push_back(lead > 0 && depends[node.args[k]]);
@@ -263,7 +263,7 @@ struct OnnxExporter::Impl {
     return f->emit(a);
   }
 
-  std::vector<std::string> args_of(VariableIndex i, const std::function<std::string(VariableIndex)>& get) const {
+  std::vector<std::string> args_of(VariableIndex i, const std::function<std::string(VariableIndex)>& get) {
     const Node& n = cg.node(i);
     std::vector<std::string> in;
     for (unsigned k = 0; k < n.num_args; ++k) in.push_back(get(n.args[k]));
@@ -271,7 +271,7 @@ struct OnnxExporter::Impl {
   }
 
   // A node in the main graph.
-  std::string plain_value(VariableIndex i) const {
+  std::string plain_value(VariableIndex i) {
     auto it = plain.find(i);
     if (it != plain.end()) return it->second;
     GraphWriter w(main, model);
@@ -296,7 +296,7 @@ struct OnnxExporter::Impl {
   }
 
   // A node of a sequence template, with the [seq] axis.
-  std::string template_value(VariableIndex i) const {
+  std::string template_value(VariableIndex i) {
     if (!depends[i]) return plain_value(i);
     auto it = templ.find(i);
     if (it != templ.end()) return it->second;
@@ -322,7 +322,7 @@ struct OnnxExporter::Impl {
     return v;
   }
 
-  std::string declared_input(GraphWriter& w, VariableIndex i) const {
+  std::string declared_input(GraphWriter& w, VariableIndex i) {
     const Node& n = cg.node(i);
     const std::string& name = inputs.at(i);
     onnx::ValueInfoProto* vi = main->add_input();
@@ -335,7 +335,7 @@ struct OnnxExporter::Impl {
     return n.value.d.nd <= 1 ? w.unsqueeze(name, {-2}) : name;
   }
 
-  std::string sequence_input(int s) const {
+  std::string sequence_input(int s) {
     const SeqInput& in = seq_inputs[s];
     auto it = seq_input_value.find(in.steps[0]);
     if (it != seq_input_value.end()) return it->second;
@@ -354,7 +354,7 @@ struct OnnxExporter::Impl {
     return seq_input_value[in.steps[0]] = v;
   }
 
-  void write_output(const Output& o) const {
+  void write_output(const Output& o) {
     GraphWriter w(main, model);
     const Dim& d = cg.node(o.steps[0]).value.d;
     std::string v = o.sequence ? template_value(o.steps[0]) : plain_value(o.steps[0]);
@@ -376,7 +376,7 @@ struct OnnxExporter::Impl {
   // inputs) named by their role, nodes outside the steps by what they compute.
   using Boundary = std::unordered_map<VariableIndex, uint64_t>;
   uint64_t bounded_sig(VariableIndex i, const Boundary& b, std::unordered_map<VariableIndex, uint64_t>& memo,
-                       const std::string& what) const {
+                       const std::string& what) {
     auto it = memo.find(i);
     if (it != memo.end()) return it->second;
     uint64_t h;
@@ -394,14 +394,14 @@ struct OnnxExporter::Impl {
   }
 
   // The signature of computing `outs` from the boundary `b`.
-  uint64_t outputs_sig(const std::vector<VariableIndex>& outs, const Boundary& b, const std::string& what) const {
+  uint64_t outputs_sig(const std::vector<VariableIndex>& outs, const Boundary& b, const std::string& what) {
     std::unordered_map<VariableIndex, uint64_t> memo;
     uint64_t h = 0;
     for (VariableIndex o : outs) h = mix(h, bounded_sig(o, b, memo, what));
     return h;
   }
 
-  uint64_t step_sig(const Recurrence& r, int k) const {
+  uint64_t step_sig(const Recurrence& r, int k) {
     Boundary b{{r.x[k], 0}};
     for (size_t j = 0; j < r.s[k - 1].size(); ++j) b[r.s[k - 1][j]] = 1 + j;
     std::vector<VariableIndex> outs = r.s[k];
@@ -413,7 +413,7 @@ struct OnnxExporter::Impl {
   // being already named in `names`; nodes outside the steps come from the main
   // graph (outer scope).  Returns the outputs' names.
   std::vector<std::string> write_bounded(GraphWriter& w, const std::vector<VariableIndex>& outs,
-                                         std::unordered_map<VariableIndex, std::string>& names) const {
+                                         std::unordered_map<VariableIndex, std::string>& names) {
     std::function<std::string(VariableIndex)> value = [&](VariableIndex i) -> std::string {
       auto it = names.find(i);
       if (it != names.end()) return it->second;
@@ -445,8 +445,8 @@ struct OnnxExporter::Impl {
   }
 
   // Writes the recurrence as a Scan (once): its body is step 1 of the sample.
-  void scan(int ri) const {
-    Recurrence& r = const_cast<Recurrence&>(recs[ri]);
+  void scan(int ri) {
+    Recurrence& r = recs[ri];
     if (!r.seq_out.empty()) return;
     GraphWriter w(main, model);
     const std::string x = template_value(r.x[0]);
@@ -482,7 +482,7 @@ struct OnnxExporter::Impl {
     *a->mutable_g() = body;
   }
 
-  void write_body(const Recurrence& r, onnx::GraphProto& body) const {
+  void write_body(const Recurrence& r, onnx::GraphProto& body) {
     GraphWriter w(&body, model);
     std::unordered_map<VariableIndex, std::string> names;
     for (size_t j = 0; j < r.s[0].size(); ++j)
@@ -495,14 +495,14 @@ struct OnnxExporter::Impl {
       body_output(body, v[j], cg.node(outs[j]).value.d, r.name + (j < r.s[1].size() ? "_s" + std::to_string(j) + "_next" : "_h"));
   }
 
-  std::string body_input(onnx::GraphProto& body, const Dim& d, const std::string& base) const {
+  std::string body_input(onnx::GraphProto& body, const Dim& d, const std::string& base) {
     onnx::ValueInfoProto* vi = body.add_input();
     vi->set_name(model->unique(base));
     set_tensor_type(vi, onnx::TensorProto::FLOAT, {"batch"}, canon_dims(d));
     return vi->name();
   }
 
-  void body_output(onnx::GraphProto& body, const std::string& v, const Dim& d, const std::string& base) const {
+  void body_output(onnx::GraphProto& body, const std::string& v, const Dim& d, const std::string& base) {
     onnx::ValueInfoProto* vi = body.add_output();
     vi->set_name(model->unique(base));
     set_tensor_type(vi, onnx::TensorProto::FLOAT, {"batch"}, canon_dims(d));
@@ -514,10 +514,10 @@ struct OnnxExporter::Impl {
 
   // ---------------------------------------------------------------- trees
 
-  bool is_leaf(const TreeDecl& t, int k) const { return t.x[k] != kNoInput && t.children[k].empty(); }
+  bool is_leaf(const TreeDecl& t, int k) { return t.x[k] != kNoInput && t.children[k].empty(); }
 
   // A leaf's state from its input; an inner node's from its children's states.
-  uint64_t tree_node_sig(const TreeDecl& t, int k) const {
+  uint64_t tree_node_sig(const TreeDecl& t, int k) {
     Boundary b;
     if (is_leaf(t, k)) {
       b[t.x[k]] = 0;
@@ -530,7 +530,7 @@ struct OnnxExporter::Impl {
   }
 
   // Every leaf is computed as the first leaf is, every inner node as the first.
-  void check_tree(TreeDecl& t) const {
+  void check_tree(TreeDecl& t) {
     for (int k = 0; k < static_cast<int>(t.x.size()); ++k) {
       if (is_leaf(t, k)) {
         if (t.leaf < 0) t.leaf = k;
@@ -554,8 +554,8 @@ struct OnnxExporter::Impl {
   // Writes the tree as a Loop over its nodes (once): the state of every node is
   // carried as one tensor [nodes, 1, dims] per state expression; iteration i
   // computes node i as a leaf and as an inner node and keeps the one it is.
-  void loop(int ti) const {
-    TreeDecl& t = const_cast<TreeDecl&>(trees[ti]);
+  void loop(int ti) {
+    TreeDecl& t = trees[ti];
     if (!t.root_state.empty()) return;
     GraphWriter w(main, model);
     const std::string words = t.name + "_words", children = t.name + "_children";
@@ -594,14 +594,14 @@ struct OnnxExporter::Impl {
     for (const auto& f : final_state) t.root_state.push_back(w.op("Gather", {f, root}));
   }
 
-  onnx::ValueInfoProto* add_main_input(const std::string& name) const {
+  onnx::ValueInfoProto* add_main_input(const std::string& name) {
     onnx::ValueInfoProto* vi = main->add_input();
     vi->set_name(name);
     return vi;
   }
 
   void write_tree_body(const TreeDecl& t, const std::string& words, const std::string& children,
-                       onnx::GraphProto& body) const {
+                       onnx::GraphProto& body) {
     GraphWriter w(&body, model);
     auto scalar_input = [&](const std::string& base, int type) {
       onnx::ValueInfoProto* vi = body.add_input();
@@ -661,7 +661,7 @@ struct OnnxExporter::Impl {
 
   // ---------------------------------------------------------------- the model
 
-  onnx::ModelProto build() const {
+  onnx::ModelProto build() {
     if (cg.get_id() != graph_id) fail("the graph was cleared since the exporter was made");
     for (const auto& p : params)
       if (p.expired()) throw std::runtime_error("ONNX export: a parameter the graph reads was destroyed with its model");
@@ -680,11 +680,11 @@ struct OnnxExporter::Impl {
     plain.clear();
     templ.clear();
     seq_input_value.clear();
-    for (auto& r : const_cast<std::vector<Recurrence>&>(recs)) {
+    for (auto& r : recs) {
       r.seq_out.clear();
       r.final_state.clear();
     }
-    for (auto& t : const_cast<std::vector<TreeDecl>&>(trees)) t.root_state.clear();
+    for (auto& t : trees) t.root_state.clear();
     for (const Output& o : outputs) write_output(o);
     model = nullptr;
     main = nullptr;
