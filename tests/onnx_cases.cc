@@ -117,7 +117,8 @@ void op_case(const std::string& dir, const OpCase& c) {
     auto xy = build(cg, batch, xv);
     Run r;
     r.inputs.push_back({"x", tensor("float32", boundary_shape(xy.first.dim()), json_floats(xv))});
-    r.outputs.push_back({"y", tensor("float32", boundary_shape(xy.second.dim()), json_floats(as_vector(cg.forward(xy.second))))});
+    r.outputs.push_back(
+        {"y", tensor("float32", boundary_shape(xy.second.dim()), json_floats(as_vector(cg.forward(xy.second))))});
     runs.push_back(r);
   }
   write_case(dir, c.name, runs);
@@ -148,11 +149,14 @@ std::vector<OpCase> op_cases(ParameterCollection& pc) {
       {"negate", v, [=](G&, X x) { return -x; }},
       {"pow", v, [=](G& cg, X x) { return pow(exp(x), P(cg, v4)); }},
       {"max_min", v, [=](G& cg, X x) { return max(x, P(cg, v4)) + min(x, -P(cg, v4)); }},
-      {"sum", v, [=](G& cg, X x) { return sum({x, P(cg, v4), x * 2.f}) + average({x, P(cg, v4)}); }},
+      {"sum", v,
+       [=](G& cg, X x) {
+         return sum({x, P(cg, v4), x * 2.f}) + average({x, P(cg, v4)});
+       }},
       {"unary", v,
        [=](G&, X x) {
-         return tanh(x) + logistic(x) + rectify(x) + elu(x, 0.7f) + selu(x) + silu(x, 1.3f) + softsign(x) +
-                exp(x) + log(exp(x) + 1.f) + sqrt(square(x) + 1.f) + cube(x) + abs(x) + erf(x) + log_sigmoid(x);
+         return tanh(x) + logistic(x) + rectify(x) + elu(x, 0.7f) + selu(x) + silu(x, 1.3f) + softsign(x) + exp(x) +
+                log(exp(x) + 1.f) + sqrt(square(x) + 1.f) + cube(x) + abs(x) + erf(x) + log_sigmoid(x);
        }},
       {"trig", v,
        [=](G&, X x) {
@@ -161,11 +165,17 @@ std::vector<OpCase> op_cases(ParameterCollection& pc) {
                 acosh(square(x) + 1.5f) + atanh(s) + round(x * 3.f) + ceil(x * 3.f) + floor(x * 3.f);
        }},
       {"matmul", m, [=](G& cg, X x) { return P(cg, W) * x; }},
-      {"affine_transform", v, [=](G& cg, X x) { return affine_transform({P(cg, b), P(cg, W), x, P(cg, W), tanh(x)}); }},
+      {"affine_transform", v,
+       [=](G& cg, X x) {
+         return affine_transform({P(cg, b), P(cg, W), x, P(cg, W), tanh(x)});
+       }},
       {"transpose", m, [=](G& cg, X x) { return transpose(x) * P(cg, W2); }},
       {"softmax", m, [=](G&, X x) { return softmax(x) + softmax(x, 1); }},
       {"log_softmax", v, [=](G&, X x) { return log_softmax(x); }},
-      {"logsumexp", v, [=](G& cg, X x) { return logsumexp({x, P(cg, v4), x * 2.f}); }},
+      {"logsumexp", v,
+       [=](G& cg, X x) {
+         return logsumexp({x, P(cg, v4), x * 2.f});
+       }},
       {"pickneglogsoftmax", v, [=](G&, X x) { return pickneglogsoftmax(x, 2u); }},
       {"distances", v,
        [=](G& cg, X x) {
@@ -185,13 +195,21 @@ std::vector<OpCase> op_cases(ParameterCollection& pc) {
          X b = concatenate_cols({select_cols(transpose(x), {1, 3}), pick(r, 2u, 1)});
          return concatenate({reshape(a, {16}), reshape(b, {9})});
        }},
-      {"concatenate", v, [=](G& cg, X x) { return concatenate({x, P(cg, v4), x}); }},
-      {"pick", m, [=](G&, X x) { return concatenate({pick(x, 1u, 1) + pick(x, 0u, 1), pick(x, 2u, 0)}); }},
+      {"concatenate", v,
+       [=](G& cg, X x) {
+         return concatenate({x, P(cg, v4), x});
+       }},
+      {"pick", m,
+       [=](G&, X x) {
+         return concatenate({pick(x, 1u, 1) + pick(x, 0u, 1), pick(x, 2u, 0)});
+       }},
       {"gradient_ops", v, [=](G&, X x) { return nobackprop(x) + flip_gradient(x) + scale_gradient(x, 0.3f); }},
       {"layer_norm", v, [=](G& cg, X x) { return layer_norm(x, P(cg, g), P(cg, v4)); }},
       {"lookup", v, [=](G& cg, X x) { return x + lookup(cg, E, 3u) + const_lookup(cg, E, 7u); }},
       {"constant", v,
-       [=](G& cg, X x) { return x + constant(cg, {4}, 0.25f) + input(cg, {4}, std::vector<float>{1, 2, 3, 4}); }},
+       [=](G& cg, X x) {
+         return x + constant(cg, {4}, 0.25f) + input(cg, {4}, std::vector<float>{1, 2, 3, 4});
+       }},
       {"lstm_ops", v,
        [=](G& cg, X x) {
          X h = tanh(pick_range(x, 0, 2)), c0 = pick_range(x, 2, 4);
@@ -265,7 +283,8 @@ void seq_case(const std::string& dir, ParameterCollection& pc, const SeqModel& s
         out.insert(out.end(), v.begin(), v.end());
       }
       Run r;
-      r.inputs.push_back({"words", tensor("int64", {static_cast<long>(len), static_cast<long>(batch)}, json_ints(flat))});
+      r.inputs.push_back(
+          {"words", tensor("int64", {static_cast<long>(len), static_cast<long>(batch)}, json_ints(flat))});
       const std::vector<long> shape = sm.plain ? boundary_shape(ys[0].dim()) : boundary_shape(ys[0].dim(), len);
       r.outputs.push_back({"y", tensor("float32", shape, json_floats(out))});
       runs.push_back(r);
@@ -277,7 +296,8 @@ void seq_case(const std::string& dir, ParameterCollection& pc, const SeqModel& s
 // Per position: log_softmax(V tanh(h) + c).
 std::vector<Expression> head(ComputationGraph& cg, Parameter V, Parameter c, const std::vector<Expression>& hs) {
   std::vector<Expression> ys;
-  for (const Expression& h : hs) ys.push_back(log_softmax(affine_transform({parameter(cg, c), parameter(cg, V), tanh(h)})));
+  for (const Expression& h : hs)
+    ys.push_back(log_softmax(affine_transform({parameter(cg, c), parameter(cg, V), tanh(h)})));
   return ys;
 }
 
@@ -429,10 +449,14 @@ int main(int argc, char** argv) {
     GRUBuilder gru(2, 5, 6, pc);
     VanillaLSTMBuilder f(1, 5, 2, pc), b(1, 5, 2, pc), top(1, 4, 4, pc), lf(1, 5, 2, pc), lb(1, 5, 2, pc);
     const std::vector<SeqModel> models = {
-        one_way("rnn", pc, &rnn, 6, false),          one_way("lstm", pc, &lstm, 6, false),
-        one_way("lstm_reverse", pc, &lstm_rev, 6, true), one_way("lstm_layer_norm", pc, &lstm_ln, 6, false),
-        one_way("coupled_lstm", pc, &coupled, 6, false), one_way("compact_lstm", pc, &compact, 6, false),
-        one_way("gru", pc, &gru, 6, true),           bilstm(pc, &f, &b, &top),
+        one_way("rnn", pc, &rnn, 6, false),
+        one_way("lstm", pc, &lstm, 6, false),
+        one_way("lstm_reverse", pc, &lstm_rev, 6, true),
+        one_way("lstm_layer_norm", pc, &lstm_ln, 6, false),
+        one_way("coupled_lstm", pc, &coupled, 6, false),
+        one_way("compact_lstm", pc, &compact, 6, false),
+        one_way("gru", pc, &gru, 6, true),
+        bilstm(pc, &f, &b, &top),
         last_states(pc, &lf, &lb),
     };
     for (const SeqModel& m : models) seq_case(dir, pc, m, 11);

@@ -5,11 +5,11 @@
 // atomically, and the written model is what ONNX's protobuf says it is.  The
 // numbers are compared with ONNX Runtime by tests/onnx_check.py (ctest
 // onnx_runtime_matches).
+#include <onnx/onnx_pb.h>
+
 #include <cstdio>
 #include <fstream>
 #include <memory>
-
-#include <onnx/onnx_pb.h>
 
 #include "dynet_lite/lstm.h"
 #include "dynet_lite/onnx.h"

@@ -12,6 +12,9 @@
 // (step) is checked to be built the same way from its own position's inputs,
 // by a structural hash that names the boundary nodes by role, so a model that
 // would run with other numbers than the graph is refused, never written.
+#include <onnx/checker.h>
+#include <onnx/onnx_pb.h>
+
 #include <algorithm>
 #include <cstdio>
 #include <fstream>
@@ -20,17 +23,14 @@
 #include <sstream>
 #include <unordered_map>
 
-#include <onnx/checker.h>
-#include <onnx/onnx_pb.h>
-
 #include "dynet_lite/backends/op_params.h"
 #include "dynet_lite/core/node.h"
 #include "dynet_lite/export/onnx_ops.h"
 #include "dynet_lite/export/onnx_writer.h"
 #include "dynet_lite/model.h"
 #include "dynet_lite/onnx.h"
-#include "dynet_lite/treelstm.h"
 #include "dynet_lite/ops/op_table.h"
+#include "dynet_lite/treelstm.h"
 
 namespace dynet_lite {
 
@@ -61,12 +61,12 @@ struct OnnxExporter::Impl {
   // One recurrence: the builder's steps as the sample built them.
   struct Recurrence {
     std::string name;
-    std::vector<VariableIndex> x;                 // input of step k
-    std::vector<std::vector<VariableIndex>> s;    // state after step k
-    std::vector<VariableIndex> out;               // output of step k
-    bool reverse = false;                         // step k reads position T-1-k
-    std::string seq_out;                          // ONNX name of the outputs [seq, ...]
-    std::vector<std::string> final_state;         // ONNX names of the last state
+    std::vector<VariableIndex> x;               // input of step k
+    std::vector<std::vector<VariableIndex>> s;  // state after step k
+    std::vector<VariableIndex> out;             // output of step k
+    bool reverse = false;                       // step k reads position T-1-k
+    std::string seq_out;                        // ONNX name of the outputs [seq, ...]
+    std::vector<std::string> final_state;       // ONNX names of the last state
   };
   struct SeqInput {
     std::string name;
@@ -98,11 +98,11 @@ struct OnnxExporter::Impl {
     std::vector<std::vector<VariableIndex>> s;  // state of node id: cells, then outputs
     int leaf = -1, inner = -1;                  // the nodes traced as the Loop body
     const LookupParameterStorage* table = nullptr;
-    std::vector<std::string> root_state;        // ONNX names, once written
+    std::vector<std::string> root_state;  // ONNX names, once written
   };
   static constexpr VariableIndex kNoInput = ~0u;
   std::vector<TreeDecl> trees;
-  std::map<VariableIndex, int> tree_input;                  // a node's input -> tree
+  std::map<VariableIndex, int> tree_input;                 // a node's input -> tree
   std::map<VariableIndex, std::pair<int, int>> tree_root;  // root state node -> (tree, index)
 
   // Per export.
@@ -138,7 +138,8 @@ struct OnnxExporter::Impl {
     const OpKind op = cg.node(e.i).op;
     if (op != OpKind::Input && op != OpKind::Lookup)
       fail(std::string(what) + ": " + node_text(cg, e.i) + " is not an input() or lookup() leaf");
-    if (inputs.count(e.i) || seq_step.count(e.i)) fail(std::string(what) + ": " + node_text(cg, e.i) + " is declared twice");
+    if (inputs.count(e.i) || seq_step.count(e.i))
+      fail(std::string(what) + ": " + node_text(cg, e.i) + " is declared twice");
   }
   void check_name(const std::string& name, const char* what) {
     if (name.empty()) fail(std::string(what) + ": empty name");
@@ -287,8 +288,9 @@ struct OnnxExporter::Impl {
       loop(tr.first);
       v = trees[tr.first].root_state[tr.second];
     } else if (!plain_ok[i]) {
-      fail(node_text(cg, i) + " reads a position of a sequence input; export it with add_sequence_output, or "
-                              "through a recurrence's last state");
+      fail(node_text(cg, i) +
+           " reads a position of a sequence input; export it with add_sequence_output, or "
+           "through a recurrence's last state");
     } else {
       v = emit(w, i, args_of(i, [this](VariableIndex a) { return plain_value(a); }), 0);
     }
@@ -436,8 +438,9 @@ struct OnnxExporter::Impl {
       if (xs[k].pos != want)
         fail(r.name + ": step " + std::to_string(k) + " reads position " + std::to_string(xs[k].pos) +
              " of the sequence; a recurrence must read the positions in order or in reverse");
-      if (xs[k].hash != xs[0].hash) fail(r.name + ": the input of step " + std::to_string(k) + " (" +
-                                         node_text(cg, r.x[k]) + ") is not computed the way step 0's is");
+      if (xs[k].hash != xs[0].hash)
+        fail(r.name + ": the input of step " + std::to_string(k) + " (" + node_text(cg, r.x[k]) +
+             ") is not computed the way step 0's is");
     }
     const uint64_t body = step_sig(r, 1);
     for (int k = 2; k < T; ++k)
@@ -492,7 +495,8 @@ struct OnnxExporter::Impl {
     outs.push_back(r.out[1]);
     const std::vector<std::string> v = write_bounded(w, outs, names);
     for (size_t j = 0; j < outs.size(); ++j)
-      body_output(body, v[j], cg.node(outs[j]).value.d, r.name + (j < r.s[1].size() ? "_s" + std::to_string(j) + "_next" : "_h"));
+      body_output(body, v[j], cg.node(outs[j]).value.d,
+                  r.name + (j < r.s[1].size() ? "_s" + std::to_string(j) + "_next" : "_h"));
   }
 
   std::string body_input(onnx::GraphProto& body, const Dim& d, const std::string& base) {
@@ -664,7 +668,8 @@ struct OnnxExporter::Impl {
   onnx::ModelProto build() {
     if (cg.get_id() != graph_id) fail("the graph was cleared since the exporter was made");
     for (const auto& p : params)
-      if (p.expired()) throw std::runtime_error("ONNX export: a parameter the graph reads was destroyed with its model");
+      if (p.expired())
+        throw std::runtime_error("ONNX export: a parameter the graph reads was destroyed with its model");
     if (outputs.empty()) fail("no outputs declared (add_output / add_sequence_output)");
     onnx::ModelProto m;
     m.set_ir_version(kIrVersion);
@@ -730,9 +735,9 @@ void OnnxExporter::add_sequence_input(const std::vector<Expression>& steps, cons
     m.check_leaf(steps[t], "add_sequence_input");
     const Node& a = m.cg.node(steps[0].i);
     const Node& b = m.cg.node(steps[t].i);
-    const bool same = a.op == b.op && a.value.d == b.value.d &&
-                      (a.op != OpKind::Lookup ||
-                       a.p<op_params::LookupParams>().lp == b.p<op_params::LookupParams>().lp);
+    const bool same =
+        a.op == b.op && a.value.d == b.value.d &&
+        (a.op != OpKind::Lookup || a.p<op_params::LookupParams>().lp == b.p<op_params::LookupParams>().lp);
     if (!same)
       fail("add_sequence_input '" + name + "': step " + std::to_string(t) + " (" + node_text(m.cg, steps[t].i) +
            ") is not the same kind of leaf as step 0 (" + node_text(m.cg, steps[0].i) + ")");
@@ -747,8 +752,9 @@ void OnnxExporter::add_recurrence(const RNNBuilder& b) {
   Impl& m = *impl_;
   const std::string name = "recurrence" + std::to_string(m.recs.size());
   const unsigned T = b.num_steps();
-  if (T < 2) fail(name + ": the builder's sequence has " + std::to_string(T) +
-                  " steps; export from a sample of at least 2 (one step is traced as the Scan body)");
+  if (T < 2)
+    fail(name + ": the builder's sequence has " + std::to_string(T) +
+         " steps; export from a sample of at least 2 (one step is traced as the Scan body)");
   if (b.has_initial_state()) fail(name + ": the sequence started from a given h_0; only the zero state exports");
   Impl::Recurrence r;
   r.name = name;
@@ -780,7 +786,8 @@ void OnnxExporter::add_tree(const TreeLSTMBuilder& b, const std::string& name) {
   m.check_name(name, "add_tree");
   const auto* nary = dynamic_cast<const NaryTreeLSTMBuilder*>(&b);
   if (!nary) fail("add_tree '" + name + "': only NaryTreeLSTMBuilder exports");
-  if (b.has_initial_state()) fail("add_tree '" + name + "': the tree started from a given h_0; only the zero state exports");
+  if (b.has_initial_state())
+    fail("add_tree '" + name + "': the tree started from a given h_0; only the zero state exports");
   const std::vector<int>& order = b.added_order();
   Impl::TreeDecl t;
   t.name = name;

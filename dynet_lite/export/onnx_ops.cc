@@ -32,7 +32,9 @@ unsigned out_rank(const EmitArgs& a) { return canon_rank(out_dim(a)); }
 // Argument i aligned to the output's rank (for broadcasting ops).
 std::string arg(EmitArgs& a, unsigned i) { return a.w.align(a.in[i], canon_rank(a.dims[i]), out_rank(a)); }
 // Reshapes x to the node's own shape, keeping the leading axes and the batch.
-std::string to_out(EmitArgs& a, const std::string& x) { return a.w.reshape_keep_lead(x, a.lead + 1, canon_dims(out_dim(a))); }
+std::string to_out(EmitArgs& a, const std::string& x) {
+  return a.w.reshape_keep_lead(x, a.lead + 1, canon_dims(out_dim(a)));
+}
 
 std::string unary(EmitArgs& a, const char* op) { return a.w.op(op, {a.in[0]}); }
 std::string binary(EmitArgs& a, const char* op) { return a.w.op(op, {arg(a, 0), arg(a, 1)}); }
@@ -116,9 +118,7 @@ std::string selu(EmitArgs& a) {
   GraphWriter::set_float(n, "gamma", 1.0507009873554804934193349852946f);
   return GraphWriter::out(n);
 }
-std::string log_sigmoid(EmitArgs& a) {
-  return a.w.op("Neg", {a.w.op("Softplus", {a.w.op("Neg", {a.in[0]})})});
-}
+std::string log_sigmoid(EmitArgs& a) { return a.w.op("Neg", {a.w.op("Softplus", {a.w.op("Neg", {a.in[0]})})}); }
 // std::round (halves away from zero), not ONNX Round (halves to even).
 std::string round_away(EmitArgs& a) {
   std::string mag = a.w.op("Floor", {a.w.op("Add", {a.w.op("Abs", {a.in[0]}), a.w.scalar(0.5f)})});
@@ -267,9 +267,7 @@ std::string pick_range(EmitArgs& a) {
   const RangeParams& p = a.node.p<RangeParams>();
   return a.w.slice(a.in[0], dim_axis(p.dim), p.start, p.end);
 }
-std::string pick_batch_elems(EmitArgs& a) {
-  return gather(a, indices(a.node.p<IndexSource>()), batch_axis(a.dims[0]));
-}
+std::string pick_batch_elems(EmitArgs& a) { return gather(a, indices(a.node.p<IndexSource>()), batch_axis(a.dims[0])); }
 std::string select_rows(EmitArgs& a) { return gather(a, indices(a.node.p<IndexSource>()), dim_axis(0)); }
 std::string select_cols(EmitArgs& a) { return gather(a, indices(a.node.p<IndexSource>()), dim_axis(1)); }
 
@@ -353,8 +351,8 @@ std::string block(EmitArgs& a, const std::string& g, unsigned k, unsigned size, 
 std::string lstm_gates(EmitArgs& a) {
   if (a.node.p<GatesParams>().weightnoise_std > 0.f) fail(a, "weight noise is random and does not export");
   const unsigned h = a.dims[1].rows();
-  std::string pre = a.w.op("Add", {a.w.op("Add", {product(a, a.in[2], a.in[0]), product(a, a.in[3], a.in[1])}),
-                                   a.in[4]});
+  std::string pre =
+      a.w.op("Add", {a.w.op("Add", {product(a, a.in[2], a.in[0]), product(a, a.in[3], a.in[1])}), a.in[4]});
   std::string sig = a.w.op("Sigmoid", {block(a, pre, 0, h, 3)});
   std::string cand = a.w.op("Tanh", {block(a, pre, 3, h)});
   onnx::NodeProto* n = a.w.add("Concat", {sig, cand});
@@ -365,7 +363,8 @@ std::string lstm_gates(EmitArgs& a) {
 std::string lstm_c(EmitArgs& a) {
   const unsigned h = a.dims[0].rows();
   const std::string& g = a.in[1];
-  return a.w.op("Add", {a.w.op("Mul", {block(a, g, 1, h), a.in[0]}), a.w.op("Mul", {block(a, g, 0, h), block(a, g, 3, h)})});
+  return a.w.op("Add",
+                {a.w.op("Mul", {block(a, g, 1, h), a.in[0]}), a.w.op("Mul", {block(a, g, 0, h), block(a, g, 3, h)})});
 }
 // h = o tanh(c)
 std::string lstm_h(EmitArgs& a) {
@@ -405,10 +404,18 @@ struct Row {
   OnnxForm form;
 };
 
-#define U(Kind, Op) \
-  { OpKind::Kind, {Op, [](EmitArgs& a) { return unary(a, Op); }} }
-#define B(Kind, Op) \
-  { OpKind::Kind, {Op, [](EmitArgs& a) { return binary(a, Op); }} }
+#define U(Kind, Op)                                \
+  {                                                \
+    OpKind::Kind, {                                \
+      Op, [](EmitArgs& a) { return unary(a, Op); } \
+    }                                              \
+  }
+#define B(Kind, Op)                                 \
+  {                                                 \
+    OpKind::Kind, {                                 \
+      Op, [](EmitArgs& a) { return binary(a, Op); } \
+    }                                               \
+  }
 
 const Row kRows[] = {
     {OpKind::Input, {"initializer (or a declared graph input)", constant_value}},
@@ -438,9 +445,16 @@ const Row kRows[] = {
     U(Exp, "Exp"),
     U(Log, "Log"),
     U(Sqrt, "Sqrt"),
-    {OpKind::Square, {"Mul", [](EmitArgs& a) { return a.w.op("Mul", {a.in[0], a.in[0]}); }}},
+    {OpKind::Square,
+     {"Mul",
+      [](EmitArgs& a) {
+        return a.w.op("Mul", {a.in[0], a.in[0]});
+      }}},
     {OpKind::Cube,
-     {"Mul", [](EmitArgs& a) { return a.w.op("Mul", {a.in[0], a.w.op("Mul", {a.in[0], a.in[0]})}); }}},
+     {"Mul",
+      [](EmitArgs& a) {
+        return a.w.op("Mul", {a.in[0], a.w.op("Mul", {a.in[0], a.in[0]})});
+      }}},
     U(Abs, "Abs"),
     U(Erf, "Erf"),
     {OpKind::LogSigmoid, {"Neg + Softplus", log_sigmoid}},

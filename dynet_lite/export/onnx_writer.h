@@ -10,12 +10,12 @@
 // graph and in Scan bodies, [seq] for sequence values.  Every op addresses
 // dimensions with negative axes (dimension k is axis -(k + 1), the batch axis
 // -(r + 1)), so one emitter serves values with and without the sequence axis.
+#include <onnx/onnx_pb.h>
+
 #include <cstdint>
 #include <map>
 #include <string>
 #include <vector>
-
-#include <onnx/onnx_pb.h>
 
 #include "dynet_lite/dim.h"
 
@@ -39,7 +39,7 @@ inline int64_t batch_axis(const Dim& d) { return -static_cast<int64_t>(canon_ran
 /// made unique.
 struct ModelState {
   onnx::GraphProto* main = nullptr;
-  std::map<std::string, int> used;  // name -> times handed out
+  std::map<std::string, int> used;            // name -> times handed out
   std::map<const void*, std::string> params;  // storage -> its initializer
   /// `base`, or `base_2`, `base_3`, ... when taken.
   std::string unique(const std::string& base);

@@ -66,8 +66,7 @@ void ReferenceWriter::ids(const std::string& name, const std::vector<long>& shap
 }
 
 void ReferenceWriter::floats(const std::string& name, const std::vector<long>& shape, const std::vector<float>& data) {
-  append(inputs_,
-         "\"" + name + "\":{\"dtype\":\"float32\",\"shape\":" + list(shape) + ",\"data\":" + list(data) + "}");
+  append(inputs_, "\"" + name + "\":{\"dtype\":\"float32\",\"shape\":" + list(shape) + ",\"data\":" + list(data) + "}");
 }
 
 void ReferenceWriter::output(const std::string& name, const std::vector<long>& shape, const std::vector<float>& data,

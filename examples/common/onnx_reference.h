@@ -3,11 +3,10 @@
 // the model leaves as ONNX (dynet_lite/onnx.h), and the reference file holds
 // runs on the test set (the inputs fed to the exported model and dynet_lite's
 // outputs) that tests/onnx_check.py replays in ONNX Runtime.
+#include <CLI/CLI.hpp>
 #include <sstream>
 #include <string>
 #include <vector>
-
-#include <CLI/CLI.hpp>
 
 namespace examples {
 
