@@ -187,6 +187,11 @@ std::vector<OpCase> op_cases(ParameterCollection& pc) {
          return sum_elems(x) + mean_elems(x) + sum_dim(x, {0}) * 0.f + pick(sum_dim(x, {1}), 0u) +
                 pick(mean_dim(x, {0}), 1u, 0) + pick(max_dim(x, 0), 2u) + pick(min_dim(x, 1), 3u);
        }},
+      {"batch_ops", v,
+       [=](G&, X x) {
+         X both = concatenate_to_batch({x, x * 2.f});  // batch 2B
+         return pick_batch_elems(both, {1, 0}) + sum_batches(both);
+       }},
       {"reduce_batches", v, [=](G&, X x) { return sum_batches(x) + mean_batches(x); }},
       {"shapes", m,
        [=](G&, X x) {

@@ -13,6 +13,7 @@
 
 #include "dynet_lite/lstm.h"
 #include "dynet_lite/onnx.h"
+#include "dynet_lite/treelstm.h"
 #include "test_utils.h"
 
 using namespace dynet_lite;
@@ -206,4 +207,53 @@ BOOST_AUTO_TEST_CASE(final_state_exports_as_a_plain_output) {
   BOOST_CHECK(scan);
   BOOST_CHECK_EQUAL(m.graph().input(0).type().tensor_type().elem_type(), onnx::TensorProto::INT64);
   BOOST_CHECK_EQUAL(m.graph().input(0).type().tensor_type().shape().dim(0).dim_param(), "seq");
+}
+
+// A Tree-LSTM over lookups; `children[k]` of node k, word k for leaves.
+struct TreeNet {
+  ParameterCollection pc;
+  LookupParameter E = pc.add_lookup_parameters(5, {3});
+  NaryTreeLSTMBuilder tree{2, 1, 3, 4, pc};
+  Expression build(ComputationGraph& cg, const std::vector<std::vector<int>>& children, const std::vector<int>& order) {
+    tree.new_graph(cg);
+    tree.start_new_sequence();
+    tree.set_num_elements(static_cast<int>(children.size()));
+    for (int k : order)
+      tree.add_input(k, children[k], children[k].empty() ? lookup(cg, E, static_cast<unsigned>(k % 5)) : Expression());
+    return tree.back();
+  }
+};
+
+BOOST_AUTO_TEST_CASE(tree_with_a_unary_node_is_refused) {
+  TreeNet net;
+  ComputationGraph cg;
+  Expression root = net.build(cg, {{}, {}, {0, 1}, {2}}, {0, 1, 2, 3});
+  OnnxExporter ex(cg);
+  ex.add_tree(net.tree, "tree");
+  ex.add_output(root, "h");
+  test::check_throws_with<onnx_error>([&] { ex.serialize(); }, {"node 3 has 1 children", "N = 2"});
+}
+
+BOOST_AUTO_TEST_CASE(tree_not_in_post_order_is_refused) {
+  TreeNet net;
+  ComputationGraph cg;
+  net.build(cg, {{}, {}, {0, 1}}, {1, 0, 2});
+  OnnxExporter ex(cg);
+  test::check_throws_with<onnx_error>([&] { ex.add_tree(net.tree, "tree"); }, {"post-order"});
+}
+
+BOOST_AUTO_TEST_CASE(tree_exports_a_loop) {
+  TreeNet net;
+  ComputationGraph cg;
+  Expression root = net.build(cg, {{}, {}, {0, 1}, {}, {2, 3}}, {0, 1, 2, 3, 4});
+  OnnxExporter ex(cg);
+  ex.add_tree(net.tree, "tree");
+  ex.add_output(root, "h");
+  const onnx::ModelProto m = parse(ex.serialize());
+  bool loop = false;
+  for (const auto& n : m.graph().node()) loop = loop || n.op_type() == "Loop";
+  BOOST_CHECK(loop);
+  BOOST_REQUIRE_EQUAL(m.graph().input_size(), 2);
+  BOOST_CHECK_EQUAL(m.graph().input(0).name(), "tree_words");
+  BOOST_CHECK_EQUAL(m.graph().input(1).name(), "tree_children");
 }
