@@ -464,7 +464,9 @@ void add_options(CLI::App& app, Options& o) {
       "UAS / LAS of the saved model on --test; with --predict, parse IN", "--predict", o.predict,
       "parse the CoNLL-U file IN (FORM and UPOS are read), writing\nCoNLL-U with HEAD and DEPREL filled "
       "to standard output;\n'-' reads standard input");
-  examples::add_export_options(app, o.export_path, o.reference_path);
+  examples::add_export_options(app, o.export_path, o.reference_path,
+                               " (the BiLSTM encoder);\nthe transition scorer goes to STEM-scorer.onnx (STEM: FILE\n"
+                               "without .onnx)");
 }
 
 void finish_options(Options& o) {
@@ -535,7 +537,7 @@ std::string json_list(const std::vector<T>& v) {
 /// and scorer, see Parser::export_onnx), traced on the first test sentence; the
 /// reference holds, per test sentence, its word and tag ids, the slots of every
 /// transition of dynet_lite's greedy parse and the scores it computed there
-/// (scripts/onnx_real_data.py recomputes them in ONNX Runtime).
+/// (tests/onnx_check.py --parser recomputes them in ONNX Runtime).
 int run_export(const Options& o, const std::string& path) {
   examples::SavedModel<Vocabulary, Parser> saved(path);
   std::vector<Sentence> test = saved.vocab.convert_gold(read_conllu(o.test), o.test);

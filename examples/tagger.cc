@@ -248,6 +248,14 @@ class Tagger {
     fh_.resize(n);
     bh_.resize(n);
     for (size_t i = 0; i < n; ++i) xs_[i] = word_repr(s[i], i, dropped_ && (*dropped_)[i]);
+    scores_of_inputs(scores);
+  }
+
+  /// The tag scores from the word vectors in xs_ (the BiLSTM and the MLP).
+  void scores_of_inputs(std::vector<Expression>& scores) {
+    const size_t n = xs_.size();
+    fh_.resize(n);
+    bh_.resize(n);
     fwd.start_new_sequence();
     for (size_t i = 0; i < n; ++i) fh_[i] = fwd.add_input(xs_[i]);
     bwd.start_new_sequence();
@@ -280,8 +288,7 @@ class Tagger {
   /// "words" int64 [seq, batch] (word ids, 0 for <unk>), output "scores" float
   /// [seq, batch, tags].  One file serves every sentence length and batch size.
   void export_onnx(const Sentence& sample, const std::string& path) {
-    DYNET_LITE_ARG_CHECK(!use_char, "--export: the character BiLSTM of --char (a recurrence per rare word, chosen "
-                                    "by the data) has no ONNX export; export the T1 tagger");
+    if (use_char) return export_onnx_char(sample, path);
     ComputationGraph cg;
     new_graph(cg, false);
     std::vector<Expression> scores;
@@ -292,6 +299,56 @@ class Tagger {
     ex.add_recurrence(bwd);
     ex.add_sequence_output(scores, "scores");
     ex.save(path);
+  }
+
+  /// With --char a token's vector comes from its word's row or, for a word
+  /// spelled out, from the character BiLSTM, a choice the data makes; the
+  /// network leaves as three models, `path` and the two stem-words.onnx and
+  /// stem-chars.onnx (`path` without .onnx):
+  ///   path:  "reprs" float [seq, batch, 128] (the tokens' vectors) -> "scores"
+  ///   words: "words" int64 [seq, batch] -> "reprs" [seq, batch, 128]
+  ///   chars: "chars" int64 [chars, batch] (one word) -> "repr" [batch, 128]
+  void export_onnx_char(const Sentence& sample, const std::string& path) {
+    const std::string stem = path.size() > 5 && path.compare(path.size() - 5, 5, ".onnx") == 0
+                                 ? path.substr(0, path.size() - 5)
+                                 : path;
+    {
+      ComputationGraph cg;
+      new_graph(cg, false);
+      xs_.clear();
+      for (size_t i = 0; i < sample.size(); ++i) xs_.push_back(input(cg, {WORD_DIM}, std::vector<float>(WORD_DIM)));
+      std::vector<Expression> scores;
+      scores_of_inputs(scores);
+      OnnxExporter ex(cg);
+      ex.add_sequence_input(xs_, "reprs");
+      ex.add_recurrence(fwd);
+      ex.add_recurrence(bwd);
+      ex.add_sequence_output(scores, "scores");
+      ex.save(path);
+    }
+    {
+      ComputationGraph cg;
+      std::vector<Expression> rows;
+      for (const Token& t : sample) rows.push_back(const_lookup(cg, p_word, t.word));
+      OnnxExporter ex(cg);
+      ex.add_sequence_input(rows, "words");
+      ex.add_sequence_output(rows, "reprs");
+      ex.save(stem + "-words.onnx");
+    }
+    ComputationGraph cg;
+    new_graph(cg, false);
+    std::vector<Expression> chars;
+    for (unsigned k = 0; k < 3; ++k) chars.push_back(const_lookup(cg, p_char, k));
+    cfwd.start_new_sequence();
+    for (const Expression& c : chars) cfwd.add_input(c);
+    cbwd.start_new_sequence();
+    for (size_t k = chars.size(); k-- > 0;) cbwd.add_input(chars[k]);
+    OnnxExporter ex(cg);
+    ex.add_sequence_input(chars, "chars");
+    ex.add_recurrence(cfwd);
+    ex.add_recurrence(cbwd);
+    ex.add_output(concatenate({cfwd.back(), cbwd.back()}), "repr");
+    ex.save(stem + "-chars.onnx");
   }
 #endif
 
@@ -528,7 +585,9 @@ void add_options(CLI::App& app, Options& o) {
                        "2,000 train sentences after 100 warm-up sentences; prints one line\n(mode b1, b64, b64-auto "
                        "or b64-depth)")
       ->group("benchmark (BENCHMARKS.md T1, or T2 with --char)");
-  examples::add_export_options(app, o.export_path, o.reference_path);
+  examples::add_export_options(app, o.export_path, o.reference_path,
+                               "; with --char the\nword rows and the character BiLSTM go to STEM-words.onnx and\n"
+                               "STEM-chars.onnx (STEM: FILE without .onnx)");
 }
 
 void finish_options(const CLI::App& app, Options& o) {
@@ -631,6 +690,16 @@ int run_export(const Options& o, const std::string& path) {
     const long n = static_cast<long>(s.size()), tags = static_cast<long>(saved.vocab.tags.size());
     ref.begin_run();
     ref.ids("words", {n, 1}, ids);
+    if (saved.vocab.use_char) {  // which tokens are spelled out, and their characters
+      std::vector<long> spelled, chars;
+      for (const Token& t : s) {
+        spelled.push_back(t.by_chars);
+        chars.push_back(static_cast<long>(t.chars.size()));
+        chars.insert(chars.end(), t.chars.begin(), t.chars.end());
+      }
+      ref.ids("spelled", {n}, spelled);
+      ref.ids("chars", {static_cast<long>(chars.size())}, chars);  // per token: its length, then its characters
+    }
     ref.output("scores", {n, 1, tags}, as_vector(cg.forward(saved.model.all_scores(s))), "argmax");
   }
   ref.save(o.reference_path);

@@ -2,7 +2,7 @@
 # The ONNX export on real data: trains the examples (or reuses the models in
 # OUT), exports each with --export and --export-reference over its whole test
 # set, and runs the exported files in ONNX Runtime (tests/onnx_check.py):
-#   tagger    tags equal to dynet_lite's on the UD English EWT test set
+#   tagger    tags equal to dynet_lite's on the UD English EWT test set (also --char)
 #   rnnlm     per-sentence log-likelihoods within 1e-4 relative on the PTB test set
 #   treelstm  root labels equal on the SST test set
 #   parser    transition scores within 1e-5 along dynet_lite's greedy parses
@@ -37,6 +37,10 @@ export_model() {  # export_model EXAMPLE: OUT/EXAMPLE.onnx and OUT/EXAMPLE.json
 
 train tagger
 train treelstm
+if [ ! -f "$out/tagger-char.model" ]; then
+  echo "== training tagger --char ($epochs epoch(s))"
+  "$bin/tagger" --char --epochs "$epochs" --model "$out/tagger-char.model" | tail -n 1
+fi
 train rnnlm
 train parser
 for ex in tagger treelstm rnnlm parser; do
@@ -48,6 +52,11 @@ for ex in tagger treelstm rnnlm parser; do
     "$python" "$check" "$out/$ex.onnx" "$out/$ex.json"
   fi
 done
+
+echo "== tagger --char"
+"$bin/tagger" --load "$out/tagger-char.model" --export "$out/tagger-char.onnx" \
+  --export-reference "$out/tagger-char.json"
+"$python" "$check" --char-tagger "$out/tagger-char.onnx" "$out/tagger-char.json"
 
 echo "== tagger speed, one thread, sentence by sentence over the test set"
 test_conllu=$root/../shared/data/ud-english-ewt/en_ewt-ud-test.conllu

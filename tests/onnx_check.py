@@ -5,6 +5,7 @@
     onnx_check.py MODEL.onnx RUNS.json      one model (an example's --export and
                                             --export-reference)
     onnx_check.py --parser ENC.onnx SCORER.onnx RUNS.json   the parser's two models
+    onnx_check.py --char-tagger TAGGER.onnx RUNS.json       tagger --char's three models
 
 For each model: runs ONNX's checker (full check, with shape inference), then,
 for each run in the JSON file, feeds the inputs to ONNX Runtime (one thread) and
@@ -118,8 +119,57 @@ def check_parser(encoder, scorer, runs_path):
     return failures
 
 
+def check_char_tagger(tagger, runs_path):
+    """tagger --char: three models (tagger over token vectors, word rows, a word's
+    characters); per sentence the tokens dynet_lite spelled out take their vector
+    from the characters' model, the others from the words' model."""
+    stem = tagger[: -len(".onnx")]
+    paths = (tagger, stem + "-words.onnx", stem + "-chars.onnx")
+    for p in paths:
+        onnx.checker.check_model(onnx.load(p), full_check=True)
+    with open(runs_path) as f:
+        runs = json.load(f)
+    tag, words_model, chars_model = (session(p) for p in paths)
+    failures, worst, agree, total, spelled_total = [], 0.0, 0, 0, 0
+    start = time.perf_counter()
+    for k, run in enumerate(runs):
+        words = array(run["inputs"]["words"])
+        spelled = array(run["inputs"]["spelled"])
+        flat = list(run["inputs"]["chars"]["data"])
+        (reprs,) = words_model.run(["reprs"], {"words": words})
+        pos = 0
+        for i in range(len(spelled)):
+            length = flat[pos]
+            chars = np.asarray(flat[pos + 1 : pos + 1 + length], dtype=np.int64).reshape(length, 1)
+            pos += 1 + length
+            if spelled[i]:
+                (r,) = chars_model.run(["repr"], {"chars": chars})
+                reprs[i, 0] = r[0]
+                spelled_total += 1
+        (got,) = tag.run(["scores"], {"reprs": reprs})
+        want = array(run["outputs"]["scores"])
+        err = np.abs(got - want) / np.maximum(1.0, np.abs(want))
+        worst = max(worst, float(err.max()))
+        same = np.argmax(got, axis=-1) == np.argmax(want, axis=-1)
+        agree += int(same.sum())
+        total += same.size
+        if not same.all():
+            failures.append("%s run %d: argmax differs at %d of %d tokens" % (runs_path, k, int((~same).sum()), same.size))
+    seconds = time.perf_counter() - start
+    print("%s (+ -words, -chars): %d sentences, %d tokens spelled out, largest relative difference %.3g, argmax "
+          "equal at %d of %d, ONNX Runtime %.1f sentences/s" % (os.path.basename(tagger), len(runs), spelled_total,
+                                                                 worst, agree, total, len(runs) / seconds))
+    return failures
+
+
 def main():
     args = sys.argv[1:]
+    if len(args) == 3 and args[0] == "--char-tagger":
+        failures = check_char_tagger(*args[1:])
+        for f in failures[:50]:
+            print(f, file=sys.stderr)
+        print("onnx_check: char tagger, %d failures" % len(failures))
+        return 1 if failures else 0
     if len(args) == 4 and args[0] == "--parser":
         failures = check_parser(*args[1:])
         for f in failures[:50]:

@@ -25,10 +25,11 @@ void append(std::ostringstream& os, const std::string& item) {
 
 }  // namespace
 
-void add_export_options(CLI::App& app, std::string& export_path, std::string& reference_path) {
+void add_export_options(CLI::App& app, std::string& export_path, std::string& reference_path,
+                        const std::string& more) {
   const char* group = "ONNX export (with --load MODEL, or after training)";
   app.add_option("--export", export_path,
-                 "write the trained network as an ONNX model (opset 17) to FILE,\nto run in ONNX Runtime")
+                 "write the trained network as an ONNX model (opset 17) to FILE,\nto run in ONNX Runtime" + more)
       ->type_name("FILE")
       ->group(group);
   app.add_option("--export-reference", reference_path,

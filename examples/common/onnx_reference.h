@@ -10,8 +10,10 @@
 
 namespace examples {
 
-/// Adds --export and --export-reference (both need --load MODEL or training).
-void add_export_options(CLI::App& app, std::string& export_path, std::string& reference_path);
+/// Adds --export and --export-reference (both need --load MODEL or training);
+/// `more` ends --export's help (the further files an example writes).
+void add_export_options(CLI::App& app, std::string& export_path, std::string& reference_path,
+                        const std::string& more = "");
 
 /// Throws std::invalid_argument when the library was built without the ONNX
 /// exporter (DYNET_LITE_ONNX off) and `export_path` is set.
