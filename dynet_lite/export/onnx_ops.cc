@@ -4,9 +4,11 @@
 // axis -(k + 1), and a result whose rank differs is reshaped back.
 #include "dynet_lite/export/onnx_ops.h"
 
+#include <algorithm>
 #include <cmath>
 #include <sstream>
 
+#include "dynet_lite/backends/lstm_gates.h"
 #include "dynet_lite/backends/op_params.h"
 #include "dynet_lite/devices.h"
 #include "dynet_lite/except.h"
@@ -347,12 +349,16 @@ std::string block(EmitArgs& a, const std::string& g, unsigned k, unsigned size, 
   return a.w.slice(g, -1, static_cast<int64_t>(k) * size, static_cast<int64_t>(k + count) * size);
 }
 
-// gates = [sigmoid(i); sigmoid(f); sigmoid(o); tanh(g)] of Wx x + Wh h + b.
+// gates = [sigmoid(i); sigmoid(f + 1); sigmoid(o); tanh(g)] of Wx x + Wh h + b
+// (the fused op's own forget bias, lstm_gates::kForgetGateBias, as a constant).
 std::string lstm_gates(EmitArgs& a) {
   if (a.node.p<GatesParams>().weightnoise_std > 0.f) fail(a, "weight noise is random and does not export");
-  const unsigned h = a.dims[1].rows();
+  const unsigned h = out_dim(a).rows() / 4;
+  std::vector<float> forget(4 * h, 0.f);
+  std::fill(forget.begin() + h, forget.begin() + 2 * h, dynet_lite::lstm_gates::kForgetGateBias);
   std::string pre =
       a.w.op("Add", {a.w.op("Add", {product(a, a.in[2], a.in[0]), product(a, a.in[3], a.in[1])}), a.in[4]});
+  pre = a.w.op("Add", {pre, a.w.floats(forget, {static_cast<int64_t>(4 * h)})});
   std::string sig = a.w.op("Sigmoid", {block(a, pre, 0, h, 3)});
   std::string cand = a.w.op("Tanh", {block(a, pre, 3, h)});
   onnx::NodeProto* n = a.w.add("Concat", {sig, cand});
