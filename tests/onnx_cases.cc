@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "dynet_lite/expr.h"
+#include "dynet_lite/fast-lstm.h"
 #include "dynet_lite/gru.h"
 #include "dynet_lite/lstm.h"
 #include "dynet_lite/onnx.h"
@@ -451,6 +452,7 @@ int main(int argc, char** argv) {
     VanillaLSTMBuilder lstm(2, 5, 6, pc), lstm_rev(1, 5, 6, pc), lstm_ln(1, 5, 6, pc, true);
     CoupledLSTMBuilder coupled(1, 5, 6, pc);
     CompactVanillaLSTMBuilder compact(1, 5, 6, pc);
+    FastLSTMBuilder fast(2, 5, 6, pc);
     GRUBuilder gru(2, 5, 6, pc);
     VanillaLSTMBuilder f(1, 5, 2, pc), b(1, 5, 2, pc), top(1, 4, 4, pc), lf(1, 5, 2, pc), lb(1, 5, 2, pc);
     const std::vector<SeqModel> models = {
@@ -460,6 +462,7 @@ int main(int argc, char** argv) {
         one_way("lstm_layer_norm", pc, &lstm_ln, 6, false),
         one_way("coupled_lstm", pc, &coupled, 6, false),
         one_way("compact_lstm", pc, &compact, 6, false),
+        one_way("fast_lstm", pc, &fast, 6, true),
         one_way("gru", pc, &gru, 6, true),
         bilstm(pc, &f, &b, &top),
         last_states(pc, &lf, &lb),
