@@ -7,7 +7,8 @@
 /// The exporter reads the nodes of a graph built on a sample.  The user names the
 /// leaves that become graph inputs (their batch axis is dynamic), the
 /// expressions that become outputs, and the builders whose recurrence should
-/// become one ONNX `Scan` over a dynamic sequence axis:
+/// become one ONNX `Scan` over a dynamic sequence axis (a fused vanilla LSTM:
+/// ONNX `LSTM` nodes, see set_native_lstm):
 ///
 /// \code
 ///   ComputationGraph cg;                       // built on a sample sentence
@@ -80,6 +81,11 @@ class OnnxExporter {
   ///                     value for a leaf), nodes in post-order, root last.
   /// The root's state (the builder's final_s / back()) may then feed outputs.
   void add_tree(const TreeLSTMBuilder& builder, const std::string& name);
+  /// Whether a recurrence whose every layer is the fused vanilla LSTM
+  /// (VanillaLSTMBuilder without layer norm, CompactVanillaLSTMBuilder, no
+  /// dropout) exports as ONNX `LSTM` nodes, one per layer, which runtimes run
+  /// as one kernel (the default), or as a `Scan` like the other builders.
+  void set_native_lstm(bool on);
   /// A graph output named `name` (float, dynamic batch axis).
   void add_output(const Expression& e, const std::string& name);
   /// A sequence output: steps[t] is computed the same way from position t's

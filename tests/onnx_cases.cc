@@ -4,7 +4,8 @@
 // and DIR/NAME.json holds runs on other inputs (other batch sizes, sequence
 // lengths): the inputs and dynet_lite's outputs, to be matched to 1e-5 relative.
 // One case per exportable op (a small random model around it) and per builder
-// (forward, reverse, bidirectional, stacked), so the exported file is shown to
+// (forward, reverse, bidirectional, stacked; the vanilla LSTM both as ONNX LSTM
+// nodes and as a Scan), so the exported file is shown to
 // serve every size, not only the sample's.
 #include <cmath>
 #include <fstream>
@@ -242,7 +243,8 @@ std::vector<OpCase> op_cases(ParameterCollection& pc) {
 struct SeqModel {
   std::string name;
   std::function<std::vector<Expression>(ComputationGraph&, const std::vector<Expression>&, OnnxExporter*)> net;
-  bool plain = false;  ///< one output, not a sequence (e.g. from the last state)
+  bool plain = false;   ///< one output, not a sequence (e.g. from the last state)
+  bool native = true;   ///< fused vanilla LSTMs as ONNX LSTM nodes (OnnxExporter::set_native_lstm)
 };
 
 void seq_case(const std::string& dir, ParameterCollection& pc, const SeqModel& sm, unsigned vocab) {
@@ -264,6 +266,7 @@ void seq_case(const std::string& dir, ParameterCollection& pc, const SeqModel& s
     ComputationGraph cg;
     std::vector<Expression> xs;
     OnnxExporter ex(cg);
+    ex.set_native_lstm(sm.native);
     std::vector<Expression> ys = build(cg, ids_for(3, 2), &ex, xs);
     ex.add_sequence_input(xs, "words");
     if (sm.plain) {
@@ -323,6 +326,12 @@ SeqModel one_way(const std::string& name, ParameterCollection& pc, B* builder, u
             if (ex) ex->add_recurrence(*builder);
             return head(cg, V, c, hs);
           }};
+}
+
+// The same network with its fused vanilla LSTMs exported as a Scan.
+SeqModel as_scan(SeqModel m) {
+  m.native = false;
+  return m;
 }
 
 // A sentence encoding from the last states of a forward and a backward LSTM
@@ -459,6 +468,8 @@ int main(int argc, char** argv) {
         one_way("rnn", pc, &rnn, 6, false),
         one_way("lstm", pc, &lstm, 6, false),
         one_way("lstm_reverse", pc, &lstm_rev, 6, true),
+        as_scan(one_way("lstm_scan", pc, &lstm, 6, false)),
+        as_scan(one_way("lstm_reverse_scan", pc, &lstm_rev, 6, true)),
         one_way("lstm_layer_norm", pc, &lstm_ln, 6, false),
         one_way("coupled_lstm", pc, &coupled, 6, false),
         one_way("compact_lstm", pc, &compact, 6, false),

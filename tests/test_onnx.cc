@@ -28,6 +28,12 @@ onnx::ModelProto parse(const std::string& bytes) {
   return m;
 }
 
+int count_nodes(const onnx::ModelProto& m, const std::string& op) {
+  int n = 0;
+  for (const auto& node : m.graph().node()) n += node.op_type() == op;
+  return n;
+}
+
 }  // namespace
 
 BOOST_AUTO_TEST_CASE(model_has_named_initializers_inputs_and_outputs) {
@@ -202,11 +208,48 @@ BOOST_AUTO_TEST_CASE(final_state_exports_as_a_plain_output) {
   ex.add_recurrence(net.lstm);
   ex.add_output(net.lstm.back(), "last");
   const onnx::ModelProto m = parse(ex.serialize());
-  bool scan = false;
-  for (const auto& n : m.graph().node()) scan = scan || n.op_type() == "Scan";
-  BOOST_CHECK(scan);
+  BOOST_CHECK_EQUAL(count_nodes(m, "LSTM"), 1);
+  BOOST_CHECK_EQUAL(count_nodes(m, "Scan"), 0);
   BOOST_CHECK_EQUAL(m.graph().input(0).type().tensor_type().elem_type(), onnx::TensorProto::INT64);
   BOOST_CHECK_EQUAL(m.graph().input(0).type().tensor_type().shape().dim(0).dim_param(), "seq");
+  ex.set_native_lstm(false);
+  const onnx::ModelProto scan = parse(ex.serialize());
+  BOOST_CHECK_EQUAL(count_nodes(scan, "LSTM"), 0);
+  BOOST_CHECK_EQUAL(count_nodes(scan, "Scan"), 1);
+}
+
+// A stack of fused vanilla LSTM layers becomes one ONNX LSTM node per layer;
+// what the LSTM node cannot compute (layer norm, another builder) stays a Scan.
+BOOST_AUTO_TEST_CASE(vanilla_lstm_layers_export_as_lstm_nodes) {
+  ParameterCollection pc;
+  LookupParameter E = pc.add_lookup_parameters(5, {3});
+  VanillaLSTMBuilder stacked(2, 3, 4, pc), layer_norm(1, 3, 4, pc, true);
+  CompactVanillaLSTMBuilder compact(3, 3, 4, pc);
+  auto export_one = [&](RNNBuilder& b) {
+    ComputationGraph cg;
+    b.new_graph(cg);
+    b.start_new_sequence();
+    std::vector<Expression> xs, hs;
+    for (unsigned i = 0; i < 3; ++i) xs.push_back(lookup(cg, E, i));
+    for (size_t i = xs.size(); i-- > 0;) hs.push_back(b.add_input(xs[i]));
+    OnnxExporter ex(cg);
+    ex.add_sequence_input(xs, "words");
+    ex.add_recurrence(b);
+    ex.add_output(b.back(), "last");
+    return parse(ex.serialize());
+  };
+  const onnx::ModelProto two = export_one(stacked);
+  BOOST_CHECK_EQUAL(count_nodes(two, "LSTM"), 2);
+  for (const auto& n : two.graph().node())
+    if (n.op_type() == "LSTM") {
+      BOOST_CHECK_EQUAL(n.attribute_size(), 2);  // hidden_size and direction
+      for (const auto& a : n.attribute())
+        if (a.name() == "direction") BOOST_CHECK_EQUAL(a.s(), "reverse");
+    }
+  BOOST_CHECK_EQUAL(count_nodes(export_one(compact), "LSTM"), 3);
+  const onnx::ModelProto ln = export_one(layer_norm);
+  BOOST_CHECK_EQUAL(count_nodes(ln, "LSTM"), 0);
+  BOOST_CHECK_EQUAL(count_nodes(ln, "Scan"), 1);
 }
 
 // A Tree-LSTM over lookups; `children[k]` of node k, word k for leaves.

@@ -23,6 +23,7 @@
 #include <sstream>
 #include <unordered_map>
 
+#include "dynet_lite/backends/lstm_gates.h"
 #include "dynet_lite/backends/op_params.h"
 #include "dynet_lite/core/node.h"
 #include "dynet_lite/export/onnx_ops.h"
@@ -114,6 +115,7 @@ struct OnnxExporter::Impl {
   std::map<VariableIndex, std::string> seq_input_value;  // by first step
   ModelState* model = nullptr;
   onnx::GraphProto* main = nullptr;
+  bool use_native_lstm = true;
 
   explicit Impl(ComputationGraph& g) : cg(g), graph_id(g.get_id()) {
     for (VariableIndex i = 0; i < cg.size(); ++i) {
@@ -447,10 +449,12 @@ struct OnnxExporter::Impl {
       if (step_sig(r, k) != body) fail(r.name + ": step " + std::to_string(k) + " is not computed the way step 1 is");
   }
 
-  // Writes the recurrence as a Scan (once): its body is step 1 of the sample.
+  // Writes the recurrence (once): as ONNX LSTM nodes when native_lstm() can,
+  // else as a Scan whose body is step 1 of the sample.
   void scan(int ri) {
     Recurrence& r = recs[ri];
     if (!r.seq_out.empty()) return;
+    if (use_native_lstm && native_lstm(r)) return;
     GraphWriter w(main, model);
     const std::string x = template_value(r.x[0]);
     // Initial state: zeros of [batch, dims] with the batch of the input.
@@ -483,6 +487,126 @@ struct OnnxExporter::Impl {
     a->set_name("body");
     a->set_type(onnx::AttributeProto::GRAPH);
     *a->mutable_g() = body;
+  }
+
+  // ---------------------------------------------------------------- native LSTMs
+
+  // One layer of a step made of the fused vanilla LSTM ops (VanillaLSTMBuilder
+  // without layer norm, CompactVanillaLSTMBuilder).
+  struct LstmLayer {
+    VariableIndex x = 0, gates = 0;
+    size_t h_slot = 0, c_slot = 0;  // in the builder's state vector
+    unsigned hid = 0;
+  };
+
+  static int slot_of(const std::vector<VariableIndex>& v, VariableIndex i) {
+    for (size_t j = 0; j < v.size(); ++j)
+      if (v[j] == i) return static_cast<int>(j);
+    return -1;
+  }
+
+  // The layer of step 1 whose output is state slot j, if it is the fused ops
+  // over the previous step's cell and output and weights read from no position.
+  bool lstm_layer(const Recurrence& r, size_t j, LstmLayer& l) {
+    const std::vector<VariableIndex>&s0 = r.s[0], &s1 = r.s[1];
+    const Node& h = cg.node(s1[j]);
+    if (h.op != OpKind::VanillaLSTMH || h.value.d.nd != 1) return false;
+    const int c_slot = slot_of(s1, h.args[0]);
+    const Node& c = cg.node(h.args[0]);
+    const Node& g = cg.node(h.args[1]);
+    if (c_slot < 0 || c.op != OpKind::VanillaLSTMC || c.args[1] != h.args[1] || c.args[0] != s0[c_slot]) return false;
+    if (g.op != OpKind::VanillaLSTMGates || g.p<op_params::GatesParams>().weightnoise_std != 0.f || g.args[1] != s0[j])
+      return false;
+    for (unsigned k = 2; k < 5; ++k)
+      if (depends[g.args[k]] || cg.node(g.args[k]).value.d.bd != 1 || cg.node(g.args[k]).value.d.nd != (k < 4 ? 2 : 1))
+        return false;
+    l = {g.args[0], h.args[1], j, static_cast<size_t>(c_slot), h.value.d[0]};
+    return true;
+  }
+
+  // The layers of step 1, bottom first, when the whole step is a stack of fused
+  // vanilla LSTM layers (the state their cells and outputs, the step's output
+  // the top layer's); else empty.
+  std::vector<LstmLayer> lstm_layers(const Recurrence& r) {
+    std::vector<LstmLayer> found;
+    for (size_t j = 0; j < r.s[1].size(); ++j) {
+      LstmLayer l;
+      if (lstm_layer(r, j, l)) found.push_back(l);
+    }
+    if (found.empty() || found.size() * 2 != r.s[1].size() || cg.node(r.x[1]).value.d.nd != 1) return {};
+    std::vector<LstmLayer> chain;
+    VariableIndex in = r.x[1];
+    while (chain.size() < found.size()) {
+      auto it = std::find_if(found.begin(), found.end(), [&](const LstmLayer& l) { return l.x == in; });
+      if (it == found.end()) return {};
+      chain.push_back(*it);
+      in = r.s[1][it->h_slot];
+    }
+    if (in != r.out[1]) return {};
+    return chain;
+  }
+
+  // A block of gate rows along `axis` in ONNX's order i, o, f, c (dynet_lite's
+  // is i, f, o, g).
+  std::string onnx_gate_order(GraphWriter& w, const std::string& v, unsigned hid, int64_t axis) {
+    std::vector<std::string> parts;
+    for (int64_t k : {0, 2, 1, 3}) parts.push_back(w.slice(v, axis, k * hid, (k + 1) * hid));
+    onnx::NodeProto* n = w.add("Concat", parts);
+    GraphWriter::set_int(n, "axis", axis);
+    return GraphWriter::out(n);
+  }
+
+  // An LSTM weight from a matrix {4 hid, n} (canonical [1, n, 4 hid]): [1, 4 hid, n].
+  std::string lstm_matrix(GraphWriter& w, VariableIndex m, unsigned hid) {
+    onnx::NodeProto* t = w.add("Transpose", {plain_value(m)});
+    GraphWriter::set_ints(t, "perm", {0, 2, 1});
+    return onnx_gate_order(w, GraphWriter::out(t), hid, 1);
+  }
+
+  // The LSTM biases [1, 8 hid]: b, then the fused op's forget bias as the
+  // recurrent bias.
+  std::string lstm_bias(GraphWriter& w, VariableIndex b, unsigned hid) {
+    std::vector<float> forget(4 * hid, 0.f);  // ONNX order: the forget rows are the third block
+    std::fill(forget.begin() + 2 * hid, forget.begin() + 3 * hid, lstm_gates::kForgetGateBias);
+    onnx::NodeProto* n = w.add("Concat", {onnx_gate_order(w, w.squeeze(plain_value(b), {1}), hid, 1),
+                                          w.floats(forget, {1, static_cast<int64_t>(4 * hid)})});
+    GraphWriter::set_int(n, "axis", 1);
+    return GraphWriter::out(n);
+  }
+
+  // A recurrence that is a stack of fused vanilla LSTM layers becomes one ONNX
+  // LSTM node per layer, which runtimes run as one kernel over the sequence.
+  bool native_lstm(Recurrence& r) {
+    const std::vector<LstmLayer> layers = lstm_layers(r);
+    if (layers.empty()) return false;
+    GraphWriter w(main, model);
+    std::string y = w.squeeze(template_value(r.x[0]), {-2});  // [seq, batch, in]
+    r.final_state.assign(r.s[1].size(), "");
+    auto canonical = [&](const std::string& last) {  // [1 direction, batch, hid] -> [batch, 1, hid]
+      onnx::NodeProto* t = w.add("Transpose", {last});
+      GraphWriter::set_ints(t, "perm", {1, 0, 2});
+      return GraphWriter::out(t);
+    };
+    for (const LstmLayer& l : layers) {
+      const Node& g = cg.node(l.gates);
+      onnx::NodeProto* n = w.add("LSTM", {y, lstm_matrix(w, g.args[2], l.hid), lstm_matrix(w, g.args[3], l.hid),
+                                          lstm_bias(w, g.args[4], l.hid)});
+      n->set_name(model->unique(r.name));
+      n->add_output(model->unique(r.name + "_h"));
+      n->add_output(model->unique(r.name + "_c"));
+      GraphWriter::set_int(n, "hidden_size", l.hid);
+      if (r.reverse) {
+        onnx::AttributeProto* a = n->add_attribute();
+        a->set_name("direction");
+        a->set_type(onnx::AttributeProto::STRING);
+        a->set_s("reverse");
+      }
+      y = w.squeeze(n->output(0), {1});  // [seq, 1 direction, batch, hid] -> [seq, batch, hid]
+      r.final_state[l.h_slot] = canonical(n->output(1));
+      r.final_state[l.c_slot] = canonical(n->output(2));
+    }
+    r.seq_out = w.unsqueeze(y, {-2});
+    return true;
   }
 
   void write_body(const Recurrence& r, onnx::GraphProto& body) {
@@ -819,6 +943,8 @@ void OnnxExporter::add_tree(const TreeLSTMBuilder& b, const std::string& name) {
     m.tree_root[t.s.back()[j]] = {static_cast<int>(m.trees.size()), static_cast<int>(j)};
   m.trees.push_back(t);
 }
+
+void OnnxExporter::set_native_lstm(bool on) { impl_->use_native_lstm = on; }
 
 void OnnxExporter::add_output(const Expression& e, const std::string& name) {
   impl_->check_expr(e, "add_output");
