@@ -13,6 +13,7 @@
 
 #include "dynet_lite/lstm.h"
 #include "dynet_lite/onnx.h"
+#include "dynet_lite/rnn.h"
 #include "dynet_lite/treelstm.h"
 #include "test_utils.h"
 
@@ -171,6 +172,29 @@ BOOST_AUTO_TEST_CASE(position_read_without_declaration) {
   ex.add_recurrence(net.lstm);
   ex.add_output(net.hs[1], "h1");  // a middle position as a plain output
   test::check_throws_with<onnx_error>([&] { ex.serialize(); }, {"reads a position", "add_sequence_output"});
+}
+
+// SimpleRNNBuilder's lags feed a second input to each step, which the Scan
+// body does not carry: an error naming the step and the node, not a model.
+BOOST_AUTO_TEST_CASE(auxiliary_step_input_is_refused) {
+  ParameterCollection pc;
+  LookupParameter E = pc.add_lookup_parameters(5, {3}), A = pc.add_lookup_parameters(5, {4});
+  SimpleRNNBuilder rnn(1, 3, 4, pc, true);
+  ComputationGraph cg;
+  rnn.new_graph(cg);
+  rnn.start_new_sequence();
+  std::vector<Expression> xs, aux, hs;
+  for (unsigned i = 0; i < 3; ++i) {
+    xs.push_back(lookup(cg, E, i));
+    aux.push_back(lookup(cg, A, i));
+    hs.push_back(rnn.add_auxiliary_input(xs.back(), aux.back()));
+  }
+  OnnxExporter ex(cg);
+  ex.add_sequence_input(xs, "words");
+  ex.add_sequence_input(aux, "aux");
+  ex.add_recurrence(rnn);
+  ex.add_sequence_output(hs, "h");
+  test::check_throws_with<onnx_error>([&] { ex.serialize(); }, {"recurrence0", "step 1", "lookup"});
 }
 
 BOOST_AUTO_TEST_CASE(sequence_output_that_mixes_positions) {
