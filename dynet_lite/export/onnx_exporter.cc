@@ -7,7 +7,8 @@
 //    position 0, with a leading [seq] axis; the sequence inputs and the outputs
 //    of recurrences are its boundary, nodes that read no position are plain;
 //  - in a Scan body: one step of a recurrence (step 1 of the sample), its
-//    previous state and its input being the body's inputs.
+//    previous state and its input being the body's inputs.  A recurrence that
+//    is a stack of fused vanilla LSTM layers becomes ONNX LSTM nodes instead.
 // Before a node is written as a template (or a step as a body), every position
 // (step) is checked to be built the same way from its own position's inputs,
 // by a structural hash that names the boundary nodes by role, so a model that
