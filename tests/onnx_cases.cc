@@ -243,8 +243,8 @@ std::vector<OpCase> op_cases(ParameterCollection& pc) {
 struct SeqModel {
   std::string name;
   std::function<std::vector<Expression>(ComputationGraph&, const std::vector<Expression>&, OnnxExporter*)> net;
-  bool plain = false;   ///< one output, not a sequence (e.g. from the last state)
-  bool native = true;   ///< fused vanilla LSTMs as ONNX LSTM nodes (OnnxExporter::set_native_lstm)
+  bool plain = false;  ///< one output, not a sequence (e.g. from the last state)
+  bool native = true;  ///< fused vanilla LSTMs as ONNX LSTM nodes (OnnxExporter::set_native_lstm)
 };
 
 void seq_case(const std::string& dir, ParameterCollection& pc, const SeqModel& sm, unsigned vocab) {
