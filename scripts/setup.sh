@@ -4,9 +4,10 @@
 set -euo pipefail
 
 # libonnx-dev, libprotobuf-dev and protobuf-compiler: the ONNX exporter;
-# python3-venv: the virtual environment of ONNX Runtime for its checks (scripts/venv.sh).
+# python3-venv: the virtual environment of ONNX Runtime for its checks (scripts/venv.sh);
+# libdnnl-dev: oneDNN, for the products whose weight exceeds the caches.
 packages=(cmake g++ libeigen3-dev libboost-test-dev libcli11-dev ccache
-          libonnx-dev libprotobuf-dev protobuf-compiler python3-venv)
+          libonnx-dev libprotobuf-dev protobuf-compiler python3-venv libdnnl-dev)
 
 missing=()
 for p in "${packages[@]}"; do

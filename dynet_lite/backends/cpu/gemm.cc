@@ -395,6 +395,12 @@ inline bool packing_pays(size_t a_floats, size_t n, size_t cut) { return n >= kP
 // these directly in a per-instruction-set compile, and through the chosen set's
 // table (isa.h) in the baseline one.
 
+// A weight beyond the caches in a product of kWholeProduct multiply-adds or
+// more: the GEMM library's blocking (library_gemm in gemm.h), where there is one.
+inline bool for_library(size_t weight_floats, size_t m, size_t k, size_t n) {
+  return n > 1 && weight_floats > kLargeOperand && m * k * n >= kWholeProduct;
+}
+
 void gemm_large_here(const float* w, const float* x, float* y, size_t m, size_t k, size_t n, bool accumulate) {
   if (n == 1) {  // a matrix-vector product: Eigen packs nothing
     if (accumulate)
@@ -403,6 +409,8 @@ void gemm_large_here(const float* w, const float* x, float* y, size_t m, size_t 
       Vec(y, m).noalias() = block(w, m, 0, 0, m, k) * ConstVec(x, k);
     return;
   }
+  if (for_library(m * k, m, k, n) && detail::library_gemm(false, false, m, n, k, w, m, x, k, accumulate ? 1.f : 0.f, y, m))
+    return;
   if (packing_pays(m * k, n, packed_weight_floats())) {
     packed_product(Strided{w, 1, m}, Strided{x, 1, k}, y, m, m, n, k, accumulate);
     return;
@@ -425,6 +433,7 @@ void gemm_tn_large_here(const float* w, const float* dy, float* dx, size_t m, si
     Vec(dx, k).noalias() += block(w, m, 0, 0, m, k).transpose() * ConstVec(dy, m);
     return;
   }
+  if (for_library(m * k, m, k, n) && detail::library_gemm(true, false, k, n, m, w, m, dy, m, 1.f, dx, k)) return;
   if (packing_pays(m * k, n, kPackedOperand)) {  // A = W^T, read along W's columns
     packed_product(Strided{w, m, 1}, Strided{dy, 1, m}, dx, k, k, n, m, true);
     return;
@@ -447,6 +456,7 @@ void gemm_nt_large_here(const float* dy, const float* x, float* dw, size_t m, si
     rank1_update(dy, x, dw, m, k);
     return;
   }
+  if (for_library(m * k, m, k, n) && detail::library_gemm(false, true, m, k, n, dy, m, x, k, 1.f, dw, m)) return;
   if (packing_pays(m * k, n, packed_weight_floats())) {  // A = dy, B = x^T
     packed_product(Strided{dy, 1, m}, Strided{x, k, 1}, dw, m, m, k, n, true);
     return;

@@ -117,6 +117,16 @@ inline void small_tn(const float* w, const float* dy, float* dx, size_t m, size_
 }
 
 void gemm_large(const float* w, const float* x, float* y, size_t m, size_t k, size_t n, bool accumulate);
+
+/// Column-major C (m x n) = op(A) op(B) + beta C through the GEMM library the
+/// build found (oneDNN; backends/cpu/library_gemm.cc), on the calling thread;
+/// false when there is none.  Used for products whose weight exceeds the caches
+/// (a language model's softmax over its vocabulary), where the library's blocking
+/// beats ours by 1.1-1.5x (bench/gemm_libraries); on the smaller shapes of the
+/// models our kernels are as fast inside the models (bench/RESULTS.md).
+bool library_gemm(bool ta, bool tb, size_t m, size_t n, size_t k, const float* a, size_t lda, const float* b,
+                  size_t ldb, float beta, float* c, size_t ldc);
+
 void gemm_tn_large(const float* w, const float* dy, float* dx, size_t m, size_t k, size_t n);
 void gemm_nt_large(const float* dy, const float* x, float* dw, size_t m, size_t k, size_t n);
 
