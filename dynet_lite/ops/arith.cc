@@ -19,6 +19,7 @@ namespace {
 using op_params::OneFloat;
 
 using cpu::arr;
+using cpu::ArrMap;
 
 // ---------------------------------------------------------------- binary
 Dim binary_shape(const Tensor* const* xs, unsigned n, const Node& node) {
@@ -133,21 +134,71 @@ Expression scalar_op(OpKind op, const Expression& x, float c) {
   return detail::add(op, {x}, p);
 }
 
+// ---------------------------------------------------------------- spans, for fusion (exec/fusion.h)
+// The kernels above over one node's floats, every argument of the node's shape.
+template <class F>
+void binary_span_forward(const float* const* x, unsigned, float* y, size_t n, const Node&) {
+  const float *a = x[0], *b = x[1];
+  for (size_t i = 0; i < n; ++i) y[i] = F::f(a[i], b[i]);
+}
+template <class F>
+void binary_span_backward(const float* const* x, unsigned, const float* y, const float* dy, unsigned i, float* dx,
+                          size_t n, const Node&) {
+  const float *a = x[0], *b = x[1];
+  if (i == 0)
+    for (size_t k = 0; k < n; ++k) dx[k] += F::da(a[k], b[k], y[k]) * dy[k];
+  else
+    for (size_t k = 0; k < n; ++k) dx[k] += F::db(a[k], b[k], y[k]) * dy[k];
+}
+template <class F>
+void scalar_span_forward(const float* const* x, unsigned, float* y, size_t n, const Node& node) {
+  const Eigen::Index len = static_cast<Eigen::Index>(n);
+  F::array_forward(ArrMap(const_cast<float*>(x[0]), len), ArrMap(y, len), node.p<OneFloat>().a);
+}
+template <class F>
+void scalar_span_backward(const float* const* x, unsigned, const float* y, const float* dy, unsigned, float* dx,
+                          size_t n, const Node& node) {
+  const Eigen::Index len = static_cast<Eigen::Index>(n);
+  F::array_backward(ArrMap(const_cast<float*>(x[0]), len), ArrMap(const_cast<float*>(y), len),
+                    ArrMap(const_cast<float*>(dy), len), ArrMap(dx, len), node.p<OneFloat>().a);
+}
+// y = sum_k x_k, in the order of sum_forward;  dx_k += dy
+void sum_span_forward(const float* const* x, unsigned nargs, float* y, size_t n, const Node&) {
+  const Eigen::Index len = static_cast<Eigen::Index>(n);
+  ArrMap out(y, len);
+  out.setZero();
+  for (unsigned k = 0; k < nargs; ++k) out += ArrMap(const_cast<float*>(x[k]), len);
+}
+void sum_span_backward(const float* const*, unsigned, const float*, const float* dy, unsigned, float* dx, size_t n,
+                       const Node&) {
+  const Eigen::Index len = static_cast<Eigen::Index>(n);
+  ArrMap(dx, len) += ArrMap(const_cast<float*>(dy), len);
+}
+
+template <class Forward, class Backward>
+void set_spans(OpInfo& row, Forward forward, Backward backward) {
+  row.span_forward = forward;
+  row.span_backward = backward;
+}
+
 }  // namespace
 
 void register_arith_ops(OpTable& t) {
   math::for_each_binary([&t](OpKind op, const char* name, auto functor) {
     using F = decltype(functor);
-    t.define(op, "arith", name, binary_shape, binary_forward<F>, binary_backward<F>, BatchKind::Elementwise,
-             Purity::Pure, Devices::CpuAndCuda);
+    set_spans(t.define(op, "arith", name, binary_shape, binary_forward<F>, binary_backward<F>, BatchKind::Elementwise,
+                       Purity::Pure, Devices::CpuAndCuda),
+              binary_span_forward<F>, binary_span_backward<F>);
   });
   math::for_each_scalar_op([&t](OpKind op, const char* name, auto functor) {
     using F = decltype(functor);
-    t.define(op, "arith", name, unary_shape, scalar_forward<F>, scalar_backward<F>, BatchKind::Elementwise,
-             Purity::Pure, Devices::CpuAndCuda);
+    set_spans(t.define(op, "arith", name, unary_shape, scalar_forward<F>, scalar_backward<F>, BatchKind::Elementwise,
+                       Purity::Pure, Devices::CpuAndCuda),
+              scalar_span_forward<F>, scalar_span_backward<F>);
   });
-  t.define(OpKind::Sum, "arith", "sum", sum_shape, sum_forward, sum_backward, BatchKind::Elementwise, Purity::Pure,
-           Devices::CpuAndCuda);
+  set_spans(t.define(OpKind::Sum, "arith", "sum", sum_shape, sum_forward, sum_backward, BatchKind::Elementwise,
+                     Purity::Pure, Devices::CpuAndCuda),
+            sum_span_forward, sum_span_backward);
 }
 
 Expression operator+(const Expression& x, const Expression& y) { return detail::add(OpKind::Add, {x, y}); }
