@@ -35,9 +35,10 @@ using AccumulateGroupFn = void (*)(const Node* const* members, unsigned k, const
 /// y = f(x_0, ..., x_{nargs-1}) where every argument has the node's shape; the
 /// op's parameters are read from `node`.
 using SpanForwardFn = void (*)(const float* const* x, unsigned nargs, float* y, size_t n, const Node& node);
-/// dx += (d y / d x_i) dy over [0, n), for the same arguments.
+/// dx += (d y / d x_i) dy over [0, n), for the same arguments; with `assign`,
+/// dx = (d y / d x_i) dy (dx need not be initialised).  dx is no argument's value.
 using SpanBackwardFn = void (*)(const float* const* x, unsigned nargs, const float* y, const float* dy, unsigned i,
-                                float* dx, size_t n, const Node& node);
+                                float* dx, size_t n, bool assign, const Node& node);
 
 /// How a node of this op can run together with identical nodes of other instances
 /// (exec/autobatch.cc reads this).  Batching stacks the members' arguments along

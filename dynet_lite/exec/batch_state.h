@@ -120,6 +120,10 @@ struct BackwardScratch {
   std::vector<float*> unzeroed_block;   // each group's gradient block until it is zeroed (null: none, or zeroed)
   std::vector<size_t> block_floats;     // ... its size
   std::vector<float*> scatter_targets;  // a GPU scatter's pointer list (one kernel per group)
+  /// Fusion (exec/fusion.cc): per node, the stamp of the region being run and
+  /// whether the node's gradient is claimed by it and written yet.
+  std::vector<uint32_t> fused_slot;
+  uint32_t fused_stamp = 0;
 };
 
 /// Per-graph state of the batching pass (reused capacity across graphs).

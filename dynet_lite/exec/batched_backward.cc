@@ -121,6 +121,7 @@ class BatchedBackward : public FusedBackwardHost {
   }
 
   bool unwritten(VariableIndex i) const override { return bk_.unzeroed_block[bk_.group_of[i]] != nullptr; }
+  void claim(VariableIndex i) override { bk_.unzeroed_block[bk_.group_of[i]] = nullptr; }
 
   /// Zeroes the gradient block of node i's group unless done already (the block
   /// pointer is cleared once it is).  Called for the loss and before every kernel

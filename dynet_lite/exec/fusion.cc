@@ -1,5 +1,6 @@
 #include "dynet_lite/exec/fusion.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "dynet_lite/backends/op_params.h"
@@ -100,6 +101,7 @@ struct Step {
   const uint32_t* ids;  // arguments, argument after argument (p * k + j)
   size_t out;           // floats per member
   long view;            // a slice: its offset in the argument; else -1
+  size_t arg_size;      // a slice: its argument's floats
   unsigned k, nargs;
   bool needs_gradient;
 };
@@ -119,7 +121,12 @@ size_t make_steps(GraphMemory& m, const BatchState& st, size_t base, size_t coun
     s.members = g.members;
     s.ids = g.arg_ids;
     s.out = n0.value.d.size();
-    s.view = n0.op == OpKind::PickRange ? slice_offset(m.node(n0.args[0]).value.d, n0.p<op_params::RangeParams>()) : -1;
+    s.view = -1;
+    if (n0.op == OpKind::PickRange) {
+      const Dim& arg = m.node(n0.args[0]).value.d;
+      s.view = slice_offset(arg, n0.p<op_params::RangeParams>());
+      s.arg_size = arg.size();
+    }
     s.k = g.k;
     s.nargs = n0.num_args;
     s.needs_gradient = false;
@@ -151,6 +158,99 @@ void forward_tasks(GraphMemory& m, BatchState& st, size_t base) {
     }
   }
   m.meta.rewind(mark);
+}
+
+/// The gradients of a region's nodes while it runs backward.  A group whose
+/// block nothing had written when the region started (its readers are all in
+/// the region) is the region's own: it is not zeroed as a whole; a member's
+/// first write assigns instead of adding, and a member never written is zeroed
+/// when it is reached.  Per node, BackwardScratch::fused_slot holds the
+/// region's stamp and that state.
+class RegionGradients {
+ public:
+  RegionGradients(BatchState& st, FusedBackwardHost& host)
+      : slot_(st.backward.fused_slot), grads_(st.node_gradients), host_(host) {
+    if (slot_.size() < grads_.size()) slot_.resize(grads_.size(), 0);
+    if (++st.backward.fused_stamp >= (1u << 30)) {  // stamps ran out: start over
+      std::fill(slot_.begin(), slot_.end(), 0u);
+      st.backward.fused_stamp = 1;
+    }
+    stamp_ = st.backward.fused_stamp << 2;
+  }
+
+  void claim_if_unwritten(const BatchGroup& g) {
+    if (!host_.unwritten(g.members[0])) return;
+    host_.claim(g.members[0]);
+    for (unsigned j = 0; j < g.k; ++j) slot_[g.members[j]] = stamp_ | kUnwritten;
+  }
+
+  /// Node a's gradient (of `size` floats) is about to get the floats
+  /// [offset, offset + n) added: returns whether they may be assigned instead.
+  bool before_write(VariableIndex a, size_t offset, size_t n, size_t size) {
+    uint32_t& state = slot_[a];
+    if (state == (stamp_ | kWritten)) return false;
+    if (state != (stamp_ | kUnwritten)) {
+      host_.ensure_zero(a);  // not the region's: its group's block is zeroed once
+      return false;
+    }
+    state = stamp_ | kWritten;
+    if (offset == 0 && n == size) return true;
+    std::fill(grads_[a], grads_[a] + size, 0.f);
+    return false;
+  }
+
+  /// Whether member i (of `size` floats) got no gradient; its gradient is then
+  /// zeroed.
+  bool zero(VariableIndex i, size_t size) {
+    uint32_t& state = slot_[i];
+    if (state != (stamp_ | kUnwritten)) return false;
+    state = stamp_ | kWritten;
+    std::fill(grads_[i], grads_[i] + size, 0.f);
+    return true;
+  }
+
+  /// Every marked node must get a writer: one outside the region gets its
+  /// block zeroed though nothing is added.
+  void touch(VariableIndex a) {
+    if ((slot_[a] & ~3u) != stamp_) host_.ensure_zero(a);
+  }
+
+ private:
+  static constexpr uint32_t kUnwritten = 1, kWritten = 2;
+  std::vector<uint32_t>& slot_;
+  const std::vector<float*>& grads_;
+  FusedBackwardHost& host_;
+  uint32_t stamp_;
+};
+
+/// Member j of step s backward: its gradient into its arguments'.  Every reader
+/// of the member has run (later in its lane, or after the region).
+void backward_task(GraphMemory& m, BatchState& st, const Step& s, unsigned j, RegionGradients& region) {
+  const VariableIndex i = s.members[j];
+  const bool zero = region.zero(i, s.out);
+  const float* x[kMaxFusedArgs];
+  for (unsigned p = 0; p < s.nargs; ++p) x[p] = st.node_values[node_id(s.ids[p * s.k + j])];
+  const float* dy = st.node_gradients[i];
+  for (unsigned p = 0; p < s.nargs; ++p) {
+    const VariableIndex a = node_id(s.ids[p * s.k + j]);
+    if (m.marks[a] == GradientMark::None) continue;
+    if (zero) {
+      region.touch(a);
+      continue;
+    }
+    float* dx = st.node_gradients[a];
+    if (s.view >= 0) {
+      const bool assign = region.before_write(a, s.view, s.out, s.arg_size);
+      dx += s.view;
+      if (assign)
+        std::memcpy(dx, dy, s.out * sizeof(float));
+      else
+        for (size_t e = 0; e < s.out; ++e) dx[e] += dy[e];
+    } else {
+      const bool assign = region.before_write(a, 0, s.out, s.out);
+      s.backward(x, s.nargs, st.node_values[i], dy, p, dx, s.out, assign, *s.n0);
+    }
+  }
 }
 
 }  // namespace
@@ -250,36 +350,14 @@ size_t backward_fused_region(GraphMemory& m, BatchState& st, size_t g, FusedBack
   const Arena::Mark mark = m.meta.mark();
   Step* steps = static_cast<Step*>(m.meta.allocate(count * sizeof(Step)));
   const size_t ntasks = make_steps(m, st, base, count, steps);
-  for (size_t gi = 0; gi < count; ++gi) steps[gi].needs_gradient = st.backward.group_needs_gradient[base + gi] != 0;
-  const std::vector<float*>& values = st.node_values;
-  const std::vector<float*>& grads = st.node_gradients;
-  const float* x[kMaxFusedArgs];
+  RegionGradients region(st, host);
+  for (size_t gi = 0; gi < count; ++gi) {
+    steps[gi].needs_gradient = st.backward.group_needs_gradient[base + gi] != 0;
+    if (steps[gi].needs_gradient) region.claim_if_unwritten(st.groups[base + gi]);
+  }
   for (size_t t = ntasks; t-- > 0;) {
     const Step& s = steps[tasks[2 * t]];
-    if (!s.needs_gradient) continue;
-    const unsigned j = tasks[2 * t + 1];
-    const VariableIndex i = s.members[j];
-    // Every reader of i has run (they come later in its lane, or after the
-    // region): nothing written to its group's block means a zero gradient,
-    // which adds nothing, but its arguments' blocks are zeroed all the same
-    // (every marked node must have a writer).
-    const bool zero = host.unwritten(i);
-    if (zero) host.ensure_zero(i);
-    const float* dy = grads[i];
-    for (unsigned p = 0; p < s.nargs; ++p) x[p] = values[node_id(s.ids[p * s.k + j])];
-    for (unsigned p = 0; p < s.nargs; ++p) {
-      const VariableIndex a = node_id(s.ids[p * s.k + j]);
-      if (m.marks[a] == GradientMark::None) continue;
-      host.ensure_zero(a);
-      if (zero) continue;
-      float* dx = grads[a];
-      if (s.view >= 0) {
-        dx += s.view;
-        for (size_t e = 0; e < s.out; ++e) dx[e] += dy[e];
-      } else {
-        s.backward(x, s.nargs, values[i], dy, p, dx, s.out, *s.n0);
-      }
-    }
+    if (s.needs_gradient) backward_task(m, st, s, tasks[2 * t + 1], region);
   }
   m.meta.rewind(mark);
   return base;

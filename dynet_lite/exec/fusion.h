@@ -48,6 +48,9 @@ class FusedBackwardHost {
   virtual void ensure_zero(VariableIndex i) = 0;
   /// Whether the block of node i's group was never zeroed (nothing wrote to it).
   virtual bool unwritten(VariableIndex i) const = 0;
+  /// Takes over the unwritten block of node i's group without zeroing it: the
+  /// caller writes every float of it.
+  virtual void claim(VariableIndex i) = 0;
 
  protected:
   ~FusedBackwardHost() = default;

@@ -93,10 +93,11 @@ Dim sum_shape(const Tensor* const* xs, unsigned n, const Node& node) {
   Dim r = xs[0]->d;
   for (unsigned k = 1; k < n; ++k) {
     const Dim& d = xs[k]->d;
-    DYNET_LITE_DIM_CHECK(same_shape_ignoring_batch(d, r),
-                         op_name(node.op) << ": argument " << k << " has shape " << d << ", argument 0 has " << xs[0]->d);
-    DYNET_LITE_DIM_CHECK(d.bd == r.bd || d.bd == 1 || r.bd == 1,
-                         op_name(node.op) << ": argument " << k << " has batch size " << d.bd << ", others have " << r.bd);
+    DYNET_LITE_DIM_CHECK(same_shape_ignoring_batch(d, r), op_name(node.op) << ": argument " << k << " has shape " << d
+                                                                           << ", argument 0 has " << xs[0]->d);
+    DYNET_LITE_DIM_CHECK(d.bd == r.bd || d.bd == 1 || r.bd == 1, op_name(node.op)
+                                                                     << ": argument " << k << " has batch size " << d.bd
+                                                                     << ", others have " << r.bd);
     if (d.bd > r.bd) r.bd = d.bd;
   }
   return r;
@@ -136,19 +137,28 @@ Expression scalar_op(OpKind op, const Expression& x, float c) {
 
 // ---------------------------------------------------------------- spans, for fusion (exec/fusion.h)
 // The kernels above over one node's floats, every argument of the node's shape.
+// The outputs never overlap the inputs (a node's value or gradient is its own
+// memory), so the loops are marked free of aliasing and vectorise.
 template <class F>
-void binary_span_forward(const float* const* x, unsigned, float* y, size_t n, const Node&) {
-  const float *a = x[0], *b = x[1];
+void binary_span_forward(const float* const* x, unsigned, float* __restrict__ y, size_t n, const Node&) {
+  const float* __restrict__ a = x[0], * __restrict__ b = x[1];
   for (size_t i = 0; i < n; ++i) y[i] = F::f(a[i], b[i]);
+}
+template <class F, bool kFirst, bool kAssign>
+void binary_span_partial(const float* __restrict__ a, const float* __restrict__ b, const float* __restrict__ y,
+                         const float* __restrict__ dy, float* __restrict__ dx, size_t n) {
+  for (size_t k = 0; k < n; ++k) {
+    const float g = (kFirst ? F::da(a[k], b[k], y[k]) : F::db(a[k], b[k], y[k])) * dy[k];
+    dx[k] = kAssign ? g : dx[k] + g;
+  }
 }
 template <class F>
 void binary_span_backward(const float* const* x, unsigned, const float* y, const float* dy, unsigned i, float* dx,
-                          size_t n, const Node&) {
-  const float *a = x[0], *b = x[1];
+                          size_t n, bool assign, const Node&) {
   if (i == 0)
-    for (size_t k = 0; k < n; ++k) dx[k] += F::da(a[k], b[k], y[k]) * dy[k];
+    (assign ? binary_span_partial<F, true, true> : binary_span_partial<F, true, false>)(x[0], x[1], y, dy, dx, n);
   else
-    for (size_t k = 0; k < n; ++k) dx[k] += F::db(a[k], b[k], y[k]) * dy[k];
+    (assign ? binary_span_partial<F, false, true> : binary_span_partial<F, false, false>)(x[0], x[1], y, dy, dx, n);
 }
 template <class F>
 void scalar_span_forward(const float* const* x, unsigned, float* y, size_t n, const Node& node) {
@@ -157,8 +167,9 @@ void scalar_span_forward(const float* const* x, unsigned, float* y, size_t n, co
 }
 template <class F>
 void scalar_span_backward(const float* const* x, unsigned, const float* y, const float* dy, unsigned, float* dx,
-                          size_t n, const Node& node) {
+                          size_t n, bool assign, const Node& node) {
   const Eigen::Index len = static_cast<Eigen::Index>(n);
+  if (assign) ArrMap(dx, len).setZero();  // the functors only accumulate
   F::array_backward(ArrMap(const_cast<float*>(x[0]), len), ArrMap(const_cast<float*>(y), len),
                     ArrMap(const_cast<float*>(dy), len), ArrMap(dx, len), node.p<OneFloat>().a);
 }
@@ -170,9 +181,12 @@ void sum_span_forward(const float* const* x, unsigned nargs, float* y, size_t n,
   for (unsigned k = 0; k < nargs; ++k) out += ArrMap(const_cast<float*>(x[k]), len);
 }
 void sum_span_backward(const float* const*, unsigned, const float*, const float* dy, unsigned, float* dx, size_t n,
-                       const Node&) {
+                       bool assign, const Node&) {
   const Eigen::Index len = static_cast<Eigen::Index>(n);
-  ArrMap(dx, len) += ArrMap(const_cast<float*>(dy), len);
+  if (assign)
+    ArrMap(dx, len) = ArrMap(const_cast<float*>(dy), len);
+  else
+    ArrMap(dx, len) += ArrMap(const_cast<float*>(dy), len);
 }
 
 template <class Forward, class Backward>
@@ -220,9 +234,8 @@ Expression colwise_add(const Expression& x, const Expression& bias) {
   Dim bd = bias.dim();
   DYNET_LITE_DIM_CHECK(bd.nd <= 1 || bd.truncate().nd == 1,
                        "colwise_add: bias must be a column vector, got " << bd << " (x is " << x.dim() << ")");
-  DYNET_LITE_DIM_CHECK(bd.rows() == x.dim().rows(),
-                       "colwise_add: bias " << bd << " has " << bd.rows() << " rows, x " << x.dim() << " has "
-                                            << x.dim().rows());
+  DYNET_LITE_DIM_CHECK(bd.rows() == x.dim().rows(), "colwise_add: bias " << bd << " has " << bd.rows() << " rows, x "
+                                                                         << x.dim() << " has " << x.dim().rows());
   return detail::add(OpKind::Add, {x, bias});
 }
 Expression pow(const Expression& x, const Expression& y) { return detail::add(OpKind::Pow, {x, y}); }

@@ -41,8 +41,9 @@ void map_span_forward(const float* const* x, unsigned, float* y, size_t n, const
 }
 template <class F>
 void map_span_backward(const float* const* x, unsigned, const float* y, const float* dy, unsigned, float* dx, size_t n,
-                       const Node& node) {
+                       bool assign, const Node& node) {
   const Eigen::Index len = static_cast<Eigen::Index>(n);
+  if (assign) ArrMap(dx, len).setZero();  // the functors only accumulate
   F::array_backward(ArrMap(const_cast<float*>(x[0]), len), ArrMap(const_cast<float*>(y), len),
                     ArrMap(const_cast<float*>(dy), len), ArrMap(dx, len), node.p<OneFloat>().a);
 }
