@@ -139,9 +139,13 @@ class InstanceBuilder {
 
 /// Graph `seed` under the given strategy, fusion and merging of equal
 /// expressions.  The program is drawn from `seed` alone.
-Result run_program(TestModel& m, unsigned seed, int strategy, bool fusion, int cse) {
+/// With `reuse`, the program is built in that graph after clearing it (its
+/// arenas then hold the previous graph's values and gradients).
+Result run_program(TestModel& m, unsigned seed, int strategy, bool fusion, int cse, ComputationGraph* reuse = nullptr) {
   std::mt19937 top(seed), gen;
-  ComputationGraph cg;
+  ComputationGraph fresh;
+  ComputationGraph& cg = reuse ? *reuse : fresh;
+  if (reuse) cg.clear();
   cg.set_autobatch(strategy);
   cg.set_fusion(fusion);
   cg.set_cse(cse);
@@ -213,6 +217,20 @@ BOOST_AUTO_TEST_CASE(random_elementwise_dags_fused_equal_unfused) {
                                       << groups_unfused);
   BOOST_CHECK_GT(regions, 1000u);
   BOOST_CHECK_GT(fused_groups, 2 * regions);  // regions of several groups, not single ones
+}
+
+// The same programs in one graph per strategy, cleared and rebuilt each time:
+// gradients a fused region writes without zeroing them first must not show
+// what the previous graph left in the arena.
+BOOST_AUTO_TEST_CASE(random_elementwise_dags_in_a_reused_graph) {
+  TestModel m;
+  ComputationGraph reused[2];
+  for (unsigned seed = 1001; seed <= 1200; ++seed) {
+    const Result plain = run_program(m, seed, 0, true, 0);
+    for (int strategy : {1, 2})
+      check_same(plain, run_program(m, seed, strategy, true, seed % 2, &reused[strategy - 1]),
+                 "graph " + std::to_string(seed) + " strategy " + std::to_string(strategy) + " reused");
+  }
 }
 
 // A DyNet user's Tree-LSTM cell written with primitive expressions (as
