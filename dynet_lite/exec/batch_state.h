@@ -101,6 +101,9 @@ struct ScheduleScratch {
   std::vector<uint32_t> fusion_position;                    // fusion: a member's position in its region
   std::vector<uint32_t> fusion_lane;                        // fusion: union-find over the region's positions
   std::vector<uint32_t> fusion_count;                       // fusion: members per lane, then each lane's start
+  std::vector<uint32_t> fusion_open;                        // fusion: the groups of the region not yet closed
+  std::vector<uint32_t> fusion_sizes, fusion_members;       // fusion: the schedule with each region's groups together
+  std::vector<uint32_t> fusion_starts;                      // fusion: each group's first member in the schedule
   Schedule schedule;                                        // the result
 };
 

@@ -255,37 +255,95 @@ void backward_task(GraphMemory& m, BatchState& st, const Step& s, unsigned j, Re
 
 }  // namespace
 
-void plan_fusion(const GraphMemory& m, BatchState& st, VariableIndex first, uint32_t n) {
-  ScheduleScratch& sc = st.scheduling;
-  Schedule& s = sc.schedule;
-  s.fused_regions.clear();
-  s.fused_tasks.clear();
-  sc.fusion_position.assign(n, kNoNode);
-  FusedRegion open{0, 0, 0, 0};
-  size_t pos = 0, open_pos = 0;
-  uint32_t tasks = 0;
-  auto close = [&] {
-    if (!open.groups) return;
-    order_lanes(sc, st.segment, open, open_pos);
-    s.fused_regions.push_back(open);
-    tasks += open.tasks;
-    open = FusedRegion{0, 0, 0, 0};
-  };
-  for (uint32_t g = 0; g < s.group_sizes.size(); ++g) {
-    const uint32_t k = s.group_sizes[g];
-    if (fusible(m, m.node(first + s.members[pos]))) {
-      if (!open.groups) {
-        open = FusedRegion{g, 0, tasks, 0};
-        open_pos = pos;
+namespace {
+
+/// Builds the fused regions of a schedule: fusible groups join the open region
+/// and wait; a group that cannot be fused runs where it was, unless it reads a
+/// node of the open region, which then closes and runs first, its groups
+/// together.  A region so runs after the groups it was put off past: none of
+/// them reads it, and its own arguments were all computed before its groups'
+/// places.  The schedule is rewritten in the new order.
+class RegionBuilder {
+ public:
+  RegionBuilder(const GraphMemory& m, BatchState& st, VariableIndex first)
+      : m_(m), seg_(st.segment), sc_(st.scheduling), s_(sc_.schedule), starts_(sc_.fusion_starts), first_(first) {}
+
+  void run(uint32_t n) {
+    s_.fused_regions.clear();
+    s_.fused_tasks.clear();
+    sc_.fusion_position.assign(n, kNoNode);  // here: 0 for a node of the open region
+    sc_.fusion_open.clear();
+    sc_.fusion_sizes.clear();
+    sc_.fusion_members.clear();
+    starts_.clear();
+    for (uint32_t g = 0, pos = 0; g < s_.group_sizes.size(); pos += s_.group_sizes[g++]) starts_.push_back(pos);
+    for (uint32_t g = 0; g < s_.group_sizes.size(); ++g) {
+      if (fusible(m_, m_.node(first_ + s_.members[starts_[g]]))) {
+        open(g);
+        continue;
       }
-      ++open.groups;
-      open.tasks += k;
-    } else {
-      close();
+      if (reads_open(g)) close();
+      emit(g);
     }
-    pos += k;
+    close();
+    s_.group_sizes.swap(sc_.fusion_sizes);
+    s_.members.swap(sc_.fusion_members);
+    size_t pos = 0, g = 0;
+    for (const FusedRegion& r : s_.fused_regions) {
+      for (; g < r.first_group; ++g) pos += s_.group_sizes[g];
+      order_lanes(sc_, seg_, r, pos);
+    }
   }
-  close();
+
+ private:
+  void open(uint32_t g) {
+    sc_.fusion_open.push_back(g);
+    for (uint32_t j = 0; j < s_.group_sizes[g]; ++j) sc_.fusion_position[s_.members[starts_[g] + j]] = 0;
+  }
+
+  bool reads_open(uint32_t g) const {
+    if (sc_.fusion_open.empty()) return false;
+    for (uint32_t j = 0; j < s_.group_sizes[g]; ++j) {
+      const uint32_t o = s_.members[starts_[g] + j];
+      for (uint32_t e = seg_.inner_arg_start[o]; e < seg_.inner_arg_start[o + 1]; ++e)
+        if (sc_.fusion_position[seg_.inner_args[e]] == 0) return true;
+    }
+    return false;
+  }
+
+  void emit(uint32_t g) {
+    sc_.fusion_sizes.push_back(s_.group_sizes[g]);
+    const uint32_t* members = s_.members.data() + starts_[g];
+    sc_.fusion_members.insert(sc_.fusion_members.end(), members, members + s_.group_sizes[g]);
+  }
+
+  void close() {
+    if (sc_.fusion_open.empty()) return;
+    FusedRegion r{static_cast<uint32_t>(sc_.fusion_sizes.size()), static_cast<uint32_t>(sc_.fusion_open.size()), tasks_,
+                  0};
+    for (const uint32_t g : sc_.fusion_open) {
+      emit(g);
+      r.tasks += s_.group_sizes[g];
+      for (uint32_t j = 0; j < s_.group_sizes[g]; ++j) sc_.fusion_position[s_.members[starts_[g] + j]] = kNoNode;
+    }
+    tasks_ += r.tasks;
+    s_.fused_regions.push_back(r);
+    sc_.fusion_open.clear();
+  }
+
+  const GraphMemory& m_;
+  const SegmentNodes& seg_;
+  ScheduleScratch& sc_;
+  Schedule& s_;
+  std::vector<uint32_t>& starts_;  // each group's first member in s_.members
+  const VariableIndex first_;
+  uint32_t tasks_ = 0;
+};
+
+}  // namespace
+
+void plan_fusion(const GraphMemory& m, BatchState& st, VariableIndex first, uint32_t n) {
+  RegionBuilder(m, st, first).run(n);
 }
 
 bool run_fused_region(GraphMemory& m, BatchState& st, const DenseView& dv, const Schedule& schedule, size_t r,

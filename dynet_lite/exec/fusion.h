@@ -1,9 +1,10 @@
 #pragma once
-// Fusion of element-wise work in batched execution.  Runs of consecutive
-// scheduled groups whose ops are element-wise (tanh, logistic, cmult, +, -,
-// 1 - x, sum, ...: the ops with span kernels, OpInfo::span_forward) or
-// contiguous slices (pick_range whose range is one block of each member's
-// value) run as one fused group: no virtual node, no stacking or gathering of
+// Fusion of element-wise work in batched execution.  Scheduled groups whose ops
+// are element-wise (tanh, logistic, cmult, +, -, 1 - x, sum, ...: the ops with
+// span kernels, OpInfo::span_forward) or contiguous slices (pick_range whose
+// range is one block of each member's value) are put off until a group that
+// cannot be fused reads one of them, and run together as one fused region,
+// one kernel call: no virtual node, no stacking or gathering of
 // arguments, no shape checks per group.  Each member reads its arguments where
 // they lie, instance by instance (a lane: the nodes of one instance linked by
 // the region's own edges, run one after another while they are in the cache),
