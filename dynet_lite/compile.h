@@ -40,6 +40,15 @@
 /// slot never set, an index out of range, a program whose default device
 /// changed or whose parameters were destroyed with their model: each throws,
 /// naming what is wrong.
+///
+/// The programs of one ProgramCache on the CPU take turns with one set of
+/// memory for their gradients and, when they run without automatic batching,
+/// their values too (a cache of programs per length then needs about the memory
+/// of its largest program, not of all of them together): a program's node
+/// gradients (and unbatched values) hold until another program of its cache
+/// runs, as those of a ComputationGraph hold until the next graph is built in
+/// DyNet; running the program again computes them again.  A cache and its
+/// programs are used by one thread at a time.
 #include <cstdint>
 #include <functional>
 #include <list>
@@ -56,7 +65,11 @@ namespace dynet_lite {
 
 /// A graph built once and run many times (see the file comment).
 class Program {
+  struct Slot;  // a slot's storage (exec/program.cc)
+
  public:
+  struct SharedMemory;  // the memory the programs of a cache take turns with (exec/program.cc)
+
   Program();
   ~Program();
   Program(const Program&) = delete;
@@ -76,12 +89,30 @@ class Program {
   /// Slot `name` of `count` indices (a batch of `count`).
   const std::vector<unsigned>* indices(const std::string& name, unsigned count);
 
+  /// A slot found once by name (slot()): setting through it looks nothing up
+  /// and allocates nothing.  Valid while its program lives.
+  class SlotRef {
+   public:
+    SlotRef() = default;
+
+   private:
+    friend class Program;
+    explicit SlotRef(Slot* s) : s_(s) {}
+    Slot* s_ = nullptr;
+  };
+  /// The slot `name`; throws when there is none.
+  SlotRef slot(const std::string& name);
+
   /// Sets an input slot: exactly as many values as its shape holds.
   void set(const std::string& name, const std::vector<float>& values);
   /// Sets a slot of one index.
   void set(const std::string& name, unsigned index);
   /// Sets a slot of indices: exactly as many as it was declared with.
   void set(const std::string& name, const std::vector<unsigned>& indices);
+  /// The same through a slot's handle.
+  void set(SlotRef slot, const std::vector<float>& values);
+  void set(SlotRef slot, unsigned index);
+  void set(SlotRef slot, const std::vector<unsigned>& indices);
 
   /// The expression forward() computes when given none.
   void set_output(const Expression& e);
@@ -97,13 +128,34 @@ class Program {
   bool captured() const { return captured_; }
   /// Runs after the capture (replays).
   uint64_t replays() const { return replays_; }
+  /// Whether replays run the forward pass as one recorded device graph: a CUDA
+  /// graph, recorded at the first replay of a program run without batching,
+  /// wholly on one GPU, whose only host inputs are its slots and which draws
+  /// no random numbers (otherwise replays run kernel by kernel).  backward()
+  /// runs kernel by kernel.  While the graph is recorded no other thread may
+  /// use that GPU (its work would be recorded too).
+  bool device_graph() const;
+
+  /// Host memory of a slot (for the device graph's inputs).
+  struct SlotRange {
+    const void* begin;
+    size_t bytes;
+  };
 
  private:
-  struct Slot;
   Slot& declare(const std::string& name, int kind, const Dim& d, unsigned count);
-  Slot& find(const std::string& name, int kind, const char* what);
+  static Slot& check_kind(SlotRef ref, int kind, const char* what);
   void capture(VariableIndex last);
   void check_replayable(VariableIndex last) const;
+  /// After the capture: whether replays can launch a device graph, and which
+  /// nodes' slot indices are range-checked before each launch.
+  void plan_device_graph();
+  void check_slot_indices() const;
+  /// Takes the cache's shared memory from the program holding it (shares_ only).
+  void take_shared_memory();
+  /// Gives it back; the values and gradients computed in it are dropped.
+  void return_shared_memory();
+  friend class ProgramCache;
 
   std::unique_ptr<ComputationGraph> cg_;
   std::unordered_map<std::string, std::unique_ptr<Slot>> slots_;
@@ -116,6 +168,10 @@ class Program {
   Device* captured_device_ = nullptr;
   std::vector<std::weak_ptr<const void>> parameters_;  // every parameter it reads
   uint64_t replays_ = 0;
+  std::vector<VariableIndex> checked_;  // nodes indexing by slots (device graph)
+  SharedMemory* shared_ = nullptr;  // its cache's, or null (a program of its own)
+  bool shares_ = false;             // takes turns with shared_ (on the CPU)
+  bool shares_all_ = false;         // ... with all its memory (plain execution), not only gradients
 };
 
 /// Compiled programs by a key the caller computes from the structure (a length,
@@ -125,6 +181,9 @@ class Program {
 class ProgramCache {
  public:
   explicit ProgramCache(size_t capacity = 64);
+  ~ProgramCache();
+  ProgramCache(const ProgramCache&) = delete;
+  ProgramCache& operator=(const ProgramCache&) = delete;
 
   /// The program for `key`; on a miss, a new one built by `build`, which builds
   /// its graph, declares its slots and sets its output.  The reference is valid
@@ -152,6 +211,7 @@ class ProgramCache {
  private:
   using Entry = std::pair<uint64_t, std::unique_ptr<Program>>;
   size_t capacity_;
+  std::unique_ptr<Program::SharedMemory> shared_;  // before programs_: outlives them
   std::list<Entry> programs_;  // most recently used first
   std::unordered_map<uint64_t, std::list<Entry>::iterator> index_;
   std::unordered_map<uint64_t, unsigned> sightings_;  // keys of get_if_seen() not compiled yet

@@ -44,8 +44,26 @@ class Device {
 
 /// The process-wide CPU device (memory from the C++ heap, 64-byte aligned).
 Device* cpu_device();
-/// The device new parameters and graph nodes go to (DyNet's default_device).
-Device* default_device();
+/// DyNet's global `default_device`: the device new parameters and graph nodes
+/// go to.  As in DyNet, it reads as a null pointer until initialize() or
+/// set_default_device() sets it, so that
+/// `if (default_device == nullptr) initialize(argc, argv);` works;
+/// `default_device()` and `default_device->name` give the device in use, the
+/// CPU until another is set.
+class DefaultDevice {
+ public:
+  /// The device in use (never null).
+  Device* operator()() const;
+  /// DyNet's pointer: null until initialize() or an assignment.
+  operator Device*() const;
+  Device* operator->() const { return (*this)(); }
+  /// set_default_device(d); null makes it read as unset again (the CPU is used).
+  DefaultDevice& operator=(Device* d);
+  friend bool operator==(const DefaultDevice& a, std::nullptr_t) { return static_cast<Device*>(a) == nullptr; }
+  friend bool operator!=(const DefaultDevice& a, std::nullptr_t) { return static_cast<Device*>(a) != nullptr; }
+};
+extern DefaultDevice default_device;
+/// Makes `d` the default device; throws std::invalid_argument on null.
 void set_default_device(Device* d);
 /// Every device known to this process, CPU first.
 const std::vector<Device*>& all_devices();

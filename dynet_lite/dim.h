@@ -25,11 +25,15 @@ struct Dim {
 
   Dim() = default;
   Dim(std::initializer_list<unsigned> x) { set_dims(x.begin(), x.end()); }
-  Dim(std::initializer_list<unsigned> x, unsigned b) : Dim(x) { bd = b; }
+  Dim(std::initializer_list<unsigned> x, unsigned b) : Dim(x) { set_batch(b); }
   explicit Dim(const std::vector<long>& x) { set_dims(x.begin(), x.end()); }
-  Dim(const std::vector<long>& x, unsigned b) : Dim(x) { bd = b; }
+  Dim(const std::vector<long>& x, unsigned b) : Dim(x) { set_batch(b); }
   explicit Dim(const std::vector<unsigned>& x) { set_dims(x.begin(), x.end()); }
-  Dim(const std::vector<unsigned>& x, unsigned b) : Dim(x) { bd = b; }
+  Dim(const std::vector<unsigned>& x, unsigned b) : Dim(x) { set_batch(b); }
+
+  /// The most elements a shape may have, batch included (2^40): far beyond any
+  /// memory, and small enough that size() never overflows.
+  static constexpr size_t kMaxElements = size_t(1) << 40;
 
   /// Elements of all batch elements together.
   size_t size() const { return batch_size() * bd; }
@@ -86,15 +90,31 @@ struct Dim {
   Dim transpose() const;
   void print_profile(std::ostream& out) const;
 
+  /// Throws unless the shape has at most kMaxElements elements.
+  void check_size() const {
+    size_t p = bd;
+    for (unsigned i = 0; i < nd; ++i) {
+      DYNET_LITE_DIM_CHECK(!__builtin_mul_overflow(p, size_t(d[i]), &p) && p <= kMaxElements,
+                           "Dim: shape " << *this << " has more than 2^40 elements");
+    }
+    DYNET_LITE_DIM_CHECK(p <= kMaxElements, "Dim: shape " << *this << " has more than 2^40 elements");
+  }
+
  private:
+  void set_batch(unsigned b) {
+    bd = b;
+    check_size();
+  }
   template <class It>
   void set_dims(It b, It e) {
     for (; b != e; ++b) {
       DYNET_LITE_DIM_CHECK(nd < DYNET_MAX_TENSOR_DIM,
                            "Dim: more than " << DYNET_MAX_TENSOR_DIM << " dimensions");
       DYNET_LITE_DIM_CHECK(*b >= 0, "Dim: negative dimension " << *b);
+      DYNET_LITE_DIM_CHECK(static_cast<unsigned long long>(*b) <= 0xffffffffu, "Dim: dimension " << *b << " is too large");
       d[nd++] = static_cast<unsigned>(*b);
     }
+    check_size();
   }
 };
 

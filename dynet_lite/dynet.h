@@ -12,6 +12,7 @@
 
 #include "dynet_lite/dim.h"
 #include "dynet_lite/init.h"
+#include "dynet_lite/mem.h"
 #include "dynet_lite/tensor.h"
 
 namespace dynet_lite {

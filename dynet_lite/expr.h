@@ -383,8 +383,9 @@ Expression trace_of_product(const Expression& x, const Expression& y);
 Expression weight_norm(const Expression& w, const Expression& g);
 
 // ---------------------------------------------------------------- ops/lstm.cc
-/// DyNet's fused LSTM step, gates ordered i, f, o, g: [sigmoid(i); sigmoid(f);
-/// sigmoid(o); tanh(g)] of Wx x_t + Wh h_tm1 + b, shape {4h}.  x_t and h_tm1 may be
+/// DyNet's fused LSTM step, gates ordered i, f, o, g: [sigmoid(i); sigmoid(f + 1);
+/// sigmoid(o); tanh(g)] of Wx x_t + Wh h_tm1 + b, shape {4h}: as in DyNet, 1 is
+/// added to the forget gate's pre-activation (VanillaLSTMBuilder's forget_bias).  x_t and h_tm1 may be
 /// batched (equal batches, or one of them 1); Wx {4h, in}, Wh {4h, h}, b {4h} are
 /// not.  weightnoise_std > 0 adds fresh Gaussian noise to Wx, Wh and b each time
 /// the node is computed (for training).

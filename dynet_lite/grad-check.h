@@ -9,7 +9,7 @@
 namespace dynet_lite {
 
 /// Compares d expr / d theta from backward() with central differences
-/// (E(theta + h) - E(theta - h)) / 2h, h = 1e-3, for every element of every
+/// (E(theta + h) - E(theta - h)) / 2h, h = 5e-3 (DyNet's step), for every element of every
 /// parameter and every lookup parameter of `m` (every row, used or not).  The
 /// values are perturbed in place and the graph of `expr` recomputed with
 /// expr.pg->forward(expr); each value is restored afterwards.  `expr` must have a

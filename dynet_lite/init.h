@@ -7,6 +7,14 @@
 
 namespace dynet_lite {
 
+/// DyNet's global batching flag: the strategy new graphs start with (0 off, 1
+/// agenda, 2 depth; ComputationGraph::set_autobatch changes one graph's).
+/// initialize() sets it from --dynet-autobatch; programs may assign it.
+extern int autobatch_flag;
+/// DyNet's global profiling flag: new graphs print their statistics when > 0
+/// (--dynet-profiling).
+extern int profiling_flag;
+
 struct DynetParams {
   unsigned random_seed = 0;            ///< --dynet-seed; 0 picks a random seed
   std::string mem_descriptor = "";     ///< --dynet-mem: initial arena size hint in MB

@@ -2,8 +2,8 @@
 /// \file lstm.h
 /// LSTM builders (DyNet's): VanillaLSTMBuilder (the standard LSTM, also called
 /// LSTMBuilder), CoupledLSTMBuilder (coupled input/forget gates with peepholes)
-/// and CompactVanillaLSTMBuilder (vanilla maths without forget bias, for fused
-/// kernels).
+/// and CompactVanillaLSTMBuilder (vanilla maths on DyNet's fused gate kernels,
+/// whose forget gate has a bias of 1).
 ///
 /// The state of every layer is a memory cell c and an output h.  The initial
 /// state h_0 given to start_new_sequence holds 2 * layers expressions: the cells
@@ -182,7 +182,7 @@ class CoupledLSTMBuilder : public detail::LSTMBuilderBase {
 };
 
 /// The vanilla LSTM with DyNet's compact parameterisation (W_x {4h, in}, W_h {4h, h},
-/// b {4h}, gates i, f, o, g; no forget bias), variational dropout and optional
+/// b {4h}, gates i, f, o, g; the fused op's forget bias of 1), variational dropout and optional
 /// Gaussian weight noise.  Built from the fused vanilla_lstm_gates / _c / _h ops.
 class CompactVanillaLSTMBuilder : public detail::LSTMBuilderBase {
  public:

@@ -24,6 +24,9 @@ struct ParameterStorage : std::enable_shared_from_this<ParameterStorage> {
   size_t size() const { return dim.size(); }
   void zero();
   void clear_gradient();
+  void clear() { clear_gradient(); }  ///< DyNet's name for clear_gradient()
+  bool is_updated() const { return updated; }
+  bool has_grad() const { return nonzero_grad; }
   void scale_parameters(float a);
   void scale_gradient(float a);
   /// values += ... under the lock, so graphs in several threads can back-propagate
@@ -82,6 +85,11 @@ struct LookupParameterStorage : std::enable_shared_from_this<LookupParameterStor
   unsigned num_rows() const { return static_cast<unsigned>(values.size()); }
   void zero();
   void clear_gradient();
+  void clear() { clear_gradient(); }  ///< DyNet's name for clear_gradient()
+  bool is_updated() const { return updated; }
+  /// Whether the table holds a gradient (rows in non_zero_grads, a dense
+  /// gradient, or nonzero_grad set).
+  bool has_grad() const { return nonzero_grad || all_updated || !non_zero_grads.empty(); }
   void scale_parameters(float a);
   void scale_gradient(float a);
   void accumulate_grad(unsigned index, const float* d);
@@ -97,6 +105,7 @@ struct LookupParameterStorage : std::enable_shared_from_this<LookupParameterStor
   std::vector<Tensor> values, grads;
   RowSet non_zero_grads;        ///< rows touched since the last update
   bool all_updated = false;                     ///< dense gradient (no sparse tracking)
+  bool nonzero_grad = false;                    ///< some gradient arrived since the last update
   std::string name;
   Device* device;
   bool updated = true;
@@ -176,6 +185,16 @@ class ParameterCollection {
 
   const std::vector<std::shared_ptr<ParameterStorage>>& parameters_list() const;
   const std::vector<std::shared_ptr<LookupParameterStorage>>& lookup_parameters_list() const;
+  /// The dense parameters of this collection and its subcollections, in the
+  /// order they were added (DyNet's name; a copy of parameters_list()).
+  std::vector<std::shared_ptr<ParameterStorage>> get_parameter_storages() const;
+  std::vector<std::shared_ptr<LookupParameterStorage>> get_lookup_parameter_storages() const;
+  /// The parameter whose full name is `name` ("/affine/_1"); throws
+  /// std::runtime_error naming it and the collection when there is none.
+  std::shared_ptr<ParameterStorage> get_parameter_storage(const std::string& name) const;
+  std::shared_ptr<LookupParameterStorage> get_lookup_parameter_storage(const std::string& name) const;
+  /// The number of dense parameters (as DyNet, lookup tables are not counted).
+  size_t size() const { return parameters_list().size(); }
   std::vector<Parameter> get_parameters() const;
   std::vector<LookupParameter> get_lookup_parameters() const;
 

@@ -3,10 +3,12 @@
 /// A view of float memory with a shape.  Tensors never own memory: values live
 /// in graph arenas or parameter storage.
 #include <iosfwd>
+#include <utility>
 #include <vector>
 
 #include "dynet_lite/devices.h"
 #include "dynet_lite/dim.h"
+#include "dynet_lite/index-tensor.h"
 
 namespace dynet_lite {
 
@@ -57,8 +59,19 @@ struct TensorTools {
   static std::vector<float> get_elements(const Tensor& v);
   static void copy_elements(Tensor& v, const Tensor& v_src);
   static void accumulate(Tensor& v, const Tensor& v_src);
-  /// Index of the largest element of each column along dimension `dim`.
-  static std::vector<unsigned> argmax(const Tensor& v, unsigned dim = 0);
+  /// The index of the largest element along dimension `dim` (< v.d.nd) of every
+  /// slice of v (batch elements included): shape v.d with d[dim] = 1; the first
+  /// of equal maxima.  num must be 1 (as in DyNet); throws otherwise.
+  static IndexTensor argmax(const Tensor& v, unsigned dim = 0, unsigned num = 1);
+  /// A sample of each slice along `dim` read as log-probabilities (unnormalised
+  /// is fine): argmax of v + Gumbel noise, from the global random engine
+  /// (--dynet-seed).  num must be 1.
+  static IndexTensor categorical_sample_log_prob(const Tensor& v, unsigned dim = 0, unsigned num = 1);
+  /// The `num` largest elements along `dim` of every slice, largest first (equal
+  /// values in index order), and their indices: shapes v.d with d[dim] = num.
+  /// The values (host memory, CPU device) live as long as the returned
+  /// IndexTensor or a copy of it.
+  static std::pair<Tensor, IndexTensor> topk(const Tensor& v, unsigned dim = 0, unsigned num = 1);
 };
 
 }  // namespace dynet_lite

@@ -27,10 +27,12 @@
 /// Frozen parameters (`set_updated(false)`) are neither stepped nor decayed.
 /// The per-element state of a trainer (moments) is allocated the first time a
 /// parameter is updated, on the parameter's device, and kept until restart().
+#include <iosfwd>
 #include <memory>
 #include <vector>
 
 #include "dynet_lite/model.h"
+#include "dynet_lite/shadow-params.h"
 
 namespace dynet_lite {
 
@@ -45,6 +47,11 @@ struct UpdateSpan {
   const char* param_name = "";  ///< for error messages
 };
 
+/// Which moving average of the parameters a trainer keeps (DyNet's names).
+enum struct MovingAverage { None, Cumulative, Exponential };
+std::ostream& operator<<(std::ostream& os, const MovingAverage& o);
+std::istream& operator>>(std::istream& is, MovingAverage& o);
+
 /// The base of all trainers (DyNet's `Trainer`).
 ///
 /// Learning rate: `learning_rate` is the rate the next update uses; assign it
@@ -52,6 +59,19 @@ struct UpdateSpan {
 /// epoch decay `learning_rate = learning_rate0 / (1 + epoch * learning_rate_decay)`;
 /// with the default decay of 0 it only counts epochs and leaves `learning_rate`
 /// alone.  `eta`, `eta0` and `eta_decay` are DyNet 2.0's names for the same fields.
+///
+/// State: each trainer keeps its per-element state in ShadowParameters under
+/// DyNet's member names (MomentumSGD's `vp` / `vlp`, Adam's `m`, `v`, `lm`,
+/// `lv`, ...), allocated, zero, for every parameter of the collection at the
+/// first update() or populate().
+///
+/// Moving averages: after exponential_moving_average(beta) or
+/// cumulative_moving_average(), every `update_freq`-th update also updates a
+/// moving average of every parameter (`ma_p`, `ma_lp`):
+///   exponential: ma = beta * ma + (1 - beta) * x   (ma starts at 0);
+///   cumulative:  ma = (n * ma + x) / (n + 1), n = the averages taken so far.
+/// swap_params_to_moving_average() puts the averages into the parameters (to
+/// evaluate with them), swap_params_to_weights() puts the weights back.
 class Trainer {
  public:
   Trainer(ParameterCollection& m, real learning_rate);
@@ -60,6 +80,8 @@ class Trainer {
   Trainer& operator=(const Trainer&) = delete;
 
   /// One step on every parameter of the collection (and its subcollections).
+  /// When the parameters hold their moving average, the weights are put back
+  /// first (and std::runtime_error is thrown if they were not saved).
   virtual void update();
   /// epoch += r; with learning_rate_decay > 0, learning_rate = learning_rate0 / (1 + epoch * decay).
   void update_epoch(real r = 1);
@@ -73,6 +95,36 @@ class Trainer {
   /// The factor the gradients will be scaled by in this update (1 when no clip
   /// happens); counts the clip.  Throws numeric_error on a NaN/infinite norm.
   float clip_gradients();
+
+  /// Writes the trainer's hyperparameters, counters, state buffers and moving
+  /// averages as text (values to the last bit).  The parameters themselves are
+  /// not written: save them with TextFileSaver.
+  virtual void save(std::ostream& os);
+  /// Reads what save() wrote into this trainer, whose collection must have the
+  /// parameters of the saved one (the same sizes, in the same order; it may have
+  /// more, whose state stays zero).  The stream is read and checked whole before
+  /// anything changes; a malformed stream, another trainer's state or a size
+  /// that differs throws std::runtime_error naming the line or the parameter.
+  virtual void populate(std::istream& is);
+  /// populate(is), then learning_rate = lr.
+  void populate(std::istream& is, real lr);
+
+  /// The moving average kept (None until one of the two calls below).
+  MovingAverage moving_average();
+  /// Keeps an exponential moving average, updated every `update_freq` updates.
+  /// Must be called before the first update; beta in [0, 1), update_freq > 0.
+  void exponential_moving_average(float beta, unsigned update_freq = 1u);
+  /// Keeps a cumulative moving average, updated every `update_freq` updates.
+  void cumulative_moving_average(unsigned update_freq = 1u);
+  /// Puts the moving averages into the parameters, keeping a copy of the
+  /// weights when `save_weights` (without it the trainer cannot update again).
+  /// `bias_correction` divides an exponential average by 1 - beta^n.  Nothing
+  /// happens if they are there already; throws std::runtime_error when no
+  /// average is kept or none has been taken yet.
+  void swap_params_to_moving_average(bool save_weights = true, bool bias_correction = false);
+  /// Puts the saved weights back into the parameters (nothing happens if they
+  /// are there); throws std::runtime_error when they were not saved.
+  void swap_params_to_weights();
 
   real learning_rate;
   real learning_rate0;            ///< the base rate of update_epoch()'s decay
@@ -89,13 +141,43 @@ class Trainer {
   real clips_since_status = 0;
   real updates_since_status = 0;
   bool sparse_updates_enabled = true;
+  unsigned aux_allocated = 0;         ///< parameters whose state buffers exist
+  unsigned aux_allocated_lookup = 0;  ///< lookup tables whose state buffers exist
   ParameterCollection* model;  ///< points to the trainer's own handle on the collection
 
  protected:
+  real ema_beta = 0;                          ///< exponential moving average only
+  MovingAverage ma_mode = MovingAverage::None;
+  bool ma_params_swapped = false;             ///< the parameters hold the moving average
+  bool ma_params_saved = false;               ///< the weights were saved by the swap
+  unsigned ma_update_freq = 1;
+  unsigned ma_updates = 0;                    ///< averages taken so far
+  unsigned ma_aux_allocated = 0;
+  unsigned ma_aux_allocated_lookup = 0;
+  std::vector<ShadowParameters> ma_p;         ///< the moving averages
+  std::vector<ShadowLookupParameters> ma_lp;
+  std::vector<ShadowParameters> ma_saved_p;   ///< the weights while swapped
+  std::vector<ShadowLookupParameters> ma_saved_lp;
+
+  /// A scalar written by save() and read by populate(), by name; exactly one
+  /// of the pointers is set.
+  struct TrainerField {
+    const char* name;
+    real* r = nullptr;
+    unsigned* u = nullptr;
+    bool* b = nullptr;
+  };
+  /// The trainer's scalars; a trainer adds its own after the base's.
+  virtual void fields(std::vector<TrainerField>& out);
   /// The trainer's name, for error messages ("AdamTrainer").
   virtual const char* name() const = 0;
   /// How many float buffers of the parameter's size the rule keeps (0..3).
   virtual unsigned num_state_buffers() const = 0;
+  /// State buffer k < num_state_buffers() of the parameters and of the lookup
+  /// tables (the trainer's members), and its name in saved files.
+  virtual std::vector<ShadowParameters>& param_state(unsigned k);
+  virtual std::vector<ShadowLookupParameters>& lookup_state(unsigned k);
+  virtual const char* state_name(unsigned k) const;
   /// Called once per update(), before any rule runs.
   virtual void begin_update() {}
   /// Whether update_rule() also zeroes span.grads (fused into its loop, saving
@@ -115,13 +197,15 @@ class Trainer {
   void require_cpu(const UpdateSpan& span) const;
 
  private:
-  struct StateBuffers;
-  StateBuffers& state_for(const ParameterStorage& p, size_t index);
-  StateBuffers& state_for(const LookupParameterStorage& p, size_t index);
+  struct SavedState;
+  void allocate_state();
+  void allocate_moving_average(std::vector<ShadowParameters>& p, std::vector<ShadowLookupParameters>& lp);
+  void update_moving_average();
   float squared_gradient_norm() const;
+  void update_parameters(float gscale);
+  void update_lookup_parameters(float gscale);
+  void apply_saved_state(const SavedState& saved);
   ParameterCollection collection_;
-  std::vector<std::unique_ptr<StateBuffers>> param_state_;
-  std::vector<std::unique_ptr<StateBuffers>> lookup_state_;
 };
 
 /// x -= lr * g
@@ -158,6 +242,7 @@ class CyclicalSGDTrainer : public Trainer {
  protected:
   const char* name() const override { return "CyclicalSGDTrainer"; }
   unsigned num_state_buffers() const override { return 0; }
+  void fields(std::vector<TrainerField>& out) override;
   bool rule_clears_gradients() const override { return true; }
   void begin_update() override;
   void update_rule(real gscale, const UpdateSpan& span) override;
@@ -168,10 +253,16 @@ class MomentumSGDTrainer : public Trainer {
  public:
   explicit MomentumSGDTrainer(ParameterCollection& m, real learning_rate = 0.01f, real mom = 0.9f);
   real momentum;
+  std::vector<ShadowParameters> vp;         ///< the velocities (public, as in DyNet)
+  std::vector<ShadowLookupParameters> vlp;
 
  protected:
   const char* name() const override { return "MomentumSGDTrainer"; }
   unsigned num_state_buffers() const override { return 1; }
+  std::vector<ShadowParameters>& param_state(unsigned) override { return vp; }
+  std::vector<ShadowLookupParameters>& lookup_state(unsigned) override { return vlp; }
+  const char* state_name(unsigned) const override { return "vp"; }
+  void fields(std::vector<TrainerField>& out) override;
   void update_rule(real gscale, const UpdateSpan& span) override;
 };
 
@@ -184,6 +275,12 @@ class AdagradTrainer : public Trainer {
  protected:
   const char* name() const override { return "AdagradTrainer"; }
   unsigned num_state_buffers() const override { return 1; }
+  std::vector<ShadowParameters>& param_state(unsigned) override { return vp; }
+  std::vector<ShadowLookupParameters>& lookup_state(unsigned) override { return vlp; }
+  const char* state_name(unsigned) const override { return "vp"; }
+  void fields(std::vector<TrainerField>& out) override;
+  std::vector<ShadowParameters> vp;  ///< the sums of squared gradients
+  std::vector<ShadowLookupParameters> vlp;
   void update_rule(real gscale, const UpdateSpan& span) override;
 };
 
@@ -199,6 +296,14 @@ class AdadeltaTrainer : public Trainer {
  protected:
   const char* name() const override { return "AdadeltaTrainer"; }
   unsigned num_state_buffers() const override { return 2; }
+  std::vector<ShadowParameters>& param_state(unsigned k) override { return k == 0 ? hg : hd; }
+  std::vector<ShadowLookupParameters>& lookup_state(unsigned k) override { return k == 0 ? hlg : hld; }
+  const char* state_name(unsigned k) const override { return k == 0 ? "hg" : "hd"; }
+  void fields(std::vector<TrainerField>& out) override;
+  std::vector<ShadowParameters> hg;  ///< history of squared gradients
+  std::vector<ShadowLookupParameters> hlg;
+  std::vector<ShadowParameters> hd;  ///< history of squared deltas
+  std::vector<ShadowLookupParameters> hld;
   void update_rule(real gscale, const UpdateSpan& span) override;
 };
 
@@ -212,6 +317,12 @@ class RMSPropTrainer : public Trainer {
  protected:
   const char* name() const override { return "RMSPropTrainer"; }
   unsigned num_state_buffers() const override { return 1; }
+  std::vector<ShadowParameters>& param_state(unsigned) override { return hmsg; }
+  std::vector<ShadowLookupParameters>& lookup_state(unsigned) override { return hlmsg; }
+  const char* state_name(unsigned) const override { return "hmsg"; }
+  void fields(std::vector<TrainerField>& out) override;
+  std::vector<ShadowParameters> hmsg;  ///< mean squared gradients
+  std::vector<ShadowLookupParameters> hlmsg;
   void update_rule(real gscale, const UpdateSpan& span) override;
 };
 
@@ -227,6 +338,14 @@ class AdamTrainer : public Trainer {
  protected:
   const char* name() const override { return "AdamTrainer"; }
   unsigned num_state_buffers() const override { return 2; }
+  std::vector<ShadowParameters>& param_state(unsigned k) override { return k == 0 ? m : v; }
+  std::vector<ShadowLookupParameters>& lookup_state(unsigned k) override { return k == 0 ? lm : lv; }
+  const char* state_name(unsigned k) const override { return k == 0 ? "m" : "v"; }
+  void fields(std::vector<TrainerField>& out) override;
+  std::vector<ShadowParameters> m;  ///< first moments
+  std::vector<ShadowLookupParameters> lm;
+  std::vector<ShadowParameters> v;  ///< second moments
+  std::vector<ShadowLookupParameters> lv;
   void begin_update() override;
   void update_rule(real gscale, const UpdateSpan& span) override;
   float step_rate_ = 0;  ///< lr with the bias corrections of this update
@@ -243,6 +362,16 @@ class AmsgradTrainer : public Trainer {
  protected:
   const char* name() const override { return "AmsgradTrainer"; }
   unsigned num_state_buffers() const override { return 3; }
+  std::vector<ShadowParameters>& param_state(unsigned k) override { return k == 0 ? m : k == 1 ? v : vhat; }
+  std::vector<ShadowLookupParameters>& lookup_state(unsigned k) override { return k == 0 ? lm : k == 1 ? lv : lvhat; }
+  const char* state_name(unsigned k) const override { return k == 0 ? "m" : k == 1 ? "v" : "vhat"; }
+  void fields(std::vector<TrainerField>& out) override;
+  std::vector<ShadowParameters> m;     ///< first moments
+  std::vector<ShadowLookupParameters> lm;
+  std::vector<ShadowParameters> v;     ///< second moments
+  std::vector<ShadowLookupParameters> lv;
+  std::vector<ShadowParameters> vhat;  ///< largest second moments
+  std::vector<ShadowLookupParameters> lvhat;
   void begin_update() override;
   void update_rule(real gscale, const UpdateSpan& span) override;
   float step_rate_ = 0;
@@ -271,6 +400,17 @@ class EGTrainer : public Trainer {
  protected:
   const char* name() const override { return "EGTrainer"; }
   unsigned num_state_buffers() const override { return 1; }
+  std::vector<ShadowParameters>& param_state(unsigned) override { return hp; }
+  std::vector<ShadowLookupParameters>& lookup_state(unsigned) override { return hlp; }
+  const char* state_name(unsigned) const override { return "hp"; }
+  void fields(std::vector<TrainerField>& out) override;
+  float meg_value_ = 0.f, zeg_value_ = 0.f;  ///< the memory of meg and zeg
+  std::vector<ShadowParameters> hp;  ///< the momentum of the exponent
+  std::vector<ShadowLookupParameters> hlp;
+  /// {1} tensors (DyNet's names) holding, for the last parameter (or lookup
+  /// row) updated, the maximum of log x + v and the log of the normaliser
+  /// sum_j x_j e^{v_j}; saved and populated with the rest of the state.
+  Tensor meg, zeg;
   void begin_update() override;
   bool rowwise() const override { return true; }
   void update_rule(real gscale, const UpdateSpan& span) override;

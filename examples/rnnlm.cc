@@ -29,6 +29,7 @@
 #include "common/cli.h"
 #include "common/util.h"
 #include "common/vocab_file.h"
+#include "dynet_lite/compile.h"
 #include "dynet_lite/dict.h"
 #include "dynet_lite/expr.h"
 #include "dynet_lite/init.h"
@@ -184,31 +185,51 @@ class RNNLanguageModel {
   /// every step stacked in the batch dimension: one product with the vocabulary
   /// matrix instead of one a step, the same sum.
   Expression batch_loss(const std::vector<const Sentence*>& batch, unsigned eos) {
+    const size_t steps = fill_batch(batch, eos);
     const unsigned B = static_cast<unsigned>(batch.size());
-    size_t steps = 0;
-    for (const Sentence* s : batch) steps = std::max(steps, s->size() - 1);
-    ids_.resize(B);
-    targets_.clear();
-    mask_.clear();
-    hs_.clear();
     bool padded = false;
+    for (float m : mask_) padded |= m == 0.f;
     lstm.start_new_sequence();
     for (size_t t = 0; t < steps; ++t) {
-      for (unsigned b = 0; b < B; ++b) {
-        const Sentence& s = *batch[b];
-        const bool real = t + 1 < s.size();
-        ids_[b] = t < s.size() ? s[t] : eos;
-        targets_.push_back(real ? s[t + 1] : eos);
-        mask_.push_back(real ? 1.f : 0.f);
-        padded |= !real;
-      }
-      Expression x = training_ ? lookup(*cg_, p_embed, ids_) : const_lookup(*cg_, p_embed, ids_);
-      hs_.push_back(lstm.add_input(x));
+      const std::vector<unsigned> ids(ids_.begin() + t * B, ids_.begin() + (t + 1) * B);
+      hs_.push_back(lstm.add_input(training_ ? lookup(*cg_, p_embed, ids) : const_lookup(*cg_, p_embed, ids)));
     }
-    Expression h = hs_.size() == 1 ? hs_[0] : concatenate_to_batch(hs_);    // {H} x (steps * B)
-    Expression loss = pickneglogsoftmax(affine_transform({bias, R, h}), targets_);  // {1} x (steps * B)
+    Expression loss = stacked_loss(targets_);
     if (padded) loss = cmult(loss, input(*cg_, Dim({1}, static_cast<unsigned>(mask_.size())), mask_));
-    return h.dim().bd > 1 ? sum_batches(loss) : loss;
+    return loss.dim().bd > 1 ? sum_batches(loss) : loss;
+  }
+
+  /// batch_loss() of a minibatch of B sentences of which the longest has
+  /// `steps` targets, built in program `p` with its words, targets and mask in
+  /// slots (the mask always applied, so that one program serves every such
+  /// minibatch); bind_batch() sets them.
+  Expression batch_loss(Program& p, size_t steps, unsigned B) {
+    hs_.clear();
+    lstm.start_new_sequence();
+    for (size_t t = 0; t < steps; ++t) {
+      const std::vector<unsigned>* ids = p.indices("x" + std::to_string(t), B);
+      hs_.push_back(lstm.add_input(training_ ? lookup(*cg_, p_embed, ids) : const_lookup(*cg_, p_embed, ids)));
+    }
+    const unsigned n = static_cast<unsigned>(steps) * B;
+    Expression loss = cmult(stacked_loss(p.indices("y", n)), p.input("m", Dim({1}, n)));
+    return n > 1 ? sum_batches(loss) : loss;
+  }
+
+  /// Sets the slots of a program of batch_loss(p, steps, B) to `batch`.
+  void bind_batch(Program& p, const std::vector<const Sentence*>& batch, unsigned eos) {
+    const unsigned B = static_cast<unsigned>(batch.size());
+    const size_t steps = fill_batch(batch, eos);
+    for (size_t t = 0; t < steps; ++t)
+      p.set("x" + std::to_string(t), std::vector<unsigned>(ids_.begin() + t * B, ids_.begin() + (t + 1) * B));
+    p.set("y", targets_);
+    p.set("m", mask_);
+  }
+
+  /// The number of targets of the longest sentence of `batch`.
+  static size_t steps_of(const std::vector<const Sentence*>& batch) {
+    size_t steps = 0;
+    for (const Sentence* s : batch) steps = std::max(steps, s->size() - 1);
+    return steps;
   }
 
   /// Summed loss of one sentence built alone (no batch dimension), as the
@@ -236,6 +257,31 @@ class RNNLanguageModel {
   unsigned vocab_size;
 
  private:
+  /// The words (step-major), targets and mask of `batch` padded with `eos`;
+  /// returns the number of steps.
+  size_t fill_batch(const std::vector<const Sentence*>& batch, unsigned eos) {
+    const size_t steps = steps_of(batch);
+    ids_.clear();
+    targets_.clear();
+    mask_.clear();
+    hs_.clear();
+    for (size_t t = 0; t < steps; ++t)
+      for (const Sentence* s : batch) {
+        const bool real = t + 1 < s->size();
+        ids_.push_back(t < s->size() ? (*s)[t] : eos);
+        targets_.push_back(real ? (*s)[t + 1] : eos);
+        mask_.push_back(real ? 1.f : 0.f);
+      }
+    return steps;
+  }
+
+  /// The loss of every step's hidden state (hs_) against `targets`, {1} x (steps * B).
+  template <class Targets>
+  Expression stacked_loss(const Targets& targets) {
+    Expression h = hs_.size() == 1 ? hs_[0] : concatenate_to_batch(hs_);  // {H} x (steps * B)
+    return pickneglogsoftmax(affine_transform({bias, R, h}), targets);
+  }
+
   LookupParameter p_embed;
   Parameter p_R, p_bias;
   VanillaLSTMBuilder lstm;
@@ -247,17 +293,56 @@ class RNNLanguageModel {
   std::vector<Expression> losses_, hs_;
 };
 
+/// Compiled programs kept at once (--compile): one per minibatch shape.
+constexpr size_t kPrograms = 256;
+
+/// The program of `programs` for minibatches shaped as `batch` (its longest
+/// sentence's targets, its size), built on the first sight of that shape, with
+/// its slots set to `batch`.
+Program& bucket_program(RNNLanguageModel& lm, ProgramCache& programs, const std::vector<const Sentence*>& batch,
+                        unsigned eos, bool training) {
+  const size_t steps = RNNLanguageModel::steps_of(batch);
+  const unsigned B = static_cast<unsigned>(batch.size());
+  Program& p = programs.get(ProgramCache::key_of({static_cast<unsigned>(steps), B}), [&](Program& p) {
+    lm.new_graph(p.graph(), training);
+    p.set_output(lm.batch_loss(p, steps, B));
+  });
+  lm.bind_batch(p, batch, eos);
+  return p;
+}
+
+/// A training step on `batch` (through a program of `programs` when given); returns the loss.
+float train_batch(RNNLanguageModel& lm, const std::vector<const Sentence*>& batch, unsigned eos, Trainer& trainer,
+                  ProgramCache* programs) {
+  if (!programs) {
+    ComputationGraph cg;
+    lm.new_graph(cg, true);
+    return examples::train_step(cg, lm.batch_loss(batch, eos), trainer);
+  }
+  Program& p = bucket_program(lm, *programs, batch, eos, true);
+  const float loss = as_scalar(p.forward());
+  p.backward();
+  trainer.update();
+  return loss;
+}
+
 /// Summed negative log-likelihood (nats) of `data` under the model, computed in
-/// minibatches of 64 (masked, so the same as one sentence at a time).
-double total_nll(RNNLanguageModel& lm, const std::vector<Sentence>& data, unsigned eos) {
+/// minibatches of 64 (masked, so the same as one sentence at a time), through
+/// compiled programs of `programs` when given.
+double total_nll(RNNLanguageModel& lm, const std::vector<Sentence>& data, unsigned eos,
+                 ProgramCache* programs = nullptr) {
   double nll = 0;
   std::vector<const Sentence*> batch;
   for (const auto& ids : make_minibatches(data, 64)) {
-    ComputationGraph cg;
-    lm.new_graph(cg, false);
     batch.clear();
     for (size_t i : ids) batch.push_back(&data[i]);
-    nll += as_scalar(cg.forward(lm.batch_loss(batch, eos)));
+    if (programs) {
+      nll += as_scalar(bucket_program(lm, *programs, batch, eos, false).forward());
+    } else {
+      ComputationGraph cg;
+      lm.new_graph(cg, false);
+      nll += as_scalar(cg.forward(lm.batch_loss(batch, eos)));
+    }
   }
   return nll;
 }
@@ -285,6 +370,7 @@ double unigram_perplexity(const std::vector<Sentence>& train, const std::vector<
 struct Options : examples::CorpusOptions {
   std::string model_path = "rnnlm.model", load, score, bench;
   unsigned epochs = 5, max_train = 0, max_test = 0, batch = 16;
+  bool compile = false;
 };
 
 // T4 trains on the PTB validation text (BENCHMARKS.md); it has no dev split.
@@ -293,6 +379,9 @@ const examples::CorpusLayout PTB{"ptb", "ptb.valid.txt", "", "ptb.test.txt"};
 void add_options(CLI::App& app, Options& o) {
   const char* const training = "training (the default mode)";
   o.add_corpus_options(app, PTB, "text, one sentence a line");
+  app.add_flag("--compile", o.compile,
+               "run each minibatch shape (longest sentence, size) as a compiled\nprogram, built once and replayed "
+               "(training, evaluation, --score,\n--bench manual-B)");
   examples::add_count(app, "--epochs", o.epochs, "passes over the training text (default 5)")->group(training);
   examples::add_count(app, "--batch", o.batch, "sentences per minibatch (default 16)", examples::at_least(1))
       ->group(training);
@@ -326,7 +415,8 @@ int run_evaluate(const Options& o) {
   if (o.max_test && test_text.size() > o.max_test) test_text.resize(o.max_test);
   std::vector<Sentence> test = saved.vocab.convert(test_text);
   examples::Timer t;
-  const double nll = total_nll(saved.model, test, saved.vocab.eos);
+  ProgramCache programs(kPrograms);
+  const double nll = total_nll(saved.model, test, saved.vocab.eos, o.compile ? &programs : nullptr);
   const size_t words = count_targets(test);
   std::cout << "test perplexity " << std::fixed << std::setprecision(2) << std::exp(nll / words) << " (" << words
             << " target words of " << o.test << ", " << std::setprecision(1) << t.seconds() << " s)\n";
@@ -335,11 +425,25 @@ int run_evaluate(const Options& o) {
 
 int run_score(const Options& o) {
   examples::SavedModel<Vocabulary, RNNLanguageModel> saved(o.load);
+  ProgramCache programs(kPrograms);  // one per sentence length
+  size_t lineno = 0;
   examples::for_each_input_line(o.score, [&](const std::string& line) {
-    Sentence s = saved.vocab.convert(examples::split_words(line));
-    ComputationGraph cg;
-    saved.model.new_graph(cg, false);
-    const double nll = as_scalar(cg.forward(saved.model.sentence_loss(s)));
+    ++lineno;
+    const std::vector<std::string> words = examples::split_words(line);
+    examples::check_input_length(words.size(), o.score, lineno);
+    for (const std::string& w : words)
+      DYNET_LITE_CHECK(w != BOS && w != EOS, std::runtime_error,
+                       "'" << o.score << "', line " << lineno << ": '" << w
+                           << "' is reserved (every sentence is wrapped in <s> ... </s>)");
+    Sentence s = saved.vocab.convert(words);
+    double nll;
+    if (o.compile) {
+      nll = as_scalar(bucket_program(saved.model, programs, {&s}, saved.vocab.eos, false).forward());
+    } else {
+      ComputationGraph cg;
+      saved.model.new_graph(cg, false);
+      nll = as_scalar(cg.forward(saved.model.sentence_loss(s)));
+    }
     std::cout << std::fixed << std::setprecision(3) << -nll << "\t" << s.size() - 1 << "\t" << std::setprecision(2)
               << std::exp(nll / (s.size() - 1)) << "\t" << line << "\n";
   });
@@ -372,6 +476,7 @@ int run_train(const Options& o) {
   std::vector<std::vector<size_t>> batches = make_minibatches(train, o.batch);
   std::mt19937 shuffle_rng(SHUFFLE_SEED);
   std::vector<const Sentence*> batch;
+  ProgramCache programs(kPrograms), eval_programs(kPrograms);
   double best_loss = 1e300, train_seconds = 0, last_ppl = 0;
   for (unsigned epoch = 1; epoch <= o.epochs; ++epoch) {
     std::shuffle(batches.begin(), batches.end(), shuffle_rng);
@@ -384,9 +489,7 @@ int run_train(const Options& o) {
         batch.push_back(&train[i]);
         words += train[i].size() - 1;
       }
-      ComputationGraph cg;
-      lm.new_graph(cg, true);
-      loss_sum += examples::train_step(cg, lm.batch_loss(batch, vocab.eos), trainer);
+      loss_sum += train_batch(lm, batch, vocab.eos, trainer, o.compile ? &programs : nullptr);
       done += ids.size();
       bar.update(done, loss_sum / words, "word");
     }
@@ -394,7 +497,7 @@ int run_train(const Options& o) {
     const double epoch_seconds = bar.seconds();
     train_seconds += epoch_seconds;
     examples::Timer eval_time;
-    last_ppl = std::exp(total_nll(lm, test, vocab.eos) / test_words);
+    last_ppl = std::exp(total_nll(lm, test, vocab.eos, o.compile ? &eval_programs : nullptr) / test_words);
     std::cout << "epoch " << epoch << ": train loss/word " << std::fixed << std::setprecision(4) << loss_sum / words
               << " (perplexity " << std::setprecision(2) << std::exp(loss_sum / words) << "), "
               << std::setprecision(1) << train.size() / epoch_seconds << " sent/s, " << words / epoch_seconds
@@ -416,6 +519,8 @@ int run_train(const Options& o) {
 int run_bench(const Options& o) {
   const bool autobatch = o.bench == "b64-auto";
   const unsigned B = autobatch ? 64 : static_cast<unsigned>(std::stoul(o.bench.substr(o.bench.find('-') + 1)));
+  DYNET_LITE_ARG_CHECK(!(autobatch && o.compile), "--compile applies to --bench manual-B, not b64-auto (its "
+                                                  "graphs of 64 sentence lengths hardly ever repeat)");
   std::vector<std::vector<std::string>> train_text = read_text(o.train);
   Vocabulary vocab = Vocabulary::build(train_text);
   std::vector<Sentence> train = vocab.convert(train_text);
@@ -429,7 +534,14 @@ int run_bench(const Options& o) {
   examples::BenchRecorder recorder(autobatch);
   std::vector<const Sentence*> batch;
   std::vector<Expression> losses;
+  ProgramCache programs(kPrograms);
   auto step = [&](const std::vector<size_t>& ids, bool timed) {
+    if (o.compile) {
+      batch.clear();
+      for (size_t i : ids) batch.push_back(&train[i]);
+      recorder.record(train_batch(lm, batch, vocab.eos, trainer, &programs), timed);
+      return;
+    }
     ComputationGraph cg;
     cg.set_autobatch(autobatch ? 1 : 0);
     lm.new_graph(cg, true);
@@ -463,6 +575,9 @@ int run_bench(const Options& o) {
   std::ostringstream head;
   head << "T4 rnnlm mode=" << o.bench << " sentences=" << train.size() << " words=" << words
        << " minibatches=" << batches.size();
+  if (o.compile)
+    head << " compiled{programs=" << programs.size() << " hits=" << programs.hits() << " misses=" << programs.misses()
+         << "}";
   // the model's count: forward one product per matrix product, backward two (d input, d weights)
   recorder.print(head.str(), {{"words/s", words}, {"sent/s", train.size()}}, "loss/word", recorder.loss_sum() / words,
                  3 * 2 * macs);

@@ -208,6 +208,7 @@ class Tagger {
   void new_graph(ComputationGraph& cg, bool training) {
     cg_ = &cg;
     training_ = training;
+    if (autobatch_ >= 0) cg.set_autobatch(autobatch_);
     const float d = training ? lstm_dropout_ : 0.f, dc = training ? char_dropout_ : 0.f;
     for (VanillaLSTMBuilder* b : {&fwd, &bwd}) {
       b->new_graph(cg, training);
@@ -224,6 +225,9 @@ class Tagger {
     V = training ? parameter(cg, p_V) : const_parameter(cg, p_V);
     c = training ? parameter(cg, p_c) : const_parameter(cg, p_c);
   }
+
+  /// The batching strategy of the graphs that follow (-1: --dynet-autobatch's).
+  void set_autobatch(int strategy) { autobatch_ = strategy; }
 
   /// Variational dropout (rate d on the inputs and the recurrent states) in the
   /// word BiLSTM and rate dc in the character BiLSTMs, for the graphs that follow;
@@ -263,6 +267,74 @@ class Tagger {
       losses_[i] = program_ ? pickneglogsoftmax(scores_[i], program_->index(slot('t', i)))
                             : pickneglogsoftmax(scores_[i], s[i].tag);
     return sum(losses_);
+  }
+
+  /// The summed loss of a padded minibatch, the static-graph way (T6): every
+  /// sentence padded to the longest (T tokens), position t of all B sentences
+  /// one batched lookup and one batched LSTM step, a 0/1 mask per position that
+  /// keeps the backward LSTM at its zero state over a sentence's padding and
+  /// zeroes the loss there.  With `p`, the words, tags and masks come from its
+  /// slots (set by bind_padded()), so that one program serves every minibatch
+  /// of B sentences padded to T.
+  Expression padded_loss(size_t T, unsigned B, Program* p) {
+    xs_.resize(T);
+    fh_.resize(T);
+    bh_.resize(T);
+    masks_.resize(T);
+    for (size_t t = 0; t < T; ++t) {
+      const std::string n = std::to_string(t);
+      xs_[t] = p ? lookup(*cg_, p_word, p->indices("w" + n, B))
+                 : lookup(*cg_, p_word, std::vector<unsigned>(pad_words_.begin() + t * B, pad_words_.begin() + (t + 1) * B));
+      masks_[t] = p ? p->input("m" + n, Dim({1}, B))
+                    : input(*cg_, Dim({1}, B), std::vector<float>(pad_mask_.begin() + t * B, pad_mask_.begin() + (t + 1) * B));
+    }
+    fwd.start_new_sequence();
+    for (size_t t = 0; t < T; ++t) fh_[t] = fwd.add_input(xs_[t]);
+    bwd.start_new_sequence();
+    for (size_t t = T; t-- > 0;) {
+      bwd.add_input(xs_[t]);
+      const std::vector<Expression> s = bwd.final_s();  // {c, h}
+      bh_[t] = bwd.set_s(bwd.state(), {cmult(s[0], masks_[t]), cmult(s[1], masks_[t])});
+    }
+    losses_.resize(T);
+    for (size_t t = 0; t < T; ++t) {
+      Expression h = tanh(affine_transform({b, W, concatenate({fh_[t], bh_[t]})}));
+      Expression scores = affine_transform({c, V, h});
+      Expression loss = p ? pickneglogsoftmax(scores, p->indices("t" + std::to_string(t), B))
+                          : pickneglogsoftmax(scores, std::vector<unsigned>(pad_tags_.begin() + t * B,
+                                                                            pad_tags_.begin() + (t + 1) * B));
+      losses_[t] = cmult(loss, masks_[t]);
+    }
+    return sum_batches(sum(losses_));
+  }
+
+  /// Lays out a padded minibatch (word dropout in `dropped`) for padded_loss();
+  /// returns its length T (the longest sentence).
+  size_t pad_batch(const std::vector<const Sentence*>& batch, const std::vector<std::vector<unsigned char>>& dropped) {
+    size_t T = 0;
+    for (const Sentence* s : batch) T = std::max(T, s->size());
+    pad_words_.clear();
+    pad_tags_.clear();
+    pad_mask_.clear();
+    for (size_t t = 0; t < T; ++t)
+      for (size_t k = 0; k < batch.size(); ++k) {
+        const Sentence& s = *batch[k];
+        const bool real = t < s.size();
+        pad_words_.push_back(real && !dropped[k][t] ? s[t].word : 0u);  // padding reads <unk>
+        pad_tags_.push_back(real ? s[t].tag : 0u);
+        pad_mask_.push_back(real ? 1.f : 0.f);
+      }
+    return T;
+  }
+
+  /// Sets the slots of a padded_loss() program to the minibatch laid out last.
+  void bind_padded(Program& p, size_t T, unsigned B) {
+    for (size_t t = 0; t < T; ++t) {
+      const std::string n = std::to_string(t);
+      p.set("w" + n, std::vector<unsigned>(pad_words_.begin() + t * B, pad_words_.begin() + (t + 1) * B));
+      p.set("t" + n, std::vector<unsigned>(pad_tags_.begin() + t * B, pad_tags_.begin() + (t + 1) * B));
+      p.set("m" + n, std::vector<float>(pad_mask_.begin() + t * B, pad_mask_.begin() + (t + 1) * B));
+    }
   }
 
   /// The tag scores of `s` as one expression {tags, n}.
@@ -370,11 +442,14 @@ class Tagger {
   ComputationGraph* cg_ = nullptr;
   bool training_ = true;
   float lstm_dropout_ = 0.f, char_dropout_ = 0.f;
+  int autobatch_ = -1;
   const std::vector<unsigned char>* dropped_ = nullptr;
   Program* program_ = nullptr;
   std::string prefix_;
   Expression W, b, V, c;
-  std::vector<Expression> xs_, fh_, bh_, scores_, losses_;
+  std::vector<Expression> xs_, fh_, bh_, scores_, losses_, masks_;
+  std::vector<unsigned> pad_words_, pad_tags_;  // padded minibatch, position-major
+  std::vector<float> pad_mask_;
 };
 
 /// Compiled programs kept at once (--compile): every sentence length of the
@@ -429,7 +504,7 @@ constexpr TrainDefaults T1_DEFAULTS{10, 0.f, 0.25f, 0.f, 0.f};
 constexpr TrainDefaults T2_DEFAULTS{30, 0.05f, 2.f, 0.25f, 0.f};
 
 struct Options : examples::CorpusOptions {
-  std::string model_path, load, predict, bench;
+  std::string model_path, load, predict, bench, bench_static;
   bool use_char = false, compile = false;
   unsigned max_train = 0, batch = 1;
   // Set by finish_options unless given: the defaults depend on --char (TrainDefaults).
@@ -504,6 +579,11 @@ void add_options(CLI::App& app, Options& o) {
                        "2,000 train sentences after 100 warm-up sentences; prints one line\n(mode b1, b64, b64-auto "
                        "or b64-depth)")
       ->group("benchmark (BENCHMARKS.md T1, or T2 with --char)");
+  examples::add_choice(app, "--bench-static", o.bench_static, {"instances", "padded", "bucketed"},
+                       "T6: 5 epochs of T1 in minibatches of 64, as per-instance graphs\nwith automatic batching, "
+                       "padded minibatches in file order or\nlength buckets (with --compile: compiled); prints "
+                       "sentences/s, the\nshare of padding, dev and test accuracy")
+      ->group("benchmark (BENCHMARKS.md T6)");
 }
 
 void finish_options(const CLI::App& app, Options& o) {
@@ -560,8 +640,10 @@ float train_compiled(Tagger& tagger, ProgramCache& programs, const std::vector<S
 int run_predict(const Options& o) {
   examples::SavedModel<Vocabulary, Tagger> saved(o.load);
   ProgramCache programs(kPrograms);
+  size_t lineno = 0;
   examples::for_each_input_line(o.predict, [&](const std::string& line) {
     const std::vector<std::string> forms = examples::split_words(line);
+    examples::check_input_length(forms.size(), o.predict, ++lineno);
     if (forms.empty()) {
       std::cout << "\n";
       return;
@@ -750,6 +832,118 @@ int run_bench(const Options& o) {
   return 0;
 }
 
+
+/// Minibatches of B sentence indices (T6): consecutive in file order, or
+/// (`by_length`) consecutive after a stable sort by length.
+std::vector<std::vector<size_t>> minibatches(const std::vector<Sentence>& data, size_t B, bool by_length) {
+  std::vector<size_t> order(data.size());
+  std::iota(order.begin(), order.end(), 0);
+  if (by_length)
+    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return data[a].size() < data[b].size(); });
+  std::vector<std::vector<size_t>> out;
+  for (size_t i = 0; i < order.size(); i += B)
+    out.emplace_back(order.begin() + i, order.begin() + std::min(order.size(), i + B));
+  return out;
+}
+
+/// BENCHMARKS.md T6: T1 trained for 5 epochs in minibatches of 64 (i) as 64
+/// sentence graphs in one graph with automatic batching, (ii) padded in file
+/// order, (iii) padded within length buckets; with --compile each minibatch
+/// structure runs as a compiled program.  The minibatches are fixed and their
+/// order shuffled each epoch with a fixed seed.
+int run_static(const Options& o) {
+  const size_t B = 64;
+  const unsigned EPOCHS = 5;
+  DYNET_LITE_ARG_CHECK(!o.use_char, "--bench-static runs T1 (no --char)");
+  std::vector<ConlluSentence> train_raw = read_conllu(o.train);
+  if (o.max_train && train_raw.size() > o.max_train) train_raw.resize(o.max_train);
+  Vocabulary vocab = Vocabulary::build(train_raw, false);
+  std::vector<Sentence> train = vocab.convert(train_raw, o.train);
+  std::vector<Sentence> dev = vocab.convert(read_conllu(o.dev), o.dev);
+  std::vector<Sentence> test = vocab.convert(read_conllu(o.test), o.test);
+  const bool padded = o.bench_static != "instances";
+  std::vector<std::vector<size_t>> batches = minibatches(train, B, o.bench_static == "bucketed");
+  size_t positions = 0, words = count_words(train);
+  for (const auto& ids : batches) {
+    size_t T = 0;
+    for (size_t i : ids) T = std::max(T, train[i].size());
+    positions += padded ? T * ids.size() : 0;
+  }
+
+  ParameterCollection pc;
+  Tagger tagger(pc, vocab);
+  tagger.set_autobatch(1);
+  SimpleSGDTrainer trainer(pc, LEARNING_RATE);
+  trainer.clipping_enabled = o.clip > 0;
+  if (o.clip > 0) trainer.clip_threshold = o.clip;
+  ProgramCache programs(kPrograms);
+  std::mt19937 rng(1);
+  std::uniform_real_distribution<float> coin(0.f, 1.f);
+  std::vector<std::vector<unsigned char>> dropped(B);
+  std::vector<const Sentence*> batch;
+  std::vector<Expression> losses;
+  double seconds = 0, loss_sum = 0;
+  for (unsigned epoch = 0; epoch < EPOCHS; ++epoch) {
+    std::shuffle(batches.begin(), batches.end(), rng);
+    examples::Timer timer;
+    for (const auto& ids : batches) {
+      batch.clear();
+      for (size_t k = 0; k < ids.size(); ++k) {
+        const Sentence& s = train[ids[k]];
+        batch.push_back(&s);
+        dropped[k].assign(s.size(), 0);
+        for (size_t i = 0; i < s.size(); ++i)
+          dropped[k][i] = s[i].word != 0 && coin(rng) < o.word_dropout / (o.word_dropout + static_cast<float>(s[i].count));
+      }
+      if (!padded && o.compile) {
+        loss_sum += train_compiled(tagger, programs, train, ids, 0, ids.size(), dropped, trainer);
+      } else if (!padded) {
+        ComputationGraph cg;
+        tagger.new_graph(cg, true);
+        losses.clear();
+        for (size_t k = 0; k < ids.size(); ++k) {
+          tagger.set_dropped(&dropped[k]);
+          losses.push_back(tagger.sentence_loss(*batch[k]));
+        }
+        tagger.set_dropped(nullptr);
+        loss_sum += examples::train_step(cg, examples::batch_loss(losses), trainer);
+      } else {
+        const size_t T = tagger.pad_batch(batch, dropped);
+        const unsigned n = static_cast<unsigned>(ids.size());
+        if (o.compile) {
+          Program& p = programs.get(ProgramCache::key_of({static_cast<unsigned>(T), n}), [&](Program& p) {
+            tagger.new_graph(p.graph(), true);
+            p.set_output(tagger.padded_loss(T, n, &p));
+          });
+          tagger.bind_padded(p, T, n);
+          loss_sum += as_scalar(p.forward());
+          p.backward();
+          trainer.update();
+        } else {
+          ComputationGraph cg;
+          tagger.new_graph(cg, true);
+          loss_sum += examples::train_step(cg, tagger.padded_loss(T, n, nullptr), trainer);
+        }
+      }
+    }
+    seconds += timer.seconds();
+  }
+  tagger.set_autobatch(-1);
+  const double dev_acc = accuracy(tagger, dev), test_acc = accuracy(tagger, test);
+  std::cout << "T6 tagger-static mode=" << o.bench_static << " compiled=" << (o.compile ? "yes" : "no")
+            << " epochs=" << EPOCHS << " minibatch=" << B << " sentences=" << EPOCHS * train.size() << " seconds="
+            << std::fixed << std::setprecision(3) << seconds << " sent/s=" << std::setprecision(1)
+            << EPOCHS * train.size() / seconds << " padding="
+            << std::setprecision(1) << (padded ? 100.0 * (positions - words) / positions : 0.0) << "%"
+            << " loss/word=" << std::setprecision(4) << loss_sum / (EPOCHS * words) << " dev=" << std::setprecision(2)
+            << 100 * dev_acc << "% test=" << 100 * test_acc << "%";
+  if (o.compile)
+    std::cout << " compiled{programs=" << programs.size() << " hits=" << programs.hits() << " misses="
+              << programs.misses() << " evictions=" << programs.evictions() << "}";
+  std::cout << "\n";
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -761,6 +955,7 @@ int main(int argc, char** argv) {
       app, argc, argv, [&] { finish_options(app, o); },
       [&] {
         if (!o.bench.empty()) return run_bench(o);
+        if (!o.bench_static.empty()) return run_static(o);
         if (!o.predict.empty()) return run_predict(o);
         if (!o.load.empty()) return run_evaluate(o);
         return run_train(o);

@@ -350,6 +350,8 @@ int run_predict(const Options& o) {
   examples::for_each_input_line(o.predict, [&](const std::string& line) {
     ++lineno;
     if (line.find_first_not_of(" \t\r") == std::string::npos) return;
+    // A tree's words are at most half its brackets: a runaway line is refused before it is parsed.
+    examples::check_input_length(static_cast<size_t>(std::count(line.begin(), line.end(), '(')) / 2, name, lineno);
     PTBTree pt = parse_ptb_tree(line, name, lineno);
     for (auto& n : pt.nodes) n.label = 0;  // the input's labels play no part
     Tree t = saved.vocab.convert({pt}, name)[0];

@@ -4,6 +4,7 @@
 // (those of test_autobatch), with and without batching and merging, over many
 // replays with new inputs and updated parameters; misuse is a clear error;
 // replays allocate nothing and keep memory flat.
+#include <functional>
 #include <memory>
 #include <random>
 
@@ -195,6 +196,9 @@ BOOST_AUTO_TEST_CASE(misuse_is_a_clear_error) {
                                                        "slot 'x' has shape {3} (3 values), given 2 values");
   check_throws_containing<std::invalid_argument>([&] { p.set("z", 1u); }, "no slot 'z'");
   check_throws_containing<std::invalid_argument>([&] { p.set("x", 1u); }, "slot 'x' is an input slot");
+  check_throws_containing<std::invalid_argument>([&] { p.set(p.slot("w"), std::vector<float>{1}); },
+                                                 "slot 'w' is an index slot");
+  check_throws_containing<std::invalid_argument>([&] { p.set(Program::SlotRef(), 1u); }, "an empty slot handle");
   p.set("x", std::vector<float>{1, 2, 3});
   p.set("w", 4u);
   p.forward();
@@ -270,8 +274,21 @@ BOOST_AUTO_TEST_CASE(replays_allocate_nothing_and_memory_stays_flat) {
     };
     bind_round(0);
     for (int warm = 0; warm < 3; ++warm) step();
+    // Binding through handles, found once, looks nothing up and allocates nothing.
+    std::vector<Program::SlotRef> words;
+    for (int k = 0; k < 20; ++k) words.push_back(p.slot("w" + std::to_string(k)));
+    const Program::SlotRef x0 = p.slot("x0");
+    const std::vector<float> x0_values = test::test_values(m.d, 0.5f);
+    auto rebind_and_step = [&](int r) {
+      for (int k = 0; k < 20; ++k) p.set(words[k], static_cast<unsigned>(r + k) % 20);
+      p.set(x0, x0_values);
+      step();
+    };
+    // New indices may lay batched arguments out anew: the arenas grow to the
+    // largest layout once.
+    for (int r = 0; r < 40; ++r) rebind_and_step(r);
     const long allocations = test::allocations_during([&] {
-      for (int r = 0; r < 1000; ++r) step();
+      for (int r = 0; r < 1000; ++r) rebind_and_step(r);
     });
     if (allocations >= 0) BOOST_CHECK_EQUAL(allocations, 0);
     const size_t bytes = cg.arena_capacity_bytes();
@@ -280,7 +297,12 @@ BOOST_AUTO_TEST_CASE(replays_allocate_nothing_and_memory_stays_flat) {
       step();
     }
     BOOST_CHECK_EQUAL(cg.arena_capacity_bytes(), bytes);
-    BOOST_CHECK_EQUAL(p.replays(), 101002u);
+    BOOST_CHECK_EQUAL(p.replays(), 101042u);
+    bind_round(0);  // the handles set the same slots as the names
+    const std::vector<float> by_name = as_vector(p.forward());
+    for (int k = 0; k < 20; ++k) p.set(words[k], static_cast<unsigned>(k / 5 + k % 5) % 20);
+    p.set(x0, test::test_values(m.d, 0.f));
+    BOOST_CHECK(as_vector(p.forward()) == by_name);
   }
 }
 
@@ -311,4 +333,63 @@ BOOST_AUTO_TEST_CASE(cache_counts_hits_and_drops_the_least_recently_used) {
   BOOST_CHECK_EQUAL(ProgramCache::key_of({3, 5}), ProgramCache::key_of({3, 5}));
   BOOST_CHECK_NE(ProgramCache::key_of({3, 5}), ProgramCache::key_of({5, 3}));
   check_throws_containing<std::invalid_argument>([] { ProgramCache c(0); }, "capacity");
+}
+
+namespace {
+void take_turns(int strategy) {
+  TestModel m(48);  // gradients beyond the arenas' first chunk
+  SimpleSGDTrainer trainer(m.pc, 0.05f);
+  ProgramCache cache(8);
+  // A chain of `length` steps over the rows in slots w0 .. w{length-1}.
+  auto chain = [&](ComputationGraph& cg, unsigned length, const std::function<Expression(unsigned)>& row) {
+    Expression h = row(0);
+    for (unsigned t = 1; t < length; ++t) h = tanh(parameter(cg, m.mats[t % 3]) * h + row(t));
+    return sum_elems(square(h));
+  };
+  auto program_for = [&](unsigned length) -> Program& {
+    return cache.get(length, [&](Program& p) {
+      p.graph().set_autobatch(strategy);
+      p.set_output(chain(p.graph(), length, [&](unsigned t) { return p.lookup("w" + std::to_string(t), m.emb); }));
+    });
+  };
+  std::mt19937 gen(3);
+  for (unsigned round = 0; round < 60; ++round) {
+    const unsigned length = 2 + (round * 7) % 8;  // 8 lengths, taking turns
+    std::vector<unsigned> rows(length);
+    for (unsigned& r : rows) r = gen() % 20;
+    Program& p = program_for(length);
+    for (unsigned t = 0; t < length; ++t) p.set("w" + std::to_string(t), rows[t]);
+    m.pc.reset_gradient();
+    const float loss = as_scalar(p.forward());
+    p.backward();
+    const std::vector<float> grad = as_vector(m.mats[1].get_storage().g);
+    m.pc.reset_gradient();
+    ComputationGraph fresh;
+    fresh.set_autobatch(strategy);
+    Expression l = chain(fresh, length, [&](unsigned t) { return lookup(fresh, m.emb, rows[t]); });
+    BOOST_REQUIRE_EQUAL(loss, as_scalar(fresh.forward(l)));
+    fresh.backward(l);
+    BOOST_REQUIRE(grad == as_vector(m.mats[1].get_storage().g));
+    trainer.update();
+  }
+  BOOST_CHECK_EQUAL(cache.misses(), 8u);
+  // The program holding the shared memory shows it; the others keep small arenas.
+  Program& a = program_for(3);
+  Program& b = program_for(9);
+  a.set("w0", 1u), a.set("w1", 2u), a.set("w2", 3u);
+  const float first = as_scalar(a.forward());
+  const size_t holding = a.graph().arena_capacity_bytes();
+  for (unsigned t = 0; t < 9; ++t) b.set("w" + std::to_string(t), t);
+  b.forward();
+  BOOST_CHECK_LT(a.graph().arena_capacity_bytes(), holding);
+  // a's values went with the memory: backward and forward compute them again.
+  m.pc.reset_gradient();
+  a.backward();
+  BOOST_CHECK_EQUAL(as_scalar(a.forward()), first);
+}
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(programs_of_a_cache_share_memory_and_take_turns) {
+  // Plain programs take turns with all their memory, batched ones with their gradients.
+  for (int strategy : {0, 1}) take_turns(strategy);
 }

@@ -237,5 +237,5 @@ BOOST_AUTO_TEST_CASE(the_flag) {
   argc = 2;
   argv = const_cast<char**>(bad);
   test::check_throws_with<std::invalid_argument>([&] { extract_dynet_params(argc, argv); },
-                                                 {"--dynet-cse must be 0 or 1, got 2"});
+                                                 {"--dynet-cse expects an integer from 0 to 1, got '2'"});
 }

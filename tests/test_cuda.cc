@@ -3,6 +3,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include <algorithm>
 #include <cmath>
 #include <functional>
 #include <memory>
@@ -11,6 +12,7 @@
 #include <vector>
 
 #include "dynet_lite/backends/cuda/cuda_check.h"
+#include "dynet_lite/compile.h"
 #include "dynet_lite/core/random.h"
 #include "dynet_lite/devices.h"
 #include "dynet_lite/init.h"
@@ -344,7 +346,7 @@ BOOST_AUTO_TEST_CASE(dropout_same_seed_same_mask) {
       if (op == dl::OpKind::DropoutBatch) return dl::dropout_batch(xs[0], 0.4f);
       return dl::dropout_dim(xs[0], 1, 0.4f);
     };
-    // Each graph's engine is seeded from the global one: reseed before each run.
+    // Each graph's engine is seeded from the global seed: reseed before each run.
     dl::reseed_global_rng(11);
     RunResult c = run_on(dl::cpu_device(), {in(Dim({6, 5}, 3))}, {}, b);
     dl::reseed_global_rng(11);
@@ -646,6 +648,105 @@ BOOST_AUTO_TEST_CASE(missing_gpu_kernel_names_the_op) {
         cg.forward(dl::layer_norm(x, g, b));
       },
       {"layer_norm is not implemented on GPU:0"});
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+// ---------------------------------------------------------------- compiled programs
+
+BOOST_AUTO_TEST_SUITE(compiled_on_gpu, *boost::unit_test::precondition(NeedsGpu()))
+
+namespace {
+/// The default device is the GPU while it lives (programs and graphs built then run there).
+struct OnGpu {
+  OnGpu() { dl::set_default_device(gpu().device); }
+  ~OnGpu() { dl::set_default_device(dl::cpu_device()); }
+};
+
+struct GpuModel {
+  dl::ParameterCollection m;
+  dl::Parameter W, b;
+  dl::LookupParameter E;
+  GpuModel() {
+    W = m.add_parameters(Dim({5, 4}), dl::ParameterInitFromVector(test::test_values(20)), "W", gpu().device);
+    b = m.add_parameters(Dim({5}), dl::ParameterInitFromVector(test::test_values(5, 0.2f)), "b", gpu().device);
+    E = m.add_lookup_parameters(9, Dim({4}), dl::ParameterInitFromVector(test::test_values(36, 0.1f)), "E",
+                                gpu().device);
+  }
+};
+
+/// One word and a batch of two through W, a scaled input, and losses picked by index.
+struct Inputs {
+  unsigned word, tag;
+  std::vector<unsigned> words, tags;
+  std::vector<float> x;
+};
+
+E tagger_loss(dl::ComputationGraph& cg, GpuModel& g, E one, E two, E x, const std::function<E(E, int)>& pick) {
+  E W = dl::parameter(cg, g.W), b = dl::parameter(cg, g.b);
+  E h1 = dl::tanh(dl::affine_transform({b, W, one + x}));
+  E h2 = dl::tanh(dl::affine_transform({b, W, two}));
+  return pick(h1, 0) + dl::sum_batches(pick(h2, 1));
+}
+
+Inputs inputs_of_round(unsigned r) {
+  return {r % 9, r % 5, {(r + 3) % 9, (r * 2) % 9}, {(r + 1) % 5, (r + 4) % 5}, test::test_values(4, 0.1f * r)};
+}
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(replays_launch_a_cuda_graph_with_new_inputs) {
+  OnGpu on_gpu;
+  GpuModel g;
+  dl::SimpleSGDTrainer trainer(g.m, 0.1f);
+  dl::Program p;
+  p.set_output(tagger_loss(p.graph(), g, p.lookup("w", g.E), p.lookup("ws", g.E, 2), p.input("x", Dim({4})),
+                           [&](E h, int k) {
+                             return k == 0 ? dl::pickneglogsoftmax(h, p.index("t")) : dl::pickneglogsoftmax(h, p.indices("ts", 2));
+                           }));
+  for (unsigned r = 0; r < 12; ++r) {
+    const Inputs in = inputs_of_round(r);
+    p.set("w", in.word), p.set("t", in.tag), p.set("ws", in.words), p.set("ts", in.tags), p.set("x", in.x);
+    g.m.reset_gradient();
+    const float replayed = dl::as_scalar(p.forward());
+    p.backward();
+    const std::vector<float> grad_replayed = dl::as_vector(g.W.get_storage().g);
+    if (r >= 1) BOOST_CHECK_MESSAGE(p.device_graph(), "round " << r << ": replay ran kernel by kernel");
+    g.m.reset_gradient();
+    dl::ComputationGraph cg;
+    E loss = tagger_loss(cg, g, dl::lookup(cg, g.E, in.word), dl::lookup(cg, g.E, in.words), dl::input(cg, Dim({4}), in.x),
+                         [&](E h, int k) {
+                           return k == 0 ? dl::pickneglogsoftmax(h, in.tag) : dl::pickneglogsoftmax(h, in.tags);
+                         });
+    const float rebuilt = dl::as_scalar(cg.forward(loss));
+    cg.backward(loss);
+    check_vectors({replayed}, {rebuilt}, "loss of round " + std::to_string(r));
+    check_vectors(grad_replayed, dl::as_vector(g.W.get_storage().g), "dW of round " + std::to_string(r));
+    trainer.update();  // the next round reads the updated parameters
+  }
+  // The kernels' index checks are made before a launch.
+  p.set("w", 9u);
+  test::check_throws_with<std::out_of_range>([&] { p.forward(); }, {"index 9 out of range"});
+}
+
+BOOST_AUTO_TEST_CASE(random_draws_and_batching_replay_kernel_by_kernel) {
+  OnGpu on_gpu;
+  GpuModel g;
+  dl::Program drop;
+  drop.set_output(dl::sum_elems(dl::dropout(dl::parameter(drop.graph(), g.W) * drop.input("x", Dim({4})), 0.5f)));
+  drop.set("x", test::test_values(4, 1.f));
+  std::vector<float> seen;
+  for (int r = 0; r < 6; ++r) seen.push_back(dl::as_scalar(drop.forward()));
+  BOOST_CHECK(!drop.device_graph());
+  BOOST_CHECK_MESSAGE(std::count(seen.begin(), seen.end(), seen[0]) < 6, "dropout drew the same mask at every run");
+  dl::Program batched;
+  batched.graph().set_autobatch(1);
+  E a = dl::tanh(dl::parameter(batched.graph(), g.W) * batched.lookup("a", g.E));
+  E c = dl::tanh(dl::parameter(batched.graph(), g.W) * batched.lookup("c", g.E));
+  batched.set_output(dl::sum_elems(a + c));
+  batched.set("a", 1u), batched.set("c", 2u);
+  batched.forward();
+  batched.forward();
+  BOOST_CHECK(!batched.device_graph());
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -136,6 +136,19 @@ BOOST_AUTO_TEST_CASE(malformed_lines_name_file_and_line) {
   std::istringstream bad_range("1-x\ta\t_\t_\t_\t_\t_\t_\t_\t_\n");
   test::check_throws_with<io_error>([&] { read_conllu(bad_range, "mem"); }, {"mem:1:", "ID '1-x'"});
   test::check_throws_with<io_error>([&] { read_conllu("/nonexistent/x.conllu"); }, {"/nonexistent/x.conllu"});
+  // IDs and HEADs beyond int: a clear error naming the line, not a bare stoi.
+  std::istringstream huge_id("99999999999\ta\ta\tDET\tDT\t_\t0\troot\t_\t_\n");
+  test::check_throws_with<io_error>([&] { read_conllu(huge_id, "mem"); }, {"mem:1:", "ID '99999999999' out of range"});
+  std::istringstream huge_head("1\ta\ta\tDET\tDT\t_\t99999999999\troot\t_\t_\n");
+  test::check_throws_with<io_error>([&] { read_conllu(huge_head, "mem"); }, {"mem:1:", "HEAD '99999999999' out of range"});
+  // A megabyte line is quoted cut, not whole.
+  std::istringstream long_line(std::string(1 << 20, 'x') + "\n");
+  try {
+    read_conllu(long_line, "mem");
+    BOOST_ERROR("no exception");
+  } catch (const io_error& e) {
+    BOOST_CHECK_LT(std::string(e.what()).size(), 300u);
+  }
 }
 
 BOOST_AUTO_TEST_CASE(real_ewt_train) {

@@ -175,3 +175,12 @@ BOOST_AUTO_TEST_CASE(num_nonone_dims) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+// A shape whose element count would overflow (or exceed 2^40) is refused where
+// it is made, from the API and from model files.
+BOOST_AUTO_TEST_CASE(shapes_too_large_are_refused) {
+  test::check_throws_with<std::invalid_argument>([] { dl::Dim d({3340214413u, 2761311370u, 2u}); }, {"2^40"});
+  test::check_throws_with<std::invalid_argument>([] { dl::Dim d({1u << 20, 1u << 20}, 2); }, {"2^40"});
+  test::check_throws_with<std::invalid_argument>([] { dl::Dim d(std::vector<long>{1L << 33}); }, {"too large"});
+  BOOST_CHECK_EQUAL(dl::Dim({1u << 20, 1u << 19}, 2).size(), size_t(1) << 40);
+}

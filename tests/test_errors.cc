@@ -273,3 +273,56 @@ BOOST_AUTO_TEST_CASE(expression_reverted_away_is_stale_even_after_its_slot_is_re
   BOOST_CHECK_THROW(dynet_lite::tanh(b), std::invalid_argument);
   BOOST_CHECK_EQUAL(dynet_lite::as_scalar(cg.forward(a + c)), 4.f);
 }
+
+// Indices read through a user's pointer at forward time are the ones backward
+// uses, batched or not, even when the user's variables have changed (here to
+// values far out of range) in between.
+BOOST_AUTO_TEST_CASE(pointer_indices_are_kept_from_forward_to_backward) {
+  dl::ParameterCollection pc;
+  dl::LookupParameter E = pc.add_lookup_parameters(4, {3});
+  dl::Parameter W = pc.add_parameters({5, 3});
+  auto gradients = [&](int strategy, bool change) {
+    pc.reset_gradient();
+    unsigned word = 1, other = 3, tag = 2, row = 0;
+    std::vector<unsigned> tags{4, 1};
+    ComputationGraph cg;
+    cg.set_autobatch(strategy);
+    Expression w = dl::parameter(cg, W);
+    Expression s = w * dl::lookup(cg, E, &word), t = w * dl::lookup(cg, E, &other);
+    Expression both = dl::concatenate_to_batch({s, t});
+    Expression loss = dl::pickneglogsoftmax(s, &tag) + dl::pick(s, &row) + dl::hinge(t, &tag) +
+                      dl::sum_batches(dl::pickneglogsoftmax(both, &tags)) + dl::sum_elems(dl::select_rows(s, &tags));
+    cg.forward(loss);
+    if (change) {
+      word = other = tag = row = 1000000;
+      tags = {999999};  // even the vector's size
+    }
+    cg.backward(loss);
+    std::vector<float> g = dl::as_vector(E.get_storage().all_grads), gw = dl::as_vector(W.get_storage().g);
+    g.insert(g.end(), gw.begin(), gw.end());
+    return g;
+  };
+  for (int strategy : {0, 1}) {
+    const std::vector<float> unchanged = gradients(strategy, false), changed = gradients(strategy, true);
+    BOOST_CHECK(unchanged == changed);
+    // Rows 0 and 2 were never looked up.
+    for (unsigned k : {0u, 1u, 2u, 6u, 7u, 8u}) BOOST_CHECK_EQUAL(changed[k], 0.f);
+  }
+}
+
+// forward and incremental_forward refuse, as backward and get_value do, an
+// expression of another graph, a stale one and a default-constructed one.
+BOOST_AUTO_TEST_CASE(forward_refuses_foreign_stale_and_empty_expressions) {
+  ComputationGraph a, b;
+  Expression x = dl::input(a, 2.f) * 3.f;
+  Expression y = dl::input(b, 1.f);
+  for (auto f : {+[](ComputationGraph& g, const Expression& e) { g.forward(e); },
+                 +[](ComputationGraph& g, const Expression& e) { g.incremental_forward(e); }}) {
+    test::check_throws_with<std::invalid_argument>([&] { f(b, x); }, {"another graph"});
+    test::check_throws_with<std::invalid_argument>([&] { f(b, Expression()); }, {"default-constructed"});
+  }
+  BOOST_CHECK_EQUAL(dl::as_scalar(a.forward(x)), 6.f);
+  a.clear();
+  test::check_throws_with<std::invalid_argument>([&] { a.forward(x); }, {"stale"});
+  (void)y;
+}

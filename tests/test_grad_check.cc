@@ -167,3 +167,19 @@ BOOST_AUTO_TEST_CASE(errors) {
   cg.clear();
   test::check_throws_with<std::invalid_argument>([&] { check_grad(t.m, l, 0); }, {"check_grad", "stale"});
 }
+
+// DyNet's own conv2d gradient check (its test-nodes.cc conv2d_valid_gradient):
+// a loss of several hundred, whose float differences need DyNet's step of 5e-3.
+BOOST_AUTO_TEST_CASE(dynet_step_resolves_large_losses) {
+  dl::ParameterCollection m;
+  dl::Parameter kernel = m.add_parameters({2, 2, 2, 3});
+  kernel.set_value({.011f, .022f, .033f, .012f, .022f, .032f, .013f, .023f, .033f, .111f, -.122f, -.033f, -.112f,
+                    -.022f, -.132f, -.113f, -.123f, -.133f, .211f, .222f, .233f, .212f, .222f, .232f});
+  std::vector<float> xs(50 * 50 * 2 * 2);
+  for (unsigned i = 0; i < xs.size(); ++i) xs[i] = i * 0.011f + (i + 1) * 0.001f;
+  dl::ComputationGraph cg;
+  dl::Expression x = dl::input(cg, dl::Dim({50, 50, 2}, 2), xs);
+  dl::Expression y = dl::conv2d(x, dl::parameter(cg, kernel), {3, 3}, true);
+  dl::Expression z = dl::sum_batches(dl::sqrt(dl::sum_elems(dl::square(y))));
+  BOOST_CHECK(dl::check_grad(m, z, 0));
+}

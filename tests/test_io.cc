@@ -540,3 +540,33 @@ BOOST_AUTO_TEST_CASE(failed_populate_changes_nothing) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+// Hostile headers: a byte count that wraps around (or is 2^63), a shape that
+// asks for far more values than the file holds, a shape whose element count
+// overflows; and values that are not finite.  Each a clear error, at once.
+BOOST_AUTO_TEST_CASE(hostile_headers_and_values) {
+  TempDir t;
+  const std::string good = errors::good_entry();
+  for (const char* bytes : {"18446744073709551615", "18446744073709551600", "9223372036854775808"}) {
+    write_file(t.file("wrap.txt"), good + "#Parameter# /q {3} " + bytes + " ZERO_GRAD\n1 2 3\n");
+    test::check_throws_with<dl::io_error>([&] { dl::TextFileLoader(t.file("wrap.txt")).keys(); },
+                                          {"wrap.txt", "line 3", "truncated"});
+    ParameterCollection m;
+    dl::Parameter p = m.add_parameters({3}, "p");
+    test::check_throws_with<dl::io_error>([&] { dl::TextFileLoader(t.file("wrap.txt")).populate(p, "/q"); },
+                                          {"wrap.txt", "truncated"});
+  }
+  // 4e9 values claimed by a 6-byte entry: refused before any allocation.
+  write_file(t.file("big.txt"), "#Parameter# /p {100000,40000} 6 ZERO_GRAD\n1 2 3\n");
+  test::check_throws_with<dl::io_error>([&] { dl::TextFileLoader(t.file("big.txt")).keys(); },
+                                        {"big.txt", "line 1", "needs 4000000000 values"});
+  write_file(t.file("ovf.txt"), "#Parameter# /p {3340214413,2761311370,2} 6 ZERO_GRAD\n1 2 3\n");
+  test::check_throws_with<dl::io_error>([&] { dl::TextFileLoader(t.file("ovf.txt")).keys(); },
+                                        {"ovf.txt", "bad dimension"});
+  for (const char* bad : {"nan", "inf", "-inf"}) {
+    const std::string data = std::string("1 ") + bad + " 3\n";
+    write_file(t.file("nan.txt"), "#Parameter# /p {3} " + std::to_string(data.size()) + " ZERO_GRAD\n" + data);
+    test::check_throws_with<dl::io_error>([&] { errors::populate_p(t.file("nan.txt")); },
+                                          {"nan.txt", "line 2", "finite numbers only"});
+  }
+}

@@ -248,6 +248,14 @@ BOOST_AUTO_TEST_CASE(clamped_at_0_and_1) {
   check_close(g.dx, {0.f, 0.f});
 }
 
+BOOST_AUTO_TEST_CASE(dynet_clamp_for_soft_targets) {
+  // DyNet: an x of 0 or 1 against a target strictly between costs -log(FLT_MIN)
+  // whole, not t * 87.34 + ...: (x = 0, t = 0.5) and (x = 1, t = 0.3) give 87.34 each.
+  TestInput x{Dim({2}), {0.f, 1.f}}, y{Dim({2}), {0.5f, 0.3f}};
+  check_close(eval({x, y}, [](ComputationGraph&, const Xs& v) { return binary_log_loss(v[0], v[1]); }),
+              {2 * 87.336544f}, 1e-4);
+}
+
 BOOST_AUTO_TEST_CASE(gradients_by_hand) {
   // dx = -y / x + (1 - y) / (1 - x);  dy = log(1 - x) - log x
   TestInput x{Dim({3}), {0.5f, 0.9f, 0.2f}}, y{Dim({3}), {1.f, 0.f, 0.5f}};

@@ -71,10 +71,11 @@ struct LSTMParams {
   Xs exprs(ComputationGraph& cg) { return {parameter(cg, wx), parameter(cg, wh), parameter(cg, b)}; }
 };
 
-// The same step built from basic ops.
+// The same step built from basic ops, with DyNet's +1 on the forget gate.
 Expression composed_gates(Expression x, Expression h, Expression wx, Expression wh, Expression b, unsigned hid) {
   Expression pre = affine_transform({b, wx, x, wh, h});
-  return concatenate({logistic(pick_range(pre, 0, 3 * hid)), tanh(pick_range(pre, 3 * hid, 4 * hid))});
+  return concatenate({logistic(pick_range(pre, 0, hid)), logistic(pick_range(pre, hid, 2 * hid) + 1.f),
+                      logistic(pick_range(pre, 2 * hid, 3 * hid)), tanh(pick_range(pre, 3 * hid, 4 * hid))});
 }
 Expression composed_c(Expression c, Expression g, unsigned hid) {
   return cmult(pick_range(g, hid, 2 * hid), c) + cmult(pick_range(g, 0, hid), pick_range(g, 3 * hid, 4 * hid));
@@ -103,19 +104,45 @@ BOOST_AUTO_TEST_SUITE(values_by_hand)
 
 BOOST_AUTO_TEST_CASE(gates_one_instance) {
   // x = (1, 2), h = 0.5:  pre = Wx x + Wh h + b = (1, 0, 0, 1)
-  // gates = (sigmoid 1, sigmoid 0, sigmoid 0, tanh 1)
+  // gates = (sigmoid 1, sigmoid(0 + 1), sigmoid 0, tanh 1): DyNet's forget bias
   TinyLSTM t;
   ComputationGraph cg;
   Expression x = input(cg, Dim({2}), {1.f, 2.f});
   Expression h = input(cg, Dim({1}), {0.5f});
   Expression g = vanilla_lstm_gates(x, h, parameter(cg, t.wx), parameter(cg, t.wh), parameter(cg, t.b));
   BOOST_CHECK(g.dim() == Dim({4}));
-  values(as_vector(cg.forward(g)), {0.731058579f, 0.5f, 0.5f, 0.761594156f});
+  values(as_vector(cg.forward(g)), {0.731058579f, 0.731058579f, 0.5f, 0.761594156f});
+}
+
+// DyNet 2.1's documented values for its fused gates (its test-rnn.cc
+// lstm_node_gates_fwd / _dropout_fwd): the forget gate includes the +1.
+BOOST_AUTO_TEST_CASE(gates_dynet_values) {
+  ComputationGraph cg;
+  Expression x = input(cg, Dim({2}, 2), {0.f, 0.1f, 0.2f, 0.3f});
+  Expression h = input(cg, Dim({2}, 2), {0.f, -0.1f, 0.2f, -0.3f});
+  Expression wx = input(cg, Dim({8, 2}), {0.f, 1.1f, 2.2f, 3.3f, 0.f, 1.1f, 2.2f, 3.3f, 0.f, 1.1f, 2.2f, 3.3f, 0.f,
+                                          1.1f, 2.2f, 3.3f});
+  Expression wh = input(cg, Dim({8, 2}), {0.1f, 1.2f, 2.3f, 3.4f, 0.1f, 1.2f, 2.3f, 3.4f, 0.1f, 1.2f, 2.3f, 3.4f,
+                                          0.1f, 1.2f, 2.3f, 3.4f});
+  Expression b = input(cg, Dim({8}), {0.f, 0.1f, 0.f, 0.1f, 0.f, 0.1f, 0.f, 0.1f});
+  values(as_vector(cg.forward(vanilla_lstm_gates(x, h, wx, wh, b))),
+         {0.497500021f, 0.522484825f, 0.729087922f, 0.748381722f, 0.497500021f, 0.522484825f, -0.009999656681f,
+          0.08975778475f, 0.497500021f, 0.629483112f, 0.866458277f, 0.917586682f, 0.497500021f, 0.629483112f,
+          0.7013741309f, 0.8874941329f},
+         1e-6);
+  Expression mx = input(cg, Dim({2}, 2), {0.f, 1.f, 1.f, 1.f});
+  Expression mh = input(cg, Dim({2}, 2), {0.f, 0.f, 1.f, 1.f});
+  values(as_vector(cg.forward(vanilla_lstm_gates_dropout(x, h, wx, wh, b, mx, mh))),
+         {0.5f, 0.5523079096f, 0.7720635494f, 0.8069013158f, 0.5f, 0.5523079096f, 0.2165180615f, 0.4053213087f,
+          0.497500021f, 0.629483112f, 0.866458277f, 0.917586682f, 0.497500021f, 0.629483112f, 0.7013741309f,
+          0.8874941329f},
+         1e-6);
 }
 
 BOOST_AUTO_TEST_CASE(gates_batch_and_broadcast) {
   // x batch {(1, 2), (0, -1)}, h = 0.5 for both (a batch of 1 broadcast):
   //   instance 2: pre = -Wx[:,1] + 0.5 Wh + b = (0.3, 0, 0.1, -0.3)
+  // (the forget gate is sigmoid(pre_f + 1), DyNet's bias)
   // then h batch {0.5, -1} with x (0, -1) for both:
   //   instance 2: pre = -Wx[:,1] - Wh + b = (0, 0.3, -0.5, 0.6)
   TinyLSTM t;
@@ -126,12 +153,12 @@ BOOST_AUTO_TEST_CASE(gates_batch_and_broadcast) {
   Expression g = vanilla_lstm_gates(xb, h1, w[0], w[1], w[2]);
   BOOST_CHECK(g.dim() == Dim({4}, 2));
   values(as_vector(cg.forward(g)),
-         {0.731058579f, 0.5f, 0.5f, 0.761594156f, 0.574442517f, 0.5f, 0.524979187f, -0.291312612f});
+         {0.731058579f, 0.731058579f, 0.5f, 0.761594156f, 0.574442517f, 0.731058579f, 0.524979187f, -0.291312612f});
   Expression x1 = input(cg, Dim({2}), {0.f, -1.f});
   Expression hb = input(cg, Dim({1}, 2), {0.5f, -1.f});
   Expression g2 = vanilla_lstm_gates(x1, hb, w[0], w[1], w[2]);
   values(as_vector(cg.forward(g2)),
-         {0.574442517f, 0.5f, 0.524979187f, -0.291312612f, 0.5f, 0.574442517f, 0.377540669f, 0.537049567f});
+         {0.574442517f, 0.731058579f, 0.524979187f, -0.291312612f, 0.5f, 0.785834983f, 0.377540669f, 0.537049567f});
 }
 
 BOOST_AUTO_TEST_CASE(cell_and_output) {
@@ -154,7 +181,8 @@ BOOST_AUTO_TEST_CASE(cell_and_output) {
 }
 
 BOOST_AUTO_TEST_CASE(full_step) {
-  // The whole step of gates_one_instance with c_tm1 = 2.
+  // The whole step of gates_one_instance with c_tm1 = 2:
+  //   c = sigmoid(1) * 2 + sigmoid(1) * tanh(1) = 2.018887;  h = 0.5 tanh(c)
   TinyLSTM t;
   ComputationGraph cg;
   Expression x = input(cg, Dim({2}), {1.f, 2.f});
@@ -162,12 +190,12 @@ BOOST_AUTO_TEST_CASE(full_step) {
   Expression c0 = input(cg, Dim({1}), {2.f});
   Expression g = vanilla_lstm_gates(x, h, parameter(cg, t.wx), parameter(cg, t.wh), parameter(cg, t.b));
   Expression c = vanilla_lstm_c(c0, g);
-  values(as_vector(cg.forward(vanilla_lstm_h(c, g))), {0.457447810f});
+  values(as_vector(cg.forward(vanilla_lstm_h(c, g))), {0.482668977f});
 }
 
 BOOST_AUTO_TEST_CASE(dropout_masks) {
   // x = (1, 2) with mask_x = (2, 0), h = 0.5 with mask_h = 2:  x' = (2, 0), h' = 1
-  //   pre = 2 Wx[:,0] + Wh + b = (0.8, -0.6, 0.6, 0.5)
+  //   pre = 2 Wx[:,0] + Wh + b = (0.8, -0.6, 0.6, 0.5); the forget gate sees -0.6 + 1
   TinyLSTM t;
   ComputationGraph cg;
   Xs w = {parameter(cg, t.wx), parameter(cg, t.wh), parameter(cg, t.b)};
@@ -176,22 +204,22 @@ BOOST_AUTO_TEST_CASE(dropout_masks) {
   Expression mx = input(cg, Dim({2}), {2.f, 0.f});
   Expression mh = input(cg, Dim({1}), {2.f});
   Expression g = vanilla_lstm_gates_dropout(x, h, w[0], w[1], w[2], mx, mh);
-  values(as_vector(cg.forward(g)), {0.689974481f, 0.354343694f, 0.645656306f, 0.462117157f});
+  values(as_vector(cg.forward(g)), {0.689974481f, 0.598687660f, 0.645656306f, 0.462117157f});
   // The same inputs split in two and concatenated by the op.
   Expression xa = input(cg, Dim({1}), {1.f});
   Expression xc = input(cg, Dim({1}), {2.f});
   values(as_vector(cg.forward(vanilla_lstm_gates_dropout_concat({xa, xc}, h, w[0], w[1], w[2], mx, mh))),
-         {0.689974481f, 0.354343694f, 0.645656306f, 0.462117157f});
+         {0.689974481f, 0.598687660f, 0.645656306f, 0.462117157f});
   values(as_vector(cg.forward(vanilla_lstm_gates_concat({xa, xc}, h, w[0], w[1], w[2]))),
-         {0.731058579f, 0.5f, 0.5f, 0.761594156f});
+         {0.731058579f, 0.731058579f, 0.5f, 0.761594156f});
   // Masks of ones change nothing; masks of zeros leave the bias alone.
   Expression ones2 = input(cg, Dim({2}), {1.f, 1.f}), one1 = input(cg, Dim({1}), {1.f});
   values(as_vector(cg.forward(vanilla_lstm_gates_dropout(x, h, w[0], w[1], w[2], ones2, one1))),
-         {0.731058579f, 0.5f, 0.5f, 0.761594156f});
+         {0.731058579f, 0.731058579f, 0.5f, 0.761594156f});
   Expression zeros2 = input(cg, Dim({2}), {0.f, 0.f}), zero1 = input(cg, Dim({1}), {0.f});
-  // pre = b = (0.4, 0.2, -0.2, 0.3)
+  // pre = b = (0.4, 0.2, -0.2, 0.3), the forget gate's + 1
   values(as_vector(cg.forward(vanilla_lstm_gates_dropout(x, h, w[0], w[1], w[2], zeros2, zero1))),
-         {0.598687660f, 0.549833997f, 0.450166003f, 0.291312612f});
+         {0.598687660f, 0.768524783f, 0.450166003f, 0.291312612f});
 }
 
 BOOST_AUTO_TEST_CASE(saturation) {
@@ -461,7 +489,7 @@ BOOST_AUTO_TEST_CASE(noise_is_applied_and_backward_uses_it) {
   // read back from the gates: pre_0 = b', pre_j = b' + Wx'[:, j].
   const unsigned in = 6, hid = 8, N = in + 1;
   const float stddev = 0.5f;
-  reseed_global_rng(20240611);  // the graph's engine is seeded from it: no flaky statistics
+  reseed_global_rng(20240611);  // graph engines are seeded from it: no flaky statistics
   LSTMParams p(in, hid, 0.3f);
   ComputationGraph cg;
   Xs w = p.exprs(cg);

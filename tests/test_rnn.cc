@@ -4,6 +4,7 @@
 #include <memory>
 
 #include "dynet_lite/except.h"
+#include "dynet_lite/fast-lstm.h"
 #include "dynet_lite/gru.h"
 #include "dynet_lite/lstm.h"
 #include "dynet_lite/rnn.h"
@@ -211,9 +212,52 @@ BOOST_AUTO_TEST_CASE(simple_rnn_and_coupled_values) {
   }
 }
 
-BOOST_AUTO_TEST_CASE(compact_matches_vanilla_without_forget_bias) {
+// FastLSTMBuilder: coupled gates without peepholes (c2i and c2o unused, as in DyNet).
+BOOST_AUTO_TEST_CASE(fast_lstm_values) {
   ParameterCollection m;
-  VanillaLSTMBuilder v(2, 3, 4, m, false, 0.f);
+  FastLSTMBuilder lstm(1, 3, 2, m);
+  const auto& p = lstm.params[0];
+  BOOST_REQUIRE_EQUAL(p.size(), 11u);
+  BOOST_CHECK_EQUAL(lstm.get_parameter_collection().size(), 11u);
+  BOOST_CHECK_EQUAL(p[2].dim(), Dim({2, 1}));  // c2i {h, 1}, as DyNet
+  BOOST_CHECK_EQUAL(p[0].get_fullname(), "/fast-lstm-builder/_0");
+  lstm.params[0][3].set_value({0.1f, -0.2f});   // bi
+  lstm.params[0][7].set_value({0.3f, 0.05f});   // bo
+  lstm.params[0][10].set_value({-0.1f, 0.2f});  // bc
+  std::vector<std::vector<float>> xs = {{0.5f, -1.f, 0.25f}, {0.1f, 0.2f, -0.3f}, {-0.4f, 0.3f, 0.9f}};
+  std::vector<float> got = run_sequence(lstm, xs);
+  Vec c(2, 0.0);
+  bool first = true;
+  Vec want = reference_outputs(xs, 2, [&](const Vec& x, const Vec& h) {
+    auto pre = [&](unsigned wx, unsigned wh, unsigned b) {
+      return add(add(matvec(p[wx], x), first ? Vec(2, 0.0) : matvec(p[wh], h)), slice(p[b], 0, 2));
+    };
+    Vec i = pre(0, 1, 3), o = pre(4, 5, 7), g = pre(8, 9, 10), hn(2);
+    for (unsigned k = 0; k < 2; ++k) {
+      const double gi = sigm(i[k]);
+      c[k] = (1 - gi) * c[k] + gi * std::tanh(g[k]);
+      hn[k] = sigm(o[k]) * std::tanh(c[k]);
+    }
+    first = false;
+    return hn;
+  });
+  check_reference(got, want);
+}
+
+BOOST_AUTO_TEST_CASE(fast_lstm_gradients_and_batches) {
+  check_sequence_gradients<FastLSTMBuilder>();
+  ParameterCollection m;
+  FastLSTMBuilder lstm(2, 3, 2, m);
+  check_batch_matches_single(lstm, 3);
+  FastLSTMBuilder other(2, 3, 2, m);
+  other.copy(lstm);
+  BOOST_CHECK(run_sequence(other, {{0.1f, 0.2f, 0.3f}}) == run_sequence(lstm, {{0.1f, 0.2f, 0.3f}}));
+}
+
+// The fused gates add DyNet's forget bias of 1, as VanillaLSTMBuilder does by default.
+BOOST_AUTO_TEST_CASE(compact_matches_vanilla_with_forget_bias_one) {
+  ParameterCollection m;
+  VanillaLSTMBuilder v(2, 3, 4, m, false, 1.f);
   CompactVanillaLSTMBuilder c(2, 3, 4, m);
   for (unsigned l = 0; l < 2; ++l)
     for (unsigned j = 0; j < 3; ++j) c.params[l][j].set_value(as_vector(v.params[l][j].get_storage().values));

@@ -7,6 +7,10 @@
 namespace dynet_lite {
 namespace lstm_gates {
 
+/// What DyNet's fused gates add to the forget gate's pre-activation (rows
+/// [hid, 2 hid) of each column), so that a fresh LSTM starts by keeping its cell.
+constexpr float kForgetGateBias = 1.f;
+
 /// Argument positions of vanilla_lstm_gates (0-4) and vanilla_lstm_gates_dropout (0-6).
 enum GateArg : unsigned { kX = 0, kH = 1, kWx = 2, kWh = 3, kB = 4, kMaskX = 5, kMaskH = 6 };
 

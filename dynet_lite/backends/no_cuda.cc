@@ -1,6 +1,7 @@
 // Built when DYNET_LITE_CUDA is off: asking for a GPU, or for work on a non-CPU
 // device, is a clear error.
 #include "dynet_lite/backends/batch_copies.h"
+#include "dynet_lite/backends/device_graph.h"
 #include "dynet_lite/backends/gpu_backend.h"
 #include "dynet_lite/backends/update_rules.h"
 #include "dynet_lite/except.h"
@@ -44,5 +45,14 @@ void device_scatter_add(Device* d, float* const*, const float*, size_t, unsigned
       false, unsupported_error,
       "batched execution: scattering gradients on " << d->name << " needs the CUDA backend (this build has none)");
 }
+
+bool can_record_device_graph(const Device*) { return false; }
+
+void begin_device_graph(Device* d, std::vector<HostRange>) {
+  DYNET_LITE_CHECK(false, unsupported_error,
+                   "compiled program: recording " << d->name << "'s work needs the CUDA backend (this build has none)");
+}
+
+std::unique_ptr<DeviceGraph> end_device_graph(Device*) { return nullptr; }
 
 }  // namespace dynet_lite

@@ -3,6 +3,7 @@
 // reset() is O(1) and keeps every chunk for the next graph; when a request does not
 // fit, a new chunk (at least twice the last) is added, so arenas grow by themselves.
 #include <cstddef>
+#include <utility>
 #include <vector>
 
 #include "dynet_lite/devices.h"
@@ -51,6 +52,17 @@ class Arena {
       return;
     }
     rewind_slow(m);
+  }
+
+  /// Exchanges the chunks (and the position in them) of two arenas of one device
+  /// (compiled programs taking turns with one set of memory).
+  void swap(Arena& other) noexcept {
+    std::swap(chunks_, other.chunks_);
+    std::swap(current_, other.current_);
+    std::swap(base_, other.base_);
+    std::swap(offset_, other.offset_);
+    std::swap(limit_, other.limit_);
+    std::swap(used_before_current_, other.used_before_current_);
   }
 
   size_t capacity_bytes() const;

@@ -22,6 +22,13 @@ class ExecContext {
   /// Host memory valid until the graph is cleared (index lists the host builds,
   /// e.g. when batching merges nodes); the same as persistent on the CPU.
   void* host_bytes(size_t n) { return (host_memory_ ? host_memory_ : graph_memory_)->allocate(n); }
+  /// Host memory that forward keeps for the backward that follows (indices read
+  /// through a user's pointer): on the CPU in the value memory, taken back with
+  /// the values when the graph is computed again; elsewhere as host_bytes.
+  void* forward_host_bytes(size_t n) {
+    if (device_ && device_->type == DeviceType::CPU) return graph_memory_->allocate(n);
+    return host_bytes(n);
+  }
   /// Memory valid during the current kernel call only.
   float* scratch_floats(size_t n) { return scratch_->allocate_floats(n); }
   std::mt19937& rng() { return *rng_; }

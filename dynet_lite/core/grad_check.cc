@@ -12,7 +12,9 @@ namespace dynet_lite {
 
 namespace {
 
-constexpr float kStep = 1e-3f;
+// DyNet's step: large enough that float losses of a few hundred still resolve
+// the difference (DyNet's own conv2d checks need it).
+constexpr float kStep = 5e-3f;
 constexpr double kTolerance = 1e-2;
 
 struct Checker {

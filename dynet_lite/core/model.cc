@@ -3,6 +3,7 @@
 #include <cmath>
 #include <map>
 
+#include "dynet_lite/except.h"
 #include "dynet_lite/init.h"
 
 namespace dynet_lite {
@@ -106,6 +107,7 @@ void LookupParameterStorage::clear_gradient() {
   }
   non_zero_grads.clear();
   all_updated = false;
+  nonzero_grad = false;
 }
 
 void LookupParameterStorage::scale_parameters(float a) { scale_host(all_values, size(), a); }
@@ -121,6 +123,7 @@ void LookupParameterStorage::accumulate_grads(const unsigned* index, size_t n, c
     for (size_t i = 0; i < row; ++i) dst[i] += d[i];
     non_zero_grads.insert(index[k]);
   }
+  if (n > 0) nonzero_grad = true;
 }
 
 void LookupParameterStorage::initialize(unsigned index, const std::vector<float>& val) {
@@ -260,6 +263,33 @@ const std::vector<std::shared_ptr<ParameterStorage>>& ParameterCollection::param
 const std::vector<std::shared_ptr<LookupParameterStorage>>& ParameterCollection::lookup_parameters_list() const {
   return storage_->lookup_params;
 }
+std::vector<std::shared_ptr<ParameterStorage>> ParameterCollection::get_parameter_storages() const {
+  return storage_->params;
+}
+std::vector<std::shared_ptr<LookupParameterStorage>> ParameterCollection::get_lookup_parameter_storages() const {
+  return storage_->lookup_params;
+}
+
+namespace {
+template <class List>
+typename List::value_type find_by_name(const List& list, const std::string& name, const char* what,
+                                       const std::string& collection) {
+  for (const auto& p : list)
+    if (p->name == name) return p;
+  DYNET_LITE_CHECK(false, std::runtime_error,
+                   what << ": no parameter named '" << name << "' in collection '" << collection << "'");
+  return nullptr;
+}
+}  // namespace
+
+std::shared_ptr<ParameterStorage> ParameterCollection::get_parameter_storage(const std::string& name) const {
+  return find_by_name(storage_->params, name, "get_parameter_storage", storage_->name);
+}
+std::shared_ptr<LookupParameterStorage> ParameterCollection::get_lookup_parameter_storage(
+    const std::string& name) const {
+  return find_by_name(storage_->lookup_params, name, "get_lookup_parameter_storage", storage_->name);
+}
+
 std::vector<Parameter> ParameterCollection::get_parameters() const {
   std::vector<Parameter> r;
   for (auto& p : storage_->params) r.emplace_back(p);

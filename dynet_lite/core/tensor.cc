@@ -1,8 +1,12 @@
 #include "dynet_lite/tensor.h"
 
 #include <Eigen/Dense>
+#include <algorithm>
 #include <cmath>
+#include <limits>
+#include <new>
 #include <ostream>
+#include <stdexcept>
 
 #include "dynet_lite/core/random.h"
 
@@ -155,19 +159,108 @@ void TensorTools::accumulate(Tensor& v, const Tensor& v_src) {
   for (size_t i = 0; i < a.size(); ++i) a[i] += b[i];
   write_back(v, a);
 }
-std::vector<unsigned> TensorTools::argmax(const Tensor& v, unsigned dim) {
-  DYNET_LITE_DIM_CHECK(dim == 0, "TensorTools::argmax: only dimension 0 is supported, got " << dim);
-  auto h = host_copy(v);
-  unsigned rows = v.d.rows();
-  size_t ncols = rows ? v.d.size() / rows : 0;
-  std::vector<unsigned> out(ncols);
-  for (size_t c = 0; c < ncols; ++c) {
-    unsigned best = 0;
-    for (unsigned r = 1; r < rows; ++r)
-      if (h[c * rows + r] > h[c * rows + best]) best = r;
-    out[c] = best;
+// ------------------------------------------------------------ index tensors
+
+IndexTensor IndexTensor::allocate(const Dim& d, size_t extra_floats) {
+  const size_t n = d.size();
+  const size_t bytes = n * sizeof(std::ptrdiff_t) + extra_floats * sizeof(float);
+  auto* raw = static_cast<std::ptrdiff_t*>(::operator new(std::max<size_t>(bytes, 1)));
+  IndexTensor t(d, raw, cpu_device(), DeviceMempool::NONE);
+  t.memory_ = std::shared_ptr<std::ptrdiff_t>(raw, [](std::ptrdiff_t* p) { ::operator delete(p); });
+  if (extra_floats) t.extra_ = reinterpret_cast<float*>(raw + n);
+  return t;
+}
+
+std::vector<std::ptrdiff_t> as_vector(const IndexTensor& v) {
+  DYNET_LITE_ARG_CHECK(v.v != nullptr || v.d.size() == 0, "as_vector: the IndexTensor of shape " << v.d
+                                                                                                 << " has no memory");
+  return std::vector<std::ptrdiff_t>(v.v, v.v + v.d.size());
+}
+
+namespace {
+// The slices of a tensor along one dimension: element k of slice (o, i) is at
+// (o * len + k) * inner + i, for o < outer (the batch included) and i < inner.
+struct Slices {
+  size_t inner = 1, len = 1, outer = 1;
+  Slices(const Dim& d, unsigned dim) {
+    for (unsigned k = 0; k < dim; ++k) inner *= d.d[k];
+    len = d.d[dim];
+    for (unsigned k = dim + 1; k < d.nd; ++k) outer *= d.d[k];
+    outer *= d.bd;
   }
-  return out;
+  size_t at(size_t o, size_t i, size_t k) const { return (o * len + k) * inner + i; }
+};
+
+void check_index_args(const char* op, const Tensor& v, unsigned dim, unsigned num, bool one_only) {
+  DYNET_LITE_ARG_CHECK(v.v != nullptr, op << ": the tensor of shape " << v.d << " has no value yet (forward not run)");
+  DYNET_LITE_DIM_CHECK(dim < std::max(1u, v.d.nd), op << ": dimension " << dim << " out of range for " << v.d);
+  if (one_only)
+    DYNET_LITE_CHECK(num == 1, std::runtime_error, op << ": num must be 1 (as in DyNet), got " << num);
+  DYNET_LITE_ARG_CHECK(num >= 1 && num <= v.d.d[dim], op << ": num " << num << " must be in [1, " << v.d.d[dim]
+                                                         << "] for dimension " << dim << " of " << v.d);
+}
+
+// Index of the largest of score(s, k) over k < len for every slice s.
+template <class Score>
+IndexTensor argmax_of(const Tensor& v, unsigned dim, Score score) {
+  Dim out = v.d;
+  out.d[dim] = 1;
+  IndexTensor ids = IndexTensor::allocate(out);
+  const Slices s(v.d, dim);
+  for (size_t o = 0; o < s.outer; ++o)
+    for (size_t i = 0; i < s.inner; ++i) {
+      size_t best = 0;
+      float top = score(s.at(o, i, 0));
+      for (size_t k = 1; k < s.len; ++k) {
+        const float x = score(s.at(o, i, k));
+        if (x > top) top = x, best = k;
+      }
+      ids.v[o * s.inner + i] = static_cast<std::ptrdiff_t>(best);
+    }
+  return ids;
+}
+}  // namespace
+
+IndexTensor TensorTools::argmax(const Tensor& v, unsigned dim, unsigned num) {
+  check_index_args("TensorTools::argmax", v, dim, num, true);
+  const std::vector<float> h = host_copy(v);
+  return argmax_of(v, dim, [&](size_t e) { return h[e]; });
+}
+
+// Gumbel-max: argmax_k (v_k - log(-log u_k)), u uniform in (0, 1), is a sample of
+// the distribution with log-probabilities v (normalised or not).
+IndexTensor TensorTools::categorical_sample_log_prob(const Tensor& v, unsigned dim, unsigned num) {
+  check_index_args("TensorTools::categorical_sample_log_prob", v, dim, num, true);
+  std::vector<float> h = host_copy(v);
+  with_global_rng([&](std::mt19937& g) {
+    std::uniform_real_distribution<float> u(std::numeric_limits<float>::min(), 1.f);
+    for (float& x : h) x -= std::log(-std::log(u(g)));
+  });
+  return argmax_of(v, dim, [&](size_t e) { return h[e]; });
+}
+
+std::pair<Tensor, IndexTensor> TensorTools::topk(const Tensor& v, unsigned dim, unsigned num) {
+  check_index_args("TensorTools::topk", v, dim, num, false);
+  const std::vector<float> h = host_copy(v);
+  Dim out = v.d;
+  out.d[dim] = num;
+  IndexTensor ids = IndexTensor::allocate(out, out.size());
+  Tensor vals(out, ids.extra(), cpu_device(), DeviceMempool::NONE);
+  const Slices s(v.d, dim), r(out, dim);
+  std::vector<size_t> order(s.len);
+  for (size_t o = 0; o < s.outer; ++o)
+    for (size_t i = 0; i < s.inner; ++i) {
+      for (size_t k = 0; k < s.len; ++k) order[k] = k;
+      std::partial_sort(order.begin(), order.begin() + num, order.end(), [&](size_t a, size_t b) {
+        const float x = h[s.at(o, i, a)], y = h[s.at(o, i, b)];
+        return x > y || (x == y && a < b);
+      });
+      for (size_t k = 0; k < num; ++k) {
+        ids.v[r.at(o, i, k)] = static_cast<std::ptrdiff_t>(order[k]);
+        vals.v[r.at(o, i, k)] = h[s.at(o, i, order[k])];
+      }
+    }
+  return {vals, ids};
 }
 
 }  // namespace dynet_lite

@@ -32,6 +32,8 @@ void check_finite(const Tensor& t, const char* what, const char* op, VariableInd
 
 void Executor::forward(VariableIndex last, const RunOptions& options) {
   FlushDenormals flush_denormals;
+  // Values computed here lie elsewhere than the recorded graph's: it is recorded again.
+  if (device_graph_ && evaluated_ <= last) device_graph_.reset();
   if (options.strategy != AutobatchStrategy::None)
     forward_batched(last, options);
   else
@@ -63,6 +65,7 @@ bool Executor::find_gradient(VariableIndex i, Node& n) const {
 void Executor::invalidate() {
   evaluated_ = 0;
   captured_last_ = kNotCaptured;
+  drop_device_graph();
   backward_done_ = false;
   if (m_.batch_state_) m_.batch_state_->clear_groups();
   for (auto& a : m_.device_arenas) {
@@ -76,6 +79,7 @@ void Executor::revert(VariableIndex evaluated) {
   // Values computed after the checkpoint (even of older nodes) are dropped.
   evaluated_ = std::min(evaluated_, evaluated);
   captured_last_ = kNotCaptured;
+  drop_device_graph();
   if (m_.batch_state_) {
     // Groups run after the checkpoint hold only nodes computed after it.
     auto& groups = m_.batch_state_->groups;

@@ -9,8 +9,11 @@
 //    (exec/batch_memory.*, exec/batched_forward.cc); backward replays the groups
 //    in reverse (exec/batched_backward.cc).
 // Everything it allocates lives in the graph's memory (exec/graph_memory.h).
+#include <memory>
 #include <random>
+#include <vector>
 
+#include "dynet_lite/backends/device_graph.h"
 #include "dynet_lite/exec/autobatch.h"
 #include "dynet_lite/exec/graph_memory.h"
 
@@ -37,6 +40,8 @@ class Executor {
   /// Nodes [0, evaluated()) have values.
   VariableIndex evaluated() const { return evaluated_; }
   bool backward_done() const { return backward_done_; }
+  /// The node the last backward() started from (the loss).
+  VariableIndex backward_from() const { return grads_upto_; }
   /// After backward(): points n.grad (node i) at its gradient and returns true,
   /// or returns false when no gradient reached it.
   bool find_gradient(VariableIndex i, Node& n) const;
@@ -47,6 +52,7 @@ class Executor {
     evaluated_ = 0;
     captured_last_ = kNotCaptured;
     backward_done_ = false;
+    drop_device_graph();
   }
   /// Forgets the values computed after a checkpoint that had `evaluated` values.
   void revert(VariableIndex evaluated);
@@ -61,6 +67,27 @@ class Executor {
   void end_capture(VariableIndex last);
   bool captured() const { return captured_last_ != kNotCaptured; }
   void replay_forward(const RunOptions& options);
+  /// After a capture of plain execution on one GPU `d`: the next replay records
+  /// the forward pass as a device graph (backends/device_graph.h) and launches
+  /// it, later replays launch it again.  `live`: the host memory the graph's
+  /// inputs are read from at each launch (the program's slots).  Falls back to
+  /// kernel-by-kernel replays when the device cannot record the pass.
+  void use_device_graph(Device* d, std::vector<HostRange> live);
+  /// Whether replays launch a recorded device graph.
+  bool has_device_graph() const { return device_graph_ != nullptr; }
+  /// Forgets the device graph (the values' memory is laid out anew).
+  void drop_device_graph() {
+    device_graph_.reset();
+    graph_device_ = nullptr;
+    graph_failed_ = false;
+  }
+
+  /// Forgets the values and gradients but keeps the capture: a compiled
+  /// program's memory went to another program.  (A graph that was run with
+  /// batching loses the capture too.)
+  void drop_values();
+  /// Forgets the gradients: the program's gradient memory went to another program.
+  void drop_gradients() { backward_done_ = false; }
 
  private:
   void forward_plain(VariableIndex last, const RunOptions& options);
@@ -68,9 +95,16 @@ class Executor {
   void backward_plain(VariableIndex last, bool full, const RunOptions& options);
   void backward_batched(VariableIndex last, bool full, const RunOptions& options);  // exec/batched_backward.cc
   void replay_batched(const RunOptions& options);  // exec/batched_forward.cc
+  /// Records the forward pass on graph_device_ and launches it; false when it
+  /// cannot be recorded (nothing computed then).
+  bool record_device_graph(const RunOptions& options);
 
   static constexpr VariableIndex kNotCaptured = ~VariableIndex(0);
   VariableIndex captured_last_ = kNotCaptured;
+  Device* graph_device_ = nullptr;  // use_device_graph()
+  std::vector<HostRange> graph_live_;
+  std::unique_ptr<DeviceGraph> device_graph_;
+  bool graph_failed_ = false;
 
   GraphMemory& m_;
   std::mt19937& rng_;

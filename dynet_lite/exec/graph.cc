@@ -32,13 +32,13 @@ ComputationGraph::ComputationGraph(std::unique_ptr<GraphMemory> memory)
     : ops_(op_rows()),
       mem_(std::move(memory)),
       id_(next_graph_id.fetch_add(1, std::memory_order_relaxed)),
-      autobatch_(current_params().autobatch),
+      autobatch_(autobatch_flag),
       cse_(current_params().cse),
       fusion_(current_params().fusion != 0),
-      rng_(with_global_rng([](std::mt19937& g) { return g(); })),
+      rng_(next_graph_seed()),
       executor_(std::make_unique<Executor>(*mem_, rng_)) {
   build_start_ns_ = now_ns();
-  mem_->batch_state().profiling = current_params().profiling > 0;
+  mem_->batch_state().profiling = profiling_flag > 0;
 }
 
 void ComputationGraph::note_first_forward() {
@@ -171,8 +171,17 @@ VariableIndex ComputationGraph::add_node(OpKind op, const Expression* args, unsi
   return idx;
 }
 
-const Tensor& ComputationGraph::forward(const Expression& last) { return forward(last.i); }
-const Tensor& ComputationGraph::incremental_forward(const Expression& last) { return incremental_forward(last.i); }
+const Tensor& ComputationGraph::forward(const Expression& last) {
+  // pg first: an expression of another graph is refused without touching that graph.
+  DYNET_LITE_ARG_CHECK(last.pg == this && !last.is_stale(),
+                       "forward: the expression is stale, default-constructed or belongs to another graph");
+  return forward(last.i);
+}
+const Tensor& ComputationGraph::incremental_forward(const Expression& last) {
+  DYNET_LITE_ARG_CHECK(last.pg == this && !last.is_stale(),
+                       "incremental_forward: the expression is stale, default-constructed or belongs to another graph");
+  return incremental_forward(last.i);
+}
 
 const Tensor& ComputationGraph::forward(VariableIndex last) {
   check_index(last, "forward");
@@ -189,7 +198,8 @@ const Tensor& ComputationGraph::incremental_forward(VariableIndex last) {
 
 const Tensor& ComputationGraph::get_value(VariableIndex i) { return incremental_forward(i); }
 const Tensor& ComputationGraph::get_value(const Expression& e) {
-  DYNET_LITE_ARG_CHECK(e.pg == this && !e.is_stale(), "get_value: the expression is stale (its graph was cleared)");
+  DYNET_LITE_ARG_CHECK(e.pg == this && !e.is_stale(),
+                       "get_value: the expression is stale, default-constructed or belongs to another graph");
   return get_value(e.i);
 }
 
@@ -204,10 +214,13 @@ const Tensor& ComputationGraph::get_gradient(VariableIndex i) {
                                             "elimination, and its gradient is theirs together; build the graph with "
                                             "set_cse(0) or --dynet-cse 0 to read their gradients one by one");
   if (!executor_->find_gradient(i, n)) {
-    // No gradient flowed here: the loss does not depend on this node.
+    // No gradient flowed here: the loss does not depend on this node, or it is
+    // a loss that depends on no parameter, whose gradient is still
+    // d loss / d loss = 1 (as in DyNet, which seeds it whatever follows).
+    const float g = i == executor_->backward_from() ? 1.f : 0.f;
     DeviceArenas& da = mem_->arenas(n.value.device);
     n.grad = Tensor(n.value.d, da.grads.allocate_floats(n.value.d.size()), n.value.device, DeviceMempool::DEDFS);
-    n.value.device->fill(n.grad.v, 0.f, n.value.d.size());
+    n.value.device->fill(n.grad.v, g, n.value.d.size());
   }
   return n.grad;
 }

@@ -41,7 +41,7 @@ void GraphMemory::retire_batch_state() {
   batch_state_->clear_groups();
   if (batch_state_->stats.nodes > 0) {
     batch_state_->stats.graphs = 1;
-    if (current_params().profiling > 0)
+    if (profiling_flag > 0)
       std::cerr << "[dynet_lite profile] " << batch_state_->stats.summary() << std::endl;
   }
   add_to_autobatch_totals(batch_state_->stats);

@@ -14,6 +14,9 @@
 
 namespace dynet_lite {
 
+int autobatch_flag = 0;
+int profiling_flag = 0;
+
 namespace {
 DynetParams& params_in_force() {
   static DynetParams p;
@@ -129,6 +132,9 @@ void initialize(DynetParams& params) {
   bool wants_gpu = (params.ngpus_requested && params.requested_gpus > 0) ||
                    (params.ids_requested && params.devices.find("GPU") != std::string::npos);
   if (wants_gpu) initialize_gpu_devices(params);
+  set_default_device(default_device());  // DyNet's default_device is no longer null
+  autobatch_flag = params.autobatch;
+  profiling_flag = params.profiling;
   params_in_force() = params;
 }
 

@@ -2,6 +2,7 @@
 // graph, and the cache of programs by key.
 #include <algorithm>
 
+#include "dynet_lite/backends/device_graph.h"
 #include "dynet_lite/backends/op_params.h"
 #include "dynet_lite/compile.h"
 #include "dynet_lite/core/hash.h"
@@ -40,8 +41,59 @@ namespace {
 constexpr size_t kProgramArenaBytes = 16 * 1024;
 }  // namespace
 
+/// The CPU arenas that the programs of a cache take turns with, and which
+/// program holds them.  A program run without batching takes them all (its
+/// values are laid out anew at each run); a batched program keeps its values
+/// where its capture put them and takes only the gradients and the scratch.
+struct Program::SharedMemory {
+  DeviceArenas arenas{cpu_device(), kProgramArenaBytes};
+  Program* holder = nullptr;
+  bool all = false;  // the holder took every arena, not only gradients and scratch
+};
+
 Program::Program() : cg_(new ComputationGraph(std::make_unique<GraphMemory>(kProgramArenaBytes))) {}
-Program::~Program() = default;
+Program::~Program() {
+  if (shared_ && shared_->holder == this) return_shared_memory();
+}
+
+namespace {
+void swap_arenas(DeviceArenas& a, DeviceArenas& b, bool all) {
+  a.grads.swap(b.grads);
+  a.scratch.swap(b.scratch);
+  if (!all) return;
+  a.values.swap(b.values);
+  a.gathers.swap(b.gathers);
+}
+}  // namespace
+
+void Program::take_shared_memory() {
+  if (shared_->holder == this) return;
+  if (shared_->holder) shared_->holder->return_shared_memory();
+  DeviceArenas& mine = *cg_->mem_->device_arenas.front();
+  DYNET_LITE_CHECK(mine.device == shared_->arenas.device, std::logic_error,
+                   "compiled program: its CPU arenas are on " << mine.device->name << ", the cache's on "
+                                                              << shared_->arenas.device->name);
+  shared_->all = shares_all_;
+  swap_arenas(mine, shared_->arenas, shared_->all);
+  shared_->holder = this;
+  if (shared_->all) {
+    // Plain execution lays the values out from the start of the arena (the
+    // capture began on an emptied one); what another program left there is gone.
+    mine.values.rewind(Arena::Mark{});
+    cg_->executor_->drop_values();
+  } else {
+    cg_->executor_->drop_gradients();
+  }
+}
+
+void Program::return_shared_memory() {
+  swap_arenas(*cg_->mem_->device_arenas.front(), shared_->arenas, shared_->all);
+  shared_->holder = nullptr;
+  if (shared_->all)
+    cg_->executor_->drop_values();
+  else
+    cg_->executor_->drop_gradients();
+}
 
 Program::Slot& Program::declare(const std::string& name, int kind, const Dim& d, unsigned count) {
   DYNET_LITE_ARG_CHECK(!captured_, "Program: slot '" << name << "' declared after the program's first run");
@@ -58,11 +110,16 @@ Program::Slot& Program::declare(const std::string& name, int kind, const Dim& d,
   return s;
 }
 
-Program::Slot& Program::find(const std::string& name, int kind, const char* what) {
+Program::SlotRef Program::slot(const std::string& name) {
   auto it = slots_.find(name);
   DYNET_LITE_ARG_CHECK(it != slots_.end(), "Program::set: no slot '" << name << "' (declare it while building)");
-  Slot& s = *it->second;
-  DYNET_LITE_ARG_CHECK(s.kind == kind, "Program::set: slot '" << name << "' is " << kind_name(s.kind)
+  return SlotRef(it->second.get());
+}
+
+Program::Slot& Program::check_kind(SlotRef ref, int kind, const char* what) {
+  DYNET_LITE_ARG_CHECK(ref.s_, "Program::set: an empty slot handle (take one with slot(name))");
+  Slot& s = *ref.s_;
+  DYNET_LITE_ARG_CHECK(s.kind == kind, "Program::set: slot '" << s.name << "' is " << kind_name(s.kind)
                                                              << " slot, given " << what);
   return s;
 }
@@ -88,9 +145,13 @@ Expression Program::lookup(const std::string& name, LookupParameter p, unsigned 
   return dynet_lite::lookup(*cg_, p, indices(name, count));
 }
 
-void Program::set(const std::string& name, const std::vector<float>& values) {
-  Slot& s = find(name, kInputSlot, "values");
-  DYNET_LITE_DIM_CHECK(values.size() == s.values.size(), "Program::set: slot '" << name << "' has shape " << s.dim
+void Program::set(const std::string& name, const std::vector<float>& values) { set(slot(name), values); }
+void Program::set(const std::string& name, unsigned index) { set(slot(name), index); }
+void Program::set(const std::string& name, const std::vector<unsigned>& indices) { set(slot(name), indices); }
+
+void Program::set(SlotRef ref, const std::vector<float>& values) {
+  Slot& s = check_kind(ref, kInputSlot, "values");
+  DYNET_LITE_DIM_CHECK(values.size() == s.values.size(), "Program::set: slot '" << s.name << "' has shape " << s.dim
                                                                                 << " (" << s.values.size()
                                                                                 << " values), given "
                                                                                 << values.size() << " values");
@@ -98,15 +159,15 @@ void Program::set(const std::string& name, const std::vector<float>& values) {
   s.set = true;
 }
 
-void Program::set(const std::string& name, unsigned index) {
-  Slot& s = find(name, kIndexSlot, "one index");
+void Program::set(SlotRef ref, unsigned index) {
+  Slot& s = check_kind(ref, kIndexSlot, "one index");
   s.index = index;
   s.set = true;
 }
 
-void Program::set(const std::string& name, const std::vector<unsigned>& indices) {
-  Slot& s = find(name, kIndicesSlot, "indices");
-  DYNET_LITE_DIM_CHECK(indices.size() == s.indices.size(), "Program::set: slot '" << name << "' holds "
+void Program::set(SlotRef ref, const std::vector<unsigned>& indices) {
+  Slot& s = check_kind(ref, kIndicesSlot, "indices");
+  DYNET_LITE_DIM_CHECK(indices.size() == s.indices.size(), "Program::set: slot '" << s.name << "' holds "
                                                                                   << s.indices.size()
                                                                                   << " indices, given "
                                                                                   << indices.size());
@@ -125,12 +186,21 @@ const Tensor& Program::forward() {
   return forward(output_);
 }
 
+bool Program::device_graph() const { return cg_->executor_->has_device_graph(); }
+
 void Program::backward() {
   DYNET_LITE_ARG_CHECK(has_output_, "Program::backward: no expression given and no output set (set_output)");
   backward(output_);
 }
 
-void Program::backward(const Expression& e, bool full) { cg_->backward(e, full); }
+void Program::backward(const Expression& e, bool full) {
+  // After another program of the cache ran, the forward is computed again first.
+  if (shares_ && captured_ && cg_->executor_->captured()) {
+    check_replayable(e.i);
+    take_shared_memory();
+  }
+  cg_->backward(e, full);
+}
 
 const Tensor& Program::forward(const Expression& e) {
   DYNET_LITE_ARG_CHECK(e.pg == cg_.get() && !e.is_stale(),
@@ -140,9 +210,15 @@ const Tensor& Program::forward(const Expression& e) {
   // A graph recomputed or cleared by hand since (ComputationGraph::forward,
   // invalidate, revert) is captured again.
   if (!captured_ || !cg_->executor_->captured()) {
+    if (shared_ && shared_->holder == this) return_shared_memory();
+    shares_ = shared_ && default_device()->type == DeviceType::CPU;
+    shares_all_ = autobatch_strategy(cg_->autobatch_) == AutobatchStrategy::None;
+    if (shares_) take_shared_memory();
     capture(e.i);
   } else {
     check_replayable(e.i);
+    if (shares_) take_shared_memory();
+    if (cg_->executor_->has_device_graph()) check_slot_indices();
     cg_->executor_->replay_forward(RunOptions{autobatch_strategy(cg_->autobatch_), cg_->check_validity_});
     ++replays_;
   }
@@ -173,6 +249,85 @@ void Program::capture(VariableIndex last) {
       parameters_.push_back(n.p<op_params::LookupParams>().lp->weak_from_this());
     }
   }
+  plan_device_graph();
+}
+
+namespace {
+// Whether `p` points into slot storage of `slots`.
+template <class T>
+bool in_slots(const std::vector<Program::SlotRange>& slots, const T* p) {
+  for (const auto& r : slots)
+    if (static_cast<const void*>(p) == r.begin) return true;
+  return false;
+}
+}  // namespace
+
+void Program::plan_device_graph() {
+  ComputationGraph& cg = *cg_;
+  checked_.clear();
+  if (cg.mem_->has_batch_groups() || cg.size() == 0) return;
+  Device* d = cg.node(0).value.device;
+  if (!can_record_device_graph(d)) return;
+  // The slots' storage never moves: the graph's inputs are read from there.
+  std::vector<SlotRange> slots;
+  for (const Slot* s : order_) {
+    if (s->kind == kInputSlot) slots.push_back({s->values.data(), s->values.size() * sizeof(float)});
+    if (s->kind == kIndexSlot) slots.push_back({&s->index, sizeof(unsigned)});
+    if (s->kind == kIndicesSlot) slots.push_back({s->indices.data(), s->indices.size() * sizeof(unsigned)});
+  }
+  for (VariableIndex i = 0; i < cg.size(); ++i) {
+    const Node& n = cg.node(i);
+    if (n.value.device != d) return;  // work on the host or another device is not recorded
+    const OpInfo& info = op_info(n.op);
+    bool ok;
+    if (n.op == OpKind::Input) {
+      const auto& p = n.p<op_params::InputParams>();
+      ok = p.pdata ? in_slots(slots, p.pdata->data()) : !p.pscalar;
+    } else if (n.op == OpKind::Lookup) {
+      const auto& p = n.p<op_params::LookupParams>();
+      ok = p.pindex ? in_slots(slots, p.pindex) : !p.pindices || in_slots(slots, p.pindices->data());
+      if (ok && (p.pindex || p.pindices)) checked_.push_back(i);
+    } else if (n.op == OpKind::PickNegLogSoftmax) {
+      const auto& p = n.p<op_params::PnlsParams>();
+      ok = p.pindex ? in_slots(slots, p.pindex) : !p.pindices || in_slots(slots, p.pindices->data());
+      if (ok && (p.pindex || p.pindices)) checked_.push_back(i);
+    } else {
+      // Anything else that reads the host at run time, or draws random numbers,
+      // would be frozen by the recording.
+      ok = info.pure && (!info.pure_node || info.pure_node(n));
+    }
+    if (!ok) {
+      checked_.clear();
+      return;
+    }
+  }
+  std::vector<HostRange> live;
+  for (const auto& r : slots) live.push_back({r.begin, r.bytes});
+  cg.executor_->use_device_graph(d, std::move(live));
+}
+
+void Program::check_slot_indices() const {
+  // A launched graph runs no host code: the kernels' own checks are made here.
+  for (VariableIndex i : checked_) {
+    const Node& n = cg_->node(i);
+    if (n.op == OpKind::Lookup) {
+      const auto& p = n.p<op_params::LookupParams>();
+      const unsigned* idx = p.pindex ? p.pindex : p.pindices->data();
+      const size_t count = p.pindex ? 1 : p.pindices->size();
+      for (size_t k = 0; k < count; ++k)
+        DYNET_LITE_INDEX_CHECK(idx[k] < p.lp->num_rows(), "lookup: index " << idx[k] << " out of range for lookup parameter '"
+                                                                          << p.lp->name << "' with " << p.lp->num_rows()
+                                                                          << " rows");
+    } else {
+      const auto& p = n.p<op_params::PnlsParams>();
+      const unsigned* idx = p.pindex ? p.pindex : p.pindices->data();
+      const size_t count = p.pindex ? 1 : p.pindices->size();
+      const unsigned rows = cg_->node(n.args[0]).value.d.rows();
+      for (size_t k = 0; k < count; ++k)
+        DYNET_LITE_INDEX_CHECK(idx[k] < rows, "pickneglogsoftmax: index " << idx[k] << " out of range for "
+                                                                          << rows << " rows");
+    }
+  }
 }
 
 void Program::check_replayable(VariableIndex last) const {
@@ -191,9 +346,11 @@ void Program::check_replayable(VariableIndex last) const {
 
 // ---------------------------------------------------------------- cache
 
-ProgramCache::ProgramCache(size_t capacity) : capacity_(capacity) {
+ProgramCache::ProgramCache(size_t capacity) : capacity_(capacity), shared_(new Program::SharedMemory) {
   DYNET_LITE_ARG_CHECK(capacity > 0, "ProgramCache: capacity must be at least 1");
 }
+
+ProgramCache::~ProgramCache() { clear(); }
 
 Program& ProgramCache::get(uint64_t key, const std::function<void(Program&)>& build) {
   auto it = index_.find(key);
@@ -204,6 +361,7 @@ Program& ProgramCache::get(uint64_t key, const std::function<void(Program&)>& bu
   }
   ++misses_;
   auto program = std::make_unique<Program>();
+  program->shared_ = shared_.get();
   build(*program);  // may throw: nothing is kept then
   if (programs_.size() >= capacity_) {
     index_.erase(programs_.back().first);

@@ -11,6 +11,7 @@
 namespace dynet_lite {
 
 void Executor::begin_capture() {
+  drop_device_graph();
   GraphMemory::CaptureMarks& c = m_.capture;
   c.values_before.clear();
   for (auto& a : m_.device_arenas) c.values_before.push_back(a->values.mark());
@@ -33,6 +34,15 @@ void Executor::end_capture(VariableIndex last) {
   captured_last_ = last;
 }
 
+void Executor::drop_values() {
+  if (m_.has_batch_groups()) {  // batched by hand since: its groups go too
+    invalidate();
+    return;
+  }
+  evaluated_ = 0;
+  backward_done_ = false;
+}
+
 void Executor::replay_forward(const RunOptions& options) {
   DYNET_LITE_CHECK(captured(), std::logic_error, "compiled program: replay before capture");
   FlushDenormals flush_denormals;
@@ -49,9 +59,57 @@ void Executor::replay_forward(const RunOptions& options) {
     evaluated_ = captured_last_ + 1;
     return;
   }
+  if (graph_device_ && !options.check_validity) {
+    if (device_graph_) {
+      device_graph_->launch();
+      evaluated_ = captured_last_ + 1;
+      return;
+    }
+    if (!graph_failed_ && record_device_graph(options)) return;
+  }
+  // A run kernel by kernel lays the values out otherwise than the recording
+  // (a looked-up row is used in place): the graph is recorded again later.
+  device_graph_.reset();
   for (size_t d = 0; d < m_.device_arenas.size(); ++d) m_.device_arenas[d]->values.rewind(c.values_before[d]);
   evaluated_ = 0;
   forward_plain(captured_last_, options);
+}
+
+void Executor::use_device_graph(Device* d, std::vector<HostRange> live) {
+  DYNET_LITE_CHECK(captured() && !m_.has_batch_groups(), std::logic_error,
+                   "compiled program: a device graph needs a captured graph run without batching");
+  drop_device_graph();
+  if (!can_record_device_graph(d)) return;
+  graph_device_ = d;
+  graph_live_ = std::move(live);
+}
+
+bool Executor::record_device_graph(const RunOptions& options) {
+  const GraphMemory::CaptureMarks& c = m_.capture;
+  for (size_t d = 0; d < m_.device_arenas.size(); ++d) m_.device_arenas[d]->values.rewind(c.values_before[d]);
+  evaluated_ = 0;
+  begin_device_graph(graph_device_, graph_live_);
+  try {
+    forward_plain(captured_last_, options);
+  } catch (const std::logic_error&) {  // the user's mistake (an index out of range ...): reported
+    end_device_graph(graph_device_);
+    evaluated_ = 0;
+    throw;
+  } catch (const std::runtime_error&) {  // a call the device cannot record: run kernel by kernel
+    end_device_graph(graph_device_);
+    evaluated_ = 0;
+    graph_failed_ = true;
+    return false;
+  }
+  device_graph_ = end_device_graph(graph_device_);
+  if (!device_graph_) {
+    evaluated_ = 0;
+    graph_failed_ = true;
+    return false;
+  }
+  // Recording ran the kernels' host side only: now the pass itself.
+  device_graph_->launch();
+  return true;
 }
 
 }  // namespace dynet_lite

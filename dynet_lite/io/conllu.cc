@@ -42,6 +42,13 @@ std::vector<ConlluSentence> read_conllu(std::istream& in, const std::string& nam
   auto fail = [&](const std::string& why) {
     DYNET_LITE_CHECK(false, io_error, "read_conllu: " << name << ":" << lineno << ": " << why);
   };
+  // A field or line quoted in a message is cut: a malformed file may hold megabytes on one line.
+  auto shown = [](const std::string& text) { return text.size() > 80 ? text.substr(0, 80) + "..." : text; };
+  // IDs and HEADs: digits (checked) of at most 9 of them, so within int.
+  auto number = [&](const std::string& field, const char* what) {
+    if (field.size() > 9) fail(std::string(what) + " '" + shown(field) + "' out of range");
+    return std::stoi(field);
+  };
   while (std::getline(in, line)) {
     ++lineno;
     if (!line.empty() && line.back() == '\r') line.pop_back();
@@ -53,18 +60,18 @@ std::vector<ConlluSentence> read_conllu(std::istream& in, const std::string& nam
     if (line[0] == '#') continue;
     split_tabs(line, cols);
     if (cols.size() != 10)
-      fail("expected 10 tab-separated columns, got " + std::to_string(cols.size()) + " in '" + line + "'");
+      fail("expected 10 tab-separated columns, got " + std::to_string(cols.size()) + " in '" + shown(line) + "'");
     const std::string& id = cols[0];
     if (id.find('-') != std::string::npos || id.find('.') != std::string::npos) {
       // multiword token or empty node: check its shape, then skip it
       const size_t sep = id.find_first_of("-.");
       if (!all_digits(id.substr(0, sep)) || !all_digits(id.substr(sep + 1)))
-        fail("malformed ID '" + id + "'");
+        fail("malformed ID '" + shown(id) + "'");
       continue;
     }
-    if (!all_digits(id)) fail("malformed ID '" + id + "'");
+    if (!all_digits(id)) fail("malformed ID '" + shown(id) + "'");
     ConlluToken t;
-    t.id = std::stoi(id);
+    t.id = number(id, "ID");
     if (t.id != static_cast<int>(cur.tokens.size()) + 1)
       fail("token ID " + id + " out of sequence (expected " + std::to_string(cur.tokens.size() + 1) + ")");
     t.form = cols[1];
@@ -75,9 +82,9 @@ std::vector<ConlluSentence> read_conllu(std::istream& in, const std::string& nam
     if (cols[6] == "_")
       t.head = -1;
     else if (all_digits(cols[6]))
-      t.head = std::stoi(cols[6]);
+      t.head = number(cols[6], "HEAD");
     else
-      fail("malformed HEAD '" + cols[6] + "'");
+      fail("malformed HEAD '" + shown(cols[6]) + "'");
     t.deprel = cols[7];
     cur.tokens.push_back(std::move(t));
   }

@@ -1,6 +1,7 @@
 // DyNet's text model format: writing values and dims, reading entries back.
 #include "dynet_lite/io/text_format.h"
 
+#include <cmath>
 #include <charconv>
 #include <cstring>
 #include <sstream>
@@ -54,7 +55,11 @@ bool parse_dim(const std::string& s, Dim& d) {
     if (comma == s.size() - 1) break;
     if (pos >= s.size() - 1) return false;  // trailing comma
   }
-  return d.nd > 0;
+  if (d.nd == 0) return false;
+  size_t elements = 1;  // at most Dim::kMaxElements, without overflow
+  for (unsigned i = 0; i < d.nd; ++i)
+    if (__builtin_mul_overflow(elements, size_t(d.d[i]), &elements) || elements > Dim::kMaxElements) return false;
+  return true;
 }
 
 }  // namespace
@@ -113,10 +118,21 @@ bool TextModelReader::next(EntryInfo& e) {
       fail(line_no, "bad gradient flag '" + grad + "' for '" + name + "': expected ZERO_GRAD or FULL_GRAD");
     if (!in_.eof() && in_.tellg() >= 0) e.data_pos = in_.tellg();
     else e.data_pos = file_size_;
-    if (e.data_pos + static_cast<std::streamoff>(e.bytes) > file_size_) {
+    // Compared as sizes: a byte count near 2^64 must not wrap around to an
+    // earlier position of the file (and read the same headers forever).
+    if (e.bytes > static_cast<size_t>(file_size_ - e.data_pos)) {
       std::ostringstream os;
       os << "truncated file: '" << name << "' needs " << e.bytes << " bytes of data after its header, only "
          << (file_size_ - e.data_pos) << " remain";
+      fail(line_no, os.str());
+    }
+    // Each value takes at least two bytes (a digit and a space or newline):
+    // checked before anything is allocated for the shape.
+    const size_t values = e.dim.size() * (e.full_grad ? 2 : 1);
+    if (values > e.bytes / 2 + 1) {
+      std::ostringstream os;
+      os << "'" << name << "' " << dim << " needs " << values << " values, more than its " << e.bytes
+         << " bytes of data can hold";
       fail(line_no, os.str());
     }
     next_header_pos_ = e.data_pos + static_cast<std::streamoff>(e.bytes);
@@ -141,6 +157,9 @@ void TextModelReader::parse_values(const EntryInfo& e, const char* b, const char
     if (res.ec != std::errc() || res.ptr != p || num == p)
       fail(line, "bad number '" + std::string(tok, std::min<size_t>(p - tok, 40)) + "' in the data of '" +
                      e.name + "'");
+    if (!std::isfinite(v))
+      fail(line, "value '" + std::string(tok, std::min<size_t>(p - tok, 40)) + "' in the data of '" + e.name +
+                     "': a model file holds finite numbers only");
     if (count < want) out[count] = v;
     ++count;
   }

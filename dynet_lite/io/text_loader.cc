@@ -72,6 +72,7 @@ void store(LookupParameterStorage& p, const LoadedData& d) {
   if (!d.grads.empty()) {
     p.device->copy_from_host(p.all_grads.v, d.grads.data(), d.grads.size());
     p.all_updated = true;  // a dense gradient: the next update touches every row
+    p.nonzero_grad = true;
   }
 }
 

@@ -104,9 +104,8 @@ void TextFileSaver::save(const ParameterCollection& model, const std::string& ke
     entries.push_back({false, key_for(p->name), p->dim, p->device, p->values.v, p->nonzero_grad ? p->g.v : nullptr,
                        p->size()});
   for (const auto& p : model.lookup_parameters_list()) {
-    bool has_grad = p->all_updated || !p->non_zero_grads.empty();
     entries.push_back({true, key_for(p->name), p->all_dim, p->device, p->all_values.v,
-                       has_grad ? p->all_grads.v : nullptr, p->size()});
+                       p->has_grad() ? p->all_grads.v : nullptr, p->size()});
   }
   write_entries(entries);
 }
@@ -119,9 +118,8 @@ void TextFileSaver::save(const Parameter& param, const std::string& key) {
 
 void TextFileSaver::save(const LookupParameter& param, const std::string& key) {
   const LookupParameterStorage& p = param.get_storage();
-  bool has_grad = p.all_updated || !p.non_zero_grads.empty();
   write_entries({{true, key.empty() ? p.name : key, p.all_dim, p.device, p.all_values.v,
-                  has_grad ? p.all_grads.v : nullptr, p.size()}});
+                  p.has_grad() ? p.all_grads.v : nullptr, p.size()}});
 }
 
 void TextFileSaver::write_entries(const std::vector<Entry>& entries) {

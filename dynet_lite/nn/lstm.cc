@@ -4,6 +4,7 @@
 // and the compact parameterisation.
 #include "dynet_lite/lstm.h"
 
+#include "dynet_lite/backends/lstm_gates.h"
 #include "dynet_lite/except.h"
 
 namespace dynet_lite {
@@ -282,16 +283,19 @@ void VanillaLSTMBuilder::new_graph_impl(ComputationGraph& cg, bool update) {
   param_vars.resize(layers);
   ln_param_vars.resize(ln_lstm ? layers : 0);
   // The forget bias is folded into the bias once per graph: b + [0; fb; 0; 0].
+  // The fused gates op adds DyNet's 1 itself, so without layer normalisation
+  // only the rest of forget_bias is folded.
+  const float extra = ln_lstm ? forget_bias : forget_bias - lstm_gates::kForgetGateBias;
   Expression fb;
-  if (forget_bias != 0.f) {
+  if (extra != 0.f) {
     std::vector<float> v(4 * hid, 0.f);
-    for (unsigned k = hid; k < 2 * hid; ++k) v[k] = forget_bias;
+    for (unsigned k = hid; k < 2 * hid; ++k) v[k] = extra;
     fb = input(cg, Dim({4 * hid}), v);
   }
   for (unsigned i = 0; i < layers; ++i) {
     auto& p = params[i];
     Expression b = param_expr(cg, p[V_BI], update);
-    if (forget_bias != 0.f) b = b + fb;
+    if (extra != 0.f) b = b + fb;
     param_vars[i] = {param_expr(cg, p[V_X2I], update), param_expr(cg, p[V_H2I], update), b};
     if (ln_lstm) {
       ln_param_vars[i].clear();

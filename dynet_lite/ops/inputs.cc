@@ -89,6 +89,7 @@ void param_accumulate(const Node& n, const Tensor& dy) {
     size_t sz = p.lp->size();
     for (size_t i = 0; i < sz; ++i) p.lp->all_grads.v[i] += dy.v[i];
     p.lp->all_updated = true;
+    p.lp->nonzero_grad = true;
   }
 }
 
@@ -113,12 +114,35 @@ void check_rows(const char* what, const LookupParameterStorage& lp, const unsign
 }
 
 
+// Indices read through a user's pointer are kept with the node (n.aux, graph
+// memory) at forward time: the gradient goes to the rows forward read, even when
+// the user's variable has changed by backward.
+const unsigned* keep_indices(const Node& n, const unsigned* idx, unsigned count, ExecContext& ctx) {
+  unsigned* kept = static_cast<unsigned*>(ctx.forward_host_bytes(count * sizeof(unsigned)));
+  std::memcpy(kept, idx, count * sizeof(unsigned));
+  const_cast<Node&>(n).aux = kept;
+  return kept;
+}
+
+// The indices forward used.
+const unsigned* forward_indices(const Node& n, unsigned bd) {
+  const LookupParams& p = n.p<LookupParams>();
+  if (p.pindex || p.pindices) {
+    DYNET_LITE_CHECK(n.aux != nullptr, std::logic_error, "lookup: gradient before forward");
+    return static_cast<const unsigned*>(n.aux);
+  }
+  return lookup_indices(p, bd);
+}
+
 // y[:, b] = E[:, idx[b]]  (one row is used in place, a batch is copied)
 void lookup_forward(const Tensor* const*, unsigned, Node& n, ExecContext& ctx) {
   const LookupParams& p = n.p<LookupParams>();
   unsigned bd = n.value.d.bd;
   const unsigned* idx = lookup_indices(p, bd);
-  if (p.pindex || p.pindices) check_rows("lookup", *p.lp, idx, bd);
+  if (p.pindex || p.pindices) {
+    check_rows("lookup", *p.lp, idx, bd);
+    idx = keep_indices(n, idx, bd, ctx);
+  }
   if (bd == 1) {
     n.value.v = p.lp->values[idx[0]].v;
     return;
@@ -131,7 +155,7 @@ void lookup_forward(const Tensor* const*, unsigned, Node& n, ExecContext& ctx) {
 void lookup_accumulate(const Node& n, const Tensor& dy) {
   const LookupParams& p = n.p<LookupParams>();
   unsigned bd = n.value.d.bd;
-  const unsigned* idx = lookup_indices(p, bd);
+  const unsigned* idx = forward_indices(n, bd);
   size_t row = p.lp->dim.size();
   for (unsigned b = 0; b < bd; ++b) p.lp->accumulate_grad(idx[b], dy.v + b * row);
 }
@@ -159,7 +183,7 @@ void lookup_accumulate_group(const Node* const* members, unsigned k, const float
       from = n.variable ? d : dy;
       if (!n.variable) continue;
     }
-    const unsigned* idx = lookup_indices(p, bd);
+    const unsigned* idx = forward_indices(n, bd);
     rows.insert(rows.end(), idx, idx + bd);
   }
   flush();
@@ -176,7 +200,10 @@ bool lookup_combine(const Node* const* members, unsigned k, Node& batched, ExecC
     const LookupParams& pj = members[j]->p<LookupParams>();
     unsigned bd = members[j]->value.d.bd;
     const unsigned* src = lookup_indices(pj, bd);
-    if (pj.pindex || pj.pindices) check_rows("lookup", *pj.lp, src, bd);
+    if (pj.pindex || pj.pindices) {
+      check_rows("lookup", *pj.lp, src, bd);
+      const_cast<Node*>(members[j])->aux = idx + pos;  // the member's indices, kept for its gradient
+    }
     for (unsigned b = 0; b < bd; ++b) idx[pos++] = src[b];
   }
   LookupParams& pv = batched.p<LookupParams>();

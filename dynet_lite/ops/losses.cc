@@ -2,6 +2,7 @@
 // arguments of the same shape whose batch sizes are equal or 1 (broadcast).
 #include <cfloat>
 #include <cmath>
+#include <cstring>
 #include <vector>
 
 #include "dynet_lite/core/exec_context.h"
@@ -57,7 +58,7 @@ Dim hinge_shape(const Tensor* const* xs, unsigned n, const Node& node) {
 }
 
 // y_b = sum_{i != v_b} max(0, m - x_b[v_b] + x_bi)
-void hinge_forward(const Tensor* const* xs, unsigned, Node& n, ExecContext&) {
+void hinge_forward(const Tensor* const* xs, unsigned, Node& n, ExecContext& ctx) {
   const Tensor& x = *xs[0];
   const HingeParams& p = n.p<HingeParams>();
   if (p.pindices)
@@ -65,7 +66,14 @@ void hinge_forward(const Tensor* const* xs, unsigned, Node& n, ExecContext&) {
                                                             << p.pindices->size()
                                                             << " indices, but the node was built for " << p.count);
   const unsigned* idx = hinge_indices(p);
-  if (p.pindex || p.pindices) check_hinge_indices(idx, p.count, x.d);
+  if (p.pindex || p.pindices) {
+    check_hinge_indices(idx, p.count, x.d);
+    // Kept for backward (n.aux): the user's variable may change before it.
+    unsigned* kept = static_cast<unsigned*>(ctx.forward_host_bytes(p.count * sizeof(unsigned)));
+    std::memcpy(kept, idx, p.count * sizeof(unsigned));
+    n.aux = kept;
+    idx = kept;
+  }
   const unsigned rows = x.d.rows();
   for (unsigned b = 0; b < n.value.d.bd; ++b) {
     const float* xb = x.batch_ptr(b);
@@ -82,7 +90,7 @@ void hinge_backward(const Tensor* const* xs, unsigned, const Node& n, const Tens
                     ExecContext&) {
   const Tensor& x = *xs[0];
   const HingeParams& p = n.p<HingeParams>();
-  const unsigned* idx = hinge_indices(p);
+  const unsigned* idx = p.pindex || p.pindices ? static_cast<const unsigned*>(n.aux) : hinge_indices(p);
   const unsigned rows = x.d.rows();
   for (unsigned b = 0; b < n.value.d.bd; ++b) {
     const float* xb = x.batch_ptr(b);
@@ -141,13 +149,21 @@ struct HuberDistanceF {
   static float da(float a, float b, float c) { return grad(a - b, c); }
   static float db(float a, float b, float c) { return -grad(a - b, c); }
 };
-// y = -sum (t log x + (1 - t) log(1 - x)), logs of 0 read as log(FLT_MIN) as in DyNet
+// y = -sum (t log x + (1 - t) log(1 - x)), with DyNet's clamp: an element whose x
+// is 0 or 1 where that is wrong (t = 1 and x = 0, t = 0 and x = 1, any x of 0 or
+// 1 for another t) costs -log(FLT_MIN) = 87.34 whole
 // dx += (-t / x + (1 - t) / (1 - x)) dy  (0 where x = t; x clamped away from 0 and 1)
 // dt += (log(1 - x) - log x) dy
 struct BinaryLogLossF {
   static float log_x(float x) { return x > 0.f ? std::log(x) : std::log(FLT_MIN); }
   static float log_1mx(float x) { return x < 1.f ? std::log1p(-x) : std::log(FLT_MIN); }
-  static float f(float x, float t, float) { return -(t * log_x(x) + (1.f - t) * log_1mx(x)); }
+  static float f(float x, float t, float) {
+    const float clamped = -std::log(FLT_MIN);
+    if (t == 1.f) return x == 0.f ? clamped : -std::log(x);
+    if (t == 0.f) return x == 1.f ? clamped : -std::log1p(-x);
+    if (x == 0.f || x == 1.f) return clamped;
+    return -(t * std::log(x) + (1.f - t) * std::log1p(-x));
+  }
   static float da(float x, float t, float) {
     if (x == t) return 0.f;
     if (x <= 0.f) x = FLT_MIN;

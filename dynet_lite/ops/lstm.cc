@@ -3,7 +3,7 @@
 // The gates vector of one instance holds four blocks of h rows each, in DyNet's
 // order: i (input), f (forget), o (output), g (candidate):
 //   pre   = Wx (x ⊙ mask_x) + Wh (h_tm1 ⊙ mask_h) + b          (masks: dropout only)
-//   gates = [sigmoid(pre_i); sigmoid(pre_f); sigmoid(pre_o); tanh(pre_g)]
+//   gates = [sigmoid(pre_i); sigmoid(pre_f + 1); sigmoid(pre_o); tanh(pre_g)]   (DyNet's forget bias)
 //   c_t   = f ⊙ c_tm1 + i ⊙ g
 //   h_t   = o ⊙ tanh(c_t)
 // Batched x / h (B columns side by side) with unbatched weights make each product
@@ -152,6 +152,7 @@ void gates_forward(const Tensor* const* xs, unsigned n, Node& node, ExecContext&
   cpu::gemm(w.wx, effective_operand(x, dropout ? xs[kMaskX] : nullptr, N, ctx), y.v, rows, in, N, false);
   if (!zero_column(h))
     cpu::gemm(w.wh, effective_operand(h, dropout ? xs[kMaskH] : nullptr, N, ctx), y.v, rows, hid, N, true);
+  for (unsigned c = 0; c < N; ++c) Arr(y.v + c * rows + hid, hid) += kForgetGateBias;
   cpu::gate_activations(y.v, rows, N, 3 * hid, rows, w.b);
 }
 

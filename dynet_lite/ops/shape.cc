@@ -5,6 +5,8 @@
 // All of these move blocks of memory: each kernel works out the largest
 // contiguous run it can copy (memcpy) and allocates nothing.
 #include <cstring>
+#include <sstream>
+#include <stdexcept>
 #include <vector>
 
 #include "dynet_lite/backends/cpu/eigen.h"
@@ -64,21 +66,27 @@ static_assert(sizeof(IndexSource) <= Node::kParamBytes, "index source must fit i
 
 bool read_at_forward(const IndexSource& s) { return s.pvec != nullptr || s.pone != nullptr; }
 
-// axis < 0 names the batch dimension.
-void check_indices(const char* op, const unsigned* idx, unsigned n, unsigned limit, int axis, const Dim& x) {
+// axis < 0 names the batch dimension.  An index out of range is an index_error,
+// or, for the ops where DyNet throws std::invalid_argument (select_rows and
+// select_cols, `dynet_arg`), a std::invalid_argument with the same message.
+void check_indices(const char* op, const unsigned* idx, unsigned n, unsigned limit, int axis, const Dim& x,
+                   bool dynet_arg = false) {
   for (unsigned k = 0; k < n; ++k) {
     if (__builtin_expect(idx[k] < limit, 1)) continue;
+    std::ostringstream msg;
+    msg << op << ": index " << idx[k] << " is out of range for ";
     if (axis < 0)
-      DYNET_LITE_INDEX_CHECK(false, op << ": index " << idx[k] << " is out of range for the batch of size " << limit
-                                       << " (input " << x << ")");
+      msg << "the batch of size " << limit << " (input " << x << ")";
     else
-      DYNET_LITE_INDEX_CHECK(false, op << ": index " << idx[k] << " is out of range for dimension " << axis
-                                       << " of size " << limit << " (input " << x << ")");
+      msg << "dimension " << axis << " of size " << limit << " (input " << x << ")";
+    if (dynet_arg) throw std::invalid_argument(msg.str());
+    throw index_error(msg.str());
   }
 }
 
 // The indices at forward time; pointer variants are checked here.
-const unsigned* resolve_indices(const IndexSource& s, const char* op, unsigned limit, int axis, const Dim& x) {
+const unsigned* resolve_indices(const IndexSource& s, const char* op, unsigned limit, int axis, const Dim& x,
+                                bool dynet_arg = false) {
   const unsigned* idx;
   if (s.pvec) {
     DYNET_LITE_DIM_CHECK(s.pvec->size() == s.count, op << ": the index vector behind the pointer now holds "
@@ -92,15 +100,37 @@ const unsigned* resolve_indices(const IndexSource& s, const char* op, unsigned l
   } else {
     return &s.one;
   }
-  check_indices(op, idx, s.count, limit, axis, x);
+  check_indices(op, idx, s.count, limit, axis, x, dynet_arg);
   return idx;
 }
 
+// Forward's indices; those read through a user's pointer are kept with the node
+// (n.aux, graph memory), so that backward uses exactly them even when the
+// user's variable has changed since.
+const unsigned* forward_indices(const IndexSource& s, Node& n, ExecContext& ctx, const char* op, unsigned limit,
+                                int axis, const Dim& x, bool dynet_arg = false) {
+  const unsigned* idx = resolve_indices(s, op, limit, axis, x, dynet_arg);
+  if (!read_at_forward(s)) return idx;
+  unsigned* kept = static_cast<unsigned*>(ctx.forward_host_bytes(s.count * sizeof(unsigned)));
+  std::memcpy(kept, idx, s.count * sizeof(unsigned));
+  n.aux = kept;
+  return kept;
+}
+
+// Backward's indices: those forward used.
+const unsigned* backward_indices(const IndexSource& s, const Node& n, const char* op, unsigned limit, int axis,
+                                 const Dim& x, bool dynet_arg = false) {
+  if (!read_at_forward(s)) return resolve_indices(s, op, limit, axis, x, dynet_arg);
+  DYNET_LITE_CHECK(n.aux != nullptr, std::logic_error, op << ": backward before forward");
+  return static_cast<const unsigned*>(n.aux);
+}
+
 // Checked when the node is built for indices known then.
-void check_build_time_indices(const IndexSource& s, const char* op, unsigned limit, int axis, const Dim& x) {
+void check_build_time_indices(const IndexSource& s, const char* op, unsigned limit, int axis, const Dim& x,
+                              bool dynet_arg = false) {
   DYNET_LITE_DIM_CHECK(s.count > 0, op << ": empty index list for input " << x);
   if (read_at_forward(s)) return;
-  check_indices(op, s.values ? s.values : &s.one, s.count, limit, axis, x);
+  check_indices(op, s.values ? s.values : &s.one, s.count, limit, axis, x, dynet_arg);
 }
 
 IndexSource source_of(ComputationGraph& g, const std::vector<unsigned>& v) {
@@ -164,10 +194,10 @@ Dim pick_shape(const Tensor* const* xs, unsigned n, const Node& node) {
 }
 
 // y_b[.., ..] = x_b[.., idx_b, ..] (idx_b: one index for all, or one per batch element)
-void pick_forward(const Tensor* const* xs, unsigned, Node& n, ExecContext&) {
+void pick_forward(const Tensor* const* xs, unsigned, Node& n, ExecContext& ctx) {
   const Tensor& x = *xs[0];
   const IndexSource& s = n.p<IndexSource>();
-  const unsigned* idx = resolve_indices(s, "pick", x.d.d[s.dim], static_cast<int>(s.dim), x.d);
+  const unsigned* idx = forward_indices(s, n, ctx, "pick", x.d.d[s.dim], static_cast<int>(s.dim), x.d);
   size_t inner = dims_product(x.d, 0, s.dim), len = x.d.d[s.dim], outer = dims_product(x.d, s.dim + 1, x.d.nd);
   size_t out_per_batch = inner * outer;
   for (unsigned b = 0; b < n.value.d.bd; ++b) {
@@ -181,7 +211,7 @@ void pick_forward(const Tensor* const* xs, unsigned, Node& n, ExecContext&) {
 void pick_backward(const Tensor* const*, unsigned, const Node& n, const Tensor& dy, unsigned, Tensor& dx,
                    ExecContext&) {
   const IndexSource& s = n.p<IndexSource>();
-  const unsigned* idx = resolve_indices(s, "pick", dx.d.d[s.dim], static_cast<int>(s.dim), dx.d);
+  const unsigned* idx = backward_indices(s, n, "pick", dx.d.d[s.dim], static_cast<int>(s.dim), dx.d);
   size_t inner = dims_product(dx.d, 0, s.dim), len = dx.d.d[s.dim], outer = dims_product(dx.d, s.dim + 1, dx.d.nd);
   size_t out_per_batch = inner * outer;
   for (unsigned b = 0; b < dy.d.bd; ++b) {
@@ -238,17 +268,17 @@ Dim pick_batch_shape(const Tensor* const* xs, unsigned n, const Node& node) {
   return r;
 }
 // y_k = x_{idx_k};  dx_{idx_k} += dy_k
-void pick_batch_forward(const Tensor* const* xs, unsigned, Node& n, ExecContext&) {
+void pick_batch_forward(const Tensor* const* xs, unsigned, Node& n, ExecContext& ctx) {
   const Tensor& x = *xs[0];
   const IndexSource& s = n.p<IndexSource>();
-  const unsigned* idx = resolve_indices(s, op_name(n.op), x.d.bd, -1, x.d);
+  const unsigned* idx = forward_indices(s, n, ctx, op_name(n.op), x.d.bd, -1, x.d);
   size_t per = x.d.batch_size();
   for (unsigned k = 0; k < s.count; ++k) copy_floats(n.value.v + k * per, x.v + idx[k] * per, per);
 }
 void pick_batch_backward(const Tensor* const*, unsigned, const Node& n, const Tensor& dy, unsigned, Tensor& dx,
                          ExecContext&) {
   const IndexSource& s = n.p<IndexSource>();
-  const unsigned* idx = resolve_indices(s, op_name(n.op), dx.d.bd, -1, dx.d);
+  const unsigned* idx = backward_indices(s, n, op_name(n.op), dx.d.bd, -1, dx.d);
   size_t per = dx.d.batch_size();
   for (unsigned k = 0; k < s.count; ++k) add_floats(dx.v + idx[k] * per, dy.v + k * per, per);
 }
@@ -257,17 +287,17 @@ void pick_batch_backward(const Tensor* const*, unsigned, const Node& n, const Te
 Dim select_rows_shape(const Tensor* const* xs, unsigned n, const Node& node) {
   Dim d = one_arg(xs, n, node);
   const IndexSource& s = node.p<IndexSource>();
-  check_build_time_indices(s, "select_rows", d.rows(), 0, d);
+  check_build_time_indices(s, "select_rows", d.rows(), 0, d, true);
   Dim r = d;
   if (r.nd == 0) r.resize(1);
   r.d[0] = s.count;
   return r;
 }
 // y[k, c] = x[rows[k], c] for every column c (batch included);  dx[rows[k], c] += dy[k, c]
-void select_rows_forward(const Tensor* const* xs, unsigned, Node& n, ExecContext&) {
+void select_rows_forward(const Tensor* const* xs, unsigned, Node& n, ExecContext& ctx) {
   const Tensor& x = *xs[0];
   const IndexSource& s = n.p<IndexSource>();
-  const unsigned* rows = resolve_indices(s, "select_rows", x.d.rows(), 0, x.d);
+  const unsigned* rows = forward_indices(s, n, ctx, "select_rows", x.d.rows(), 0, x.d, true);
   size_t r = x.d.rows(), cols = r ? x.d.size() / r : 0, m = s.count;
   float* y = n.value.v;
   for (size_t c = 0; c < cols; ++c) {
@@ -279,7 +309,7 @@ void select_rows_forward(const Tensor* const* xs, unsigned, Node& n, ExecContext
 void select_rows_backward(const Tensor* const*, unsigned, const Node& n, const Tensor& dy, unsigned, Tensor& dx,
                           ExecContext&) {
   const IndexSource& s = n.p<IndexSource>();
-  const unsigned* rows = resolve_indices(s, "select_rows", dx.d.rows(), 0, dx.d);
+  const unsigned* rows = backward_indices(s, n, "select_rows", dx.d.rows(), 0, dx.d, true);
   size_t r = dx.d.rows(), cols = r ? dx.d.size() / r : 0, m = s.count;
   for (size_t c = 0; c < cols; ++c) {
     float* gc = dx.v + c * r;
@@ -293,17 +323,17 @@ Dim select_cols_shape(const Tensor* const* xs, unsigned n, const Node& node) {
   Dim d = one_arg(xs, n, node);
   const IndexSource& s = node.p<IndexSource>();
   DYNET_LITE_DIM_CHECK(d.nd <= 2, "select_cols: needs a vector or a matrix, got " << d);
-  check_build_time_indices(s, "select_cols", d.cols(), 1, d);
+  check_build_time_indices(s, "select_cols", d.cols(), 1, d, true);
   Dim r = d;
   r.resize(2);
   r.d[1] = s.count;
   return r;
 }
 // y_b[:, k] = x_b[:, cols[k]];  dx_b[:, cols[k]] += dy_b[:, k]
-void select_cols_forward(const Tensor* const* xs, unsigned, Node& n, ExecContext&) {
+void select_cols_forward(const Tensor* const* xs, unsigned, Node& n, ExecContext& ctx) {
   const Tensor& x = *xs[0];
   const IndexSource& s = n.p<IndexSource>();
-  const unsigned* cols = resolve_indices(s, "select_cols", x.d.cols(), 1, x.d);
+  const unsigned* cols = forward_indices(s, n, ctx, "select_cols", x.d.cols(), 1, x.d, true);
   size_t r = x.d.rows(), per_x = x.d.batch_size(), per_y = n.value.d.batch_size();
   for (unsigned b = 0; b < x.d.bd; ++b) {
     const float* xb = x.v + b * per_x;
@@ -314,7 +344,7 @@ void select_cols_forward(const Tensor* const* xs, unsigned, Node& n, ExecContext
 void select_cols_backward(const Tensor* const*, unsigned, const Node& n, const Tensor& dy, unsigned, Tensor& dx,
                           ExecContext&) {
   const IndexSource& s = n.p<IndexSource>();
-  const unsigned* cols = resolve_indices(s, "select_cols", dx.d.cols(), 1, dx.d);
+  const unsigned* cols = backward_indices(s, n, "select_cols", dx.d.cols(), 1, dx.d, true);
   size_t r = dx.d.rows(), per_x = dx.d.batch_size(), per_y = dy.d.batch_size();
   for (unsigned b = 0; b < dx.d.bd; ++b) {
     float* gb = dx.v + b * per_x;

@@ -2,6 +2,7 @@
 // logsumexp over a list, and the fused -log softmax(x)[v] of every tagger.
 // Every kernel subtracts the maximum before exponentiating.
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <vector>
 
@@ -278,7 +279,15 @@ bool pnls_batch_combine(const Node* const* members, unsigned k, Node& batched, E
   return true;
 }
 
-// y_b = logz_b - x_b[v_b], logz_b = log sum_i exp(x_bi);  aux keeps logz_b
+// What forward keeps for backward (n.aux, graph memory): logz_b, and the
+// indices it used (a copy when they were read through a user's pointer, which
+// may have changed by backward).
+struct PnlsKept {
+  const float* logz;
+  const unsigned* idx;
+};
+
+// y_b = logz_b - x_b[v_b], logz_b = log sum_i exp(x_bi);  aux keeps logz_b and v_b
 void pnls_forward(const Tensor* const* xs, unsigned, Node& n, ExecContext& ctx) {
   const Tensor& x = *xs[0];
   const PnlsParams& p = n.p<PnlsParams>();
@@ -286,10 +295,17 @@ void pnls_forward(const Tensor* const* xs, unsigned, Node& n, ExecContext& ctx) 
   const unsigned* idx = pnls_indices(p);
   // Pointer indices are first seen here; a batched node's merged ones too.  B compares.
   check_pnls_indices(idx, p.count, x.d);
+  if (p.pindex || p.pindices) {
+    unsigned* copy = static_cast<unsigned*>(ctx.forward_host_bytes(p.count * sizeof(unsigned)));
+    std::memcpy(copy, idx, p.count * sizeof(unsigned));
+    idx = copy;
+  }
   const unsigned bd = n.value.d.bd;
   const unsigned rows = x.d.rows();
   float* logz = ctx.persistent_floats(bd);
-  n.aux = logz;
+  PnlsKept* kept = static_cast<PnlsKept*>(ctx.forward_host_bytes(sizeof(PnlsKept)));
+  *kept = PnlsKept{logz, idx};
+  n.aux = kept;
   using ConstCol = Eigen::Map<const Eigen::ArrayXf>;
   for (unsigned b = 0; b < bd; ++b) {
     // Two vectorised passes (max, then sum of exp) beat one scalar pass with a running max.
@@ -304,8 +320,9 @@ void pnls_backward(const Tensor* const* xs, unsigned, const Node& n, const Tenso
                    ExecContext& ctx) {
   const Tensor& x = *xs[0];
   const PnlsParams& p = n.p<PnlsParams>();
-  const unsigned* idx = pnls_indices(p);
-  const float* logz = static_cast<const float*>(n.aux);
+  const PnlsKept& kept = *static_cast<const PnlsKept*>(n.aux);
+  const unsigned* idx = kept.idx;
+  const float* logz = kept.logz;
   const unsigned bd = n.value.d.bd;
   const unsigned rows = x.d.rows();
   // Asked to assign dx (ExecContext::assign_dx): written, unless x's batch of 1 sums.

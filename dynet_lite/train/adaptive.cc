@@ -139,4 +139,33 @@ void AmsgradTrainer::update_rule(real gscale, const UpdateSpan& span) {
   adam_step(span, gscale, step_rate_, beta_1, beta_2, epsilon, true);
 }
 
+// ------------------------------------------------------------ saved scalars
+
+void AdagradTrainer::fields(std::vector<TrainerField>& out) {
+  Trainer::fields(out);
+  out.push_back({"epsilon", &epsilon});
+}
+void AdadeltaTrainer::fields(std::vector<TrainerField>& out) {
+  Trainer::fields(out);
+  out.push_back({"epsilon", &epsilon});
+  out.push_back({"rho", &rho});
+}
+void RMSPropTrainer::fields(std::vector<TrainerField>& out) {
+  Trainer::fields(out);
+  out.push_back({"epsilon", &epsilon});
+  out.push_back({"rho", &rho});
+}
+void AdamTrainer::fields(std::vector<TrainerField>& out) {
+  Trainer::fields(out);
+  out.push_back({"beta_1", &beta_1});
+  out.push_back({"beta_2", &beta_2});
+  out.push_back({"epsilon", &epsilon});
+}
+void AmsgradTrainer::fields(std::vector<TrainerField>& out) {
+  Trainer::fields(out);
+  out.push_back({"beta_1", &beta_1});
+  out.push_back({"beta_2", &beta_2});
+  out.push_back({"epsilon", &epsilon});
+}
+
 }  // namespace dynet_lite

@@ -8,7 +8,11 @@
 
 namespace dynet_lite {
 
-EGTrainer::EGTrainer(ParameterCollection& m, real lr, real mom, real e) : Trainer(m, lr), momentum(mom) {
+EGTrainer::EGTrainer(ParameterCollection& m, real lr, real mom, real e)
+    : Trainer(m, lr),
+      momentum(mom),
+      meg(Dim({1}), &meg_value_, cpu_device(), DeviceMempool::PS),
+      zeg(Dim({1}), &zeg_value_, cpu_device(), DeviceMempool::PS) {
   DYNET_LITE_ARG_CHECK(mom >= 0 && mom < 1, "EGTrainer: momentum must be in [0, 1), got " << mom);
   learning_rate_decay = e;
 }
@@ -54,9 +58,25 @@ void EGTrainer::update_rule(real gscale, const UpdateSpan& span) {
   v = momentum * v - (learning_rate * gscale) * g;
   // Normalise in log space, shifted by the maximum so that exp cannot overflow.
   x = x.log() + v;
-  float top = x.maxCoeff();
+  const float top = x.maxCoeff();
   x = (x - top).exp();
-  x /= x.sum();
+  const float sum = x.sum();
+  x /= sum;
+  meg_value_ = top;
+  zeg_value_ = top + std::log(sum);
+}
+
+void EGTrainer::fields(std::vector<TrainerField>& out) {
+  Trainer::fields(out);
+  out.push_back({"momentum", &momentum});
+  out.push_back({"isCyclical", nullptr, nullptr, &isCyclical});
+  out.push_back({"e_min", &e_min});
+  out.push_back({"e_max", &e_max});
+  out.push_back({"step_size", &step_size});
+  out.push_back({"gamma", &gamma});
+  out.push_back({"it", nullptr, &it});
+  out.push_back({"meg", &meg_value_});
+  out.push_back({"zeg", &zeg_value_});
 }
 
 }  // namespace dynet_lite

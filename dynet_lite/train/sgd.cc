@@ -97,4 +97,18 @@ void MomentumSGDTrainer::update_rule(real gscale, const UpdateSpan& span) {
   arr(span.values, span.size) += v;
 }
 
+void CyclicalSGDTrainer::fields(std::vector<TrainerField>& out) {
+  Trainer::fields(out);
+  out.push_back({"e_min", &e_min});
+  out.push_back({"e_max", &e_max});
+  out.push_back({"step_size", &step_size});
+  out.push_back({"gamma", &gamma});
+  out.push_back({"it", nullptr, &it});
+}
+
+void MomentumSGDTrainer::fields(std::vector<TrainerField>& out) {
+  Trainer::fields(out);
+  out.push_back({"momentum", &momentum});
+}
+
 }  // namespace dynet_lite

@@ -21,29 +21,6 @@ double squared_norm(const float* g, size_t n) {
 
 }  // namespace
 
-/// The moment buffers of one parameter or lookup table, on its device.
-struct Trainer::StateBuffers {
-  Device* device = nullptr;
-  float* buf[3] = {nullptr, nullptr, nullptr};
-  size_t size = 0;
-  unsigned count = 0;
-
-  StateBuffers(Device* dev, size_t n, unsigned k) : device(dev), size(n), count(k) {
-    for (unsigned i = 0; i < k; ++i) {
-      buf[i] = static_cast<float*>(device->allocate(n * sizeof(float)));
-      device->fill(buf[i], 0.f, n);
-    }
-  }
-  ~StateBuffers() {
-    for (unsigned i = 0; i < count; ++i) device->release(buf[i]);
-  }
-  StateBuffers(const StateBuffers&) = delete;
-  StateBuffers& operator=(const StateBuffers&) = delete;
-  void zero() {
-    for (unsigned i = 0; i < count; ++i) device->fill(buf[i], 0.f, size);
-  }
-};
-
 Trainer::Trainer(ParameterCollection& m, real lr)
     : learning_rate(lr), learning_rate0(lr), collection_(m) {
   DYNET_LITE_ARG_CHECK(std::isfinite(lr), "Trainer: learning rate must be finite, got " << lr);
@@ -52,18 +29,28 @@ Trainer::Trainer(ParameterCollection& m, real lr)
 
 Trainer::~Trainer() = default;
 
-Trainer::StateBuffers& Trainer::state_for(const ParameterStorage& p, size_t index) {
-  if (index >= param_state_.size()) param_state_.resize(index + 1);
-  auto& s = param_state_[index];
-  if (!s) s = std::make_unique<StateBuffers>(p.device, p.size(), num_state_buffers());
-  return *s;
+std::vector<ShadowParameters>& Trainer::param_state(unsigned k) {
+  DYNET_LITE_ASSERT(false, name() << " has no state buffer " << k);
+  static std::vector<ShadowParameters> none;
+  return none;
 }
+std::vector<ShadowLookupParameters>& Trainer::lookup_state(unsigned k) {
+  DYNET_LITE_ASSERT(false, name() << " has no state buffer " << k);
+  static std::vector<ShadowLookupParameters> none;
+  return none;
+}
+const char* Trainer::state_name(unsigned) const { return ""; }
 
-Trainer::StateBuffers& Trainer::state_for(const LookupParameterStorage& p, size_t index) {
-  if (index >= lookup_state_.size()) lookup_state_.resize(index + 1);
-  auto& s = lookup_state_[index];
-  if (!s) s = std::make_unique<StateBuffers>(p.device, p.size(), num_state_buffers());
-  return *s;
+// State buffers for the parameters and tables added since the last call.
+void Trainer::allocate_state() {
+  const unsigned np = static_cast<unsigned>(model->parameters_list().size());
+  const unsigned nlp = static_cast<unsigned>(model->lookup_parameters_list().size());
+  for (unsigned k = 0; k < num_state_buffers(); ++k) {
+    if (aux_allocated < np) allocate_shadow_parameters(*model, aux_allocated, param_state(k));
+    if (aux_allocated_lookup < nlp) allocate_shadow_lookup_parameters(*model, aux_allocated_lookup, lookup_state(k));
+  }
+  aux_allocated = np;
+  aux_allocated_lookup = nlp;
 }
 
 float Trainer::squared_gradient_norm() const {
@@ -122,23 +109,30 @@ void decay_values(Storage& s, float* v, size_t n, float a) {
 
 void Trainer::update() {
   FlushDenormals flush_denormals;  // see core/float_mode.h
-  const auto& params = model->parameters_list();
-  const auto& lookups = model->lookup_parameters_list();
+  if (ma_params_swapped) swap_params_to_weights();  // the step applies to the weights, not their average
+  allocate_state();
   const float gscale = clip_gradients();
   begin_update();
+  update_parameters(gscale);
+  update_lookup_parameters(gscale);
+  if (ma_mode != MovingAverage::None && static_cast<unsigned>(updates) % ma_update_freq == 0) update_moving_average();
+  ++updates;
+  ++updates_since_status;
+}
+
+void Trainer::update_parameters(float gscale) {
+  const auto& params = model->parameters_list();
   const float lambda = model->get_weight_decay_lambda();
   const unsigned nstate = num_state_buffers();
   const bool rule_clears = rule_clears_gradients();
-
   for (size_t i = 0; i < params.size(); ++i) {
     ParameterStorage& p = *params[i];
     if (p.updated) {
-      StateBuffers& s = state_for(p, i);
       UpdateSpan span;
       span.device = p.device;
       span.values = p.values.v;
       span.grads = p.g.v;
-      for (unsigned k = 0; k < nstate; ++k) span.state[k] = s.buf[k];
+      for (unsigned k = 0; k < nstate; ++k) span.state[k] = param_state(k)[i].h.v;
       span.size = p.size();
       span.param_name = p.name.c_str();
       update_rule(gscale, span);
@@ -150,11 +144,16 @@ void Trainer::update() {
     }
     p.clear_gradient();
   }
+}
 
+void Trainer::update_lookup_parameters(float gscale) {
+  const auto& lookups = model->lookup_parameters_list();
+  const float lambda = model->get_weight_decay_lambda();
+  const unsigned nstate = num_state_buffers();
+  const bool rule_clears = rule_clears_gradients();
   for (size_t i = 0; i < lookups.size(); ++i) {
     LookupParameterStorage& lp = *lookups[i];
     if (lp.updated) {
-      StateBuffers& s = state_for(lp, i);
       const size_t row = lp.dim.size();
       UpdateSpan span;
       span.device = lp.device;
@@ -164,7 +163,7 @@ void Trainer::update() {
         size_t off = first_row * row;
         span.values = lp.all_values.v + off;
         span.grads = lp.all_grads.v + off;
-        for (unsigned k = 0; k < nstate; ++k) span.state[k] = s.buf[k] + off;
+        for (unsigned k = 0; k < nstate; ++k) span.state[k] = lookup_state(k)[i].all_h.v + off;
         span.size = nrows * row;
         return span;
       };
@@ -181,14 +180,12 @@ void Trainer::update() {
       if (rule_clears) {  // every row with a gradient is zero again: only the bookkeeping is left
         lp.non_zero_grads.clear();
         lp.all_updated = false;
+        lp.nonzero_grad = false;
         continue;
       }
     }
     lp.clear_gradient();
   }
-
-  ++updates;
-  ++updates_since_status;
 }
 
 void Trainer::update_rule_rows(real gscale, const UpdateSpan& table, const unsigned* rows, unsigned n, size_t row) {
@@ -209,10 +206,10 @@ void Trainer::update_epoch(real r) {
 }
 
 void Trainer::restart() {
-  for (auto& s : param_state_)
-    if (s) s->zero();
-  for (auto& s : lookup_state_)
-    if (s) s->zero();
+  for (unsigned k = 0; k < num_state_buffers(); ++k) {
+    for (auto& s : param_state(k)) TensorTools::zero(s.h);
+    for (auto& s : lookup_state(k)) TensorTools::zero(s.all_h);
+  }
 }
 
 void Trainer::restart(real lr) {

@@ -1,5 +1,6 @@
 #include "cli.h"
 
+#include <cmath>
 #include <cerrno>
 #include <cstdlib>
 #include <iostream>
@@ -47,6 +48,8 @@ float parse_number(const std::string& name, const std::string& text, const Bound
   const double v = std::strtod(text.c_str(), &end);
   if (text.empty() || *end != '\0' || errno != 0) bad_value(name, text, "expects a number");
   const float f = static_cast<float>(v);
+  // inf and nan pass no bound a training option means (and a huge double becomes inf as a float).
+  if (!std::isfinite(f)) bad_value(name, text, "expects a finite number");
   if (!within(f, bounds)) bad_value(name, text, requirement(bounds));
   return f;
 }

@@ -1,5 +1,6 @@
 #include "util.h"
 
+#include <cstring>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -27,9 +28,19 @@ dynet_lite::Expression batch_loss(const std::vector<dynet_lite::Expression>& los
 
 std::istream& open_input(const std::string& path, std::ifstream& file) {
   if (path == "-") return std::cin;
+  // A folder opens as a stream that reads nothing: refuse it by name.
+  struct stat st;
+  DYNET_LITE_CHECK(::stat(path.c_str(), &st) != 0 || !S_ISDIR(st.st_mode), dynet_lite::io_error,
+                   "'" << path << "' is a directory, not a file");
   file.open(path);
-  DYNET_LITE_CHECK(file.good(), dynet_lite::io_error, "cannot open '" << path << "'");
+  DYNET_LITE_CHECK(file.good(), dynet_lite::io_error, "cannot open '" << path << "': " << std::strerror(errno));
   return file;
+}
+
+void check_input_length(size_t words, const std::string& input, size_t lineno) {
+  DYNET_LITE_CHECK(words <= kMaxInputWords, std::runtime_error,
+                   "'" << input << "', line " << lineno << ": " << words << " words, more than the "
+                       << kMaxInputWords << " a sentence may have; split it");
 }
 
 std::vector<std::string> split_words(const std::string& line) {

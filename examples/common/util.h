@@ -89,6 +89,12 @@ void for_each_input_line(const std::string& path, F&& f) {
 /// The words of `line`, split at white space.
 std::vector<std::string> split_words(const std::string& line);
 
+/// The longest input sentence --predict and --score take: a graph grows with
+/// the sentence, and a runaway line (a file without newlines) would take
+/// gigabytes.  Longer lines are an error naming the input and the line.
+constexpr size_t kMaxInputWords = 5000;
+void check_input_length(size_t words, const std::string& input, size_t lineno);
+
 /// A progress bar on stderr: redrawn in place on a terminal at most 5 times a
 /// second, else one line every 10%.  Shows the mean loss and the throughput.
 class ProgressBar {

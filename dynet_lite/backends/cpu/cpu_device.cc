@@ -60,6 +60,7 @@ struct Registry {
   std::mutex mutex;
   std::vector<Device*> devices;
   Device* default_dev = nullptr;
+  bool default_set = false;  // by initialize() or set_default_device(): DyNet's pointer is non-null
   Registry() {
     static CpuDevice cpu;
     devices.push_back(&cpu);
@@ -75,10 +76,24 @@ Registry& registry() {
 }  // namespace
 
 Device* cpu_device() { return registry().devices.front(); }
-Device* default_device() { return registry().default_dev; }
+DefaultDevice default_device;
+
+Device* DefaultDevice::operator()() const { return registry().default_dev; }
+DefaultDevice::operator Device*() const { return registry().default_set ? registry().default_dev : nullptr; }
+DefaultDevice& DefaultDevice::operator=(Device* d) {
+  if (d) {
+    set_default_device(d);
+  } else {
+    registry().default_dev = cpu_device();
+    registry().default_set = false;
+  }
+  return *this;
+}
+
 void set_default_device(Device* d) {
   DYNET_LITE_ARG_CHECK(d != nullptr, "set_default_device: null device");
   registry().default_dev = d;
+  registry().default_set = true;
 }
 const std::vector<Device*>& all_devices() { return registry().devices; }
 

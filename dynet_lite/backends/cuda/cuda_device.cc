@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "dynet_lite/backends/cuda/cuda_graph.h"
 #include "dynet_lite/backends/cuda/kernels.h"
 #include "dynet_lite/core/exec_context.h"
 #include "dynet_lite/except.h"
@@ -109,6 +110,10 @@ void CudaDevice::copy_from_host(float* dev, const float* host, size_t n) const {
 void CudaDevice::upload(void* dev, const void* host, size_t bytes) const {
   if (!bytes) return;
   activate();
+  if (recording_) {
+    cuda::record_upload(const_cast<CudaDevice&>(*this), *recording_, dev, host, bytes);
+    return;
+  }
   std::lock_guard<std::mutex> lock(staging_mutex_);
   size_t rounded = (bytes + kStagingAlign - 1) & ~(kStagingAlign - 1);
   if (staging_used_ + rounded > staging_size_) {

@@ -6,6 +6,7 @@
 #include <cublas_v2.h>
 #include <cuda_runtime_api.h>
 
+#include <memory>
 #include <mutex>
 #include <string>
 
@@ -48,6 +49,13 @@ class CudaDevice final : public Device {
   void* own_buffer(size_t bytes);
   std::mutex& own_buffer_mutex() { return own_mutex_; }
 
+  /// While the device's work is recorded as a graph (backends/cuda/cuda_graph.cc),
+  /// uploads go to device staging memory of the recording instead of the ring.
+  struct Recording;
+  Recording* recording() const { return recording_.get(); }
+  void set_recording(std::unique_ptr<Recording> r);
+  std::unique_ptr<Recording> take_recording();
+
   cudaStream_t stream() const { return stream_; }
   cublasHandle_t cublas() const { return cublas_; }
   int ordinal() const { return device_id; }
@@ -64,7 +72,14 @@ class CudaDevice final : public Device {
   std::mutex own_mutex_;
   void* own_ = nullptr;
   size_t own_size_ = 0;
+  std::unique_ptr<Recording> recording_;
 };
+
+namespace cuda {
+/// An upload made while `r` records: a device-to-device copy from staging memory
+/// of the recording, filled before each launch (cuda_graph.cc).
+void record_upload(CudaDevice& dev, CudaDevice::Recording& r, void* dst, const void* host, size_t bytes);
+}  // namespace cuda
 
 namespace cuda {
 /// The CUDA device a kernel runs on (the context's device, made current).

@@ -99,6 +99,7 @@ void param_accumulate(const Node& n, const Tensor& dy) {
     std::lock_guard<std::mutex> lock(p.lp->mutex);
     launch_add(dev, p.lp->all_grads.v, dy.v, p.lp->size());
     p.lp->all_updated = true;
+    p.lp->nonzero_grad = true;
   }
 }
 
@@ -137,11 +138,13 @@ void lookup_forward(const Tensor* const*, unsigned, Node& n, ExecContext& ctx) {
   unsigned bd = n.value.d.bd;
   const unsigned* idx = lookup_indices(p, bd);
   if (p.pindex || p.pindices) check_rows(*p.lp, idx, bd);
-  if (bd == 1) {
+  CudaDevice& dev = device_of(ctx);
+  // While recording a graph the row is copied too: its readers are recorded
+  // with this node's address, and the index may change between launches.
+  if (bd == 1 && !dev.recording()) {
     n.value.v = p.lp->values[idx[0]].v;
     return;
   }
-  CudaDevice& dev = device_of(ctx);
   size_t row = p.lp->dim.size();
   n.value.v = ctx.persistent_floats(row * bd);
   const unsigned* didx = upload_indices(ctx, idx, bd, true);
@@ -171,6 +174,7 @@ void lookup_accumulate(const Node& n, const Tensor& dy) {
     DYNET_LITE_CUDA_LAUNCH_CHECK("scatter_add_kernel");
   }
   for (unsigned b = 0; b < bd; ++b) lp.non_zero_grads.insert(idx[b]);
+  lp.nonzero_grad = true;
 }
 
 // A batched group of lookups (exec/autobatch.cc): the members' gradient rows lie
@@ -206,6 +210,7 @@ void lookup_accumulate_group(const Node* const* members, unsigned k, const float
     scatter_add_kernel<<<blocks_for(row * n), kThreads, 0, dev.stream()>>>(lp.all_grads.v, from, didx, row, row * n);
     DYNET_LITE_CUDA_LAUNCH_CHECK("scatter_add_kernel");
     for (unsigned r : rows) lp.non_zero_grads.insert(r);
+    lp.nonzero_grad = true;
   }
 }
 

@@ -63,11 +63,12 @@ __global__ void operand_kernel(float* out, Col v, Col mask, size_t r, unsigned N
   }
 }
 
-// y = act(y + b): sigmoid on the first 3 hid rows of each column, tanh on the last hid.
+// y = act(y + b): sigmoid on the first 3 hid rows of each column (the forget
+// gate's with DyNet's bias of 1), tanh on the last hid.
 __global__ void gates_activation_kernel(float* y, const float* b, size_t rows, size_t hid, size_t n) {
   DYNET_LITE_GRID_LOOP(i, n) {
     const size_t r = i % rows;
-    const float p = y[i] + b[r];
+    const float p = y[i] + b[r] + (r >= hid && r < 2 * hid ? kForgetGateBias : 0.f);
     y[i] = r < 3 * hid ? sigmoid(p) : tanhf(p);
   }
 }

@@ -6,6 +6,9 @@
 // same seed drops the same elements on either device.
 #include <cuda_runtime.h>
 
+#include <cstring>
+#include <sstream>
+#include <stdexcept>
 #include <random>
 #include <vector>
 
@@ -60,11 +63,16 @@ const unsigned* host_indices(const op_params::IndexSource& s, const char* op, un
   }
   for (unsigned k = 0; k < s.count; ++k) {
     if (idx[k] < limit) continue;
+    std::ostringstream msg;
+    msg << op << ": index " << idx[k] << " is out of range for ";
     if (axis < 0)
-      DYNET_LITE_INDEX_CHECK(false, op << ": index " << idx[k] << " is out of range for the batch of size " << limit
-                                       << " (input " << x << ")");
-    DYNET_LITE_INDEX_CHECK(false, op << ": index " << idx[k] << " is out of range for dimension " << axis << " of size "
-                                     << limit << " (input " << x << ")");
+      msg << "the batch of size " << limit << " (input " << x << ")";
+    else
+      msg << "dimension " << axis << " of size " << limit << " (input " << x << ")";
+    // As on the CPU (ops/shape.cc): DyNet's std::invalid_argument for select_rows / select_cols.
+    if (std::strcmp(op, "select_rows") == 0 || std::strcmp(op, "select_cols") == 0)
+      throw std::invalid_argument(msg.str());
+    throw index_error(msg.str());
   }
   return idx;
 }
