@@ -52,6 +52,16 @@ class RNNBuilder {
   void rewind_one_step();
   /// The predecessor of `p`.
   RNNPointer get_head(const RNNPointer& p);
+  /// Number of steps of the current sequence (add_input, set_h and set_s calls).
+  unsigned num_steps() const { return static_cast<unsigned>(head.size()); }
+  /// The predecessor of step `p` (const; throws an index_error for a step that
+  /// does not exist).
+  RNNPointer step_head(const RNNPointer& p) const;
+  /// The input `x` of step `p`: empty for a set_h / set_s step (read by the
+  /// ONNX exporter, which turns the steps into one recurrence).
+  Expression step_input(const RNNPointer& p) const;
+  /// Whether the current sequence started from a given h_0 (not zeros).
+  bool has_initial_state() const { return has_h0_; }
 
   /// Dropout rate (what it applies to depends on the builder).
   virtual void set_dropout(float d);
@@ -94,9 +104,11 @@ class RNNBuilder {
   /// Throws unless a step from `prev` can be added now (naming `what` in the error).
   void check_step_from(const RNNPointer& prev, const char* what) const;
   /// Records a new step from `prev`, which becomes current; returns `r`, its output.
-  Expression record_step(const RNNPointer& prev, Expression r);
+  Expression record_step(const RNNPointer& prev, Expression r, const Expression& x = Expression());
 
   std::vector<RNNPointer> head;  ///< predecessor of each step
+  std::vector<Expression> inputs_;  ///< input of each step (empty: set_h / set_s)
+  bool has_h0_ = false;
   bool sequence_started_ = false;
 };
 

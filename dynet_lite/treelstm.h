@@ -30,6 +30,15 @@ class TreeLSTMBuilder : public RNNBuilder {
   std::vector<Expression> get_s(RNNPointer p) const override;
   void copy(const RNNBuilder& params) override;
 
+  /// The nodes added since set_num_elements, in the order they came (ids), with
+  /// the input and children each was given: what the ONNX exporter traces.
+  const std::vector<int>& added_order() const { return added_order_; }
+  /// The input x node `id` was given (empty: none) and its children.
+  Expression node_input(int id) const;
+  const std::vector<int>& node_children(int id) const;
+  /// Number of layers (expressions per node in get_h).
+  unsigned num_layers() const { return tree_layers; }
+
  protected:
   Expression add_input_impl(int prev, const Expression& x) override;
   Expression set_h_impl(int prev, const std::vector<Expression>& h_new) override;
@@ -39,11 +48,16 @@ class TreeLSTMBuilder : public RNNBuilder {
   /// Checks the id and the children (added before, distinct from id); grows the table.
   void check_node(int id, const std::vector<int>& children, const char* what);
   void reset_nodes(int num);
+  /// Remembers what node `id` was given (for node_input / node_children).
+  void record_node(int id, const std::vector<int>& children, const Expression& x);
 
   unsigned tree_layers = 0;      ///< expressions stored per node in node_h
   std::vector<Expression> node_h;  ///< [id * tree_layers + layer]
   std::vector<char> node_added;
   int last_id = -1;
+  std::vector<int> added_order_;
+  std::vector<Expression> node_x_;
+  std::vector<std::vector<int>> node_children_;
 };
 
 /// N-ary Tree-LSTM (Tai, Socher & Manning 2015, section 3.2): the children are
@@ -74,6 +88,8 @@ class NaryTreeLSTMBuilder : public TreeLSTMBuilder {
   unsigned num_h0_components() const override { return 2 * layers; }
   void copy(const RNNBuilder& params) override;
   ParameterCollection& get_parameter_collection() override { return local_model; }
+  /// N, the most children a node has.
+  unsigned arity() const { return N; }
 
   /// Per layer: {W, b, U_0, ..., U_{N-1}}.
   std::vector<std::vector<Parameter>> params;

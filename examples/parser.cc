@@ -35,6 +35,7 @@
 #include <vector>
 
 #include "common/cli.h"
+#include "common/onnx_reference.h"
 #include "common/util.h"
 #include "common/vocab_file.h"
 #include "dynet_lite/dict.h"
@@ -44,6 +45,9 @@
 #include "dynet_lite/io/conllu.h"
 #include "dynet_lite/lstm.h"
 #include "dynet_lite/training.h"
+#ifdef DYNET_LITE_ONNX
+#include "dynet_lite/onnx.h"
+#endif
 
 namespace dynet = dynet_lite;
 using namespace dynet;
@@ -273,10 +277,14 @@ class Parser {
   void encode(const Sentence& s, const std::vector<unsigned char>* drop) {
     const size_t n = s.size();
     layer_.resize(n);
+    word_in_.resize(n);
+    tag_in_.resize(n);
     for (size_t i = 0; i < n; ++i) {
       const unsigned w = drop && (*drop)[i] ? 0u : s.words[i];
       Expression we = training_ ? lookup(*cg_, p_word, w) : const_lookup(*cg_, p_word, w);
       Expression te = training_ ? lookup(*cg_, p_tag, s.tags[i]) : const_lookup(*cg_, p_tag, s.tags[i]);
+      word_in_[i] = we;
+      tag_in_[i] = te;
       layer_[i] = concatenate({we, te});
     }
     fh_.resize(n);
@@ -321,11 +329,18 @@ class Parser {
   }
 
   /// Greedy decoding: heads and label ids of tokens 1..n (index 0 unused).
-  Configuration parse(const Sentence& s) {
+  /// `slots` and `all_scores`, when given, receive each transition's four slot
+  /// positions (size(): empty) and its scores.
+  Configuration parse(const Sentence& s, std::vector<long>* slots = nullptr, std::vector<float>* all_scores = nullptr) {
     encode(s, nullptr);
     Configuration c(s.size());
     while (!c.terminal()) {
       const std::vector<float> v = as_vector(cg_->incremental_forward(scores(c)));
+      if (slots) {
+        for (unsigned k = 0; k < 3; ++k) slots->push_back(c.stack_at(k, size_));
+        slots->push_back(c.next <= c.n ? c.next : size_);
+        all_scores->insert(all_scores->end(), v.begin(), v.end());
+      }
       int best_kind = -1, best_label = -1;
       float best = -1e30f;
       auto consider = [&](int kind, int label, float score) {
@@ -341,6 +356,48 @@ class Parser {
     return c;
   }
 
+#ifdef DYNET_LITE_ONNX
+  /// Writes the network as two ONNX models, traced on `sample` (two tokens or
+  /// more, ROOT included).  `encoder`: inputs "words" and "tags" int64 [seq,
+  /// batch]; outputs "features" float [seq, batch, 4, MLP] (each token's vector
+  /// through the first layer's weights of slot k = 0..3: stack 0..2, buffer 0)
+  /// and "empty_features" [1, 4, MLP] (the empty slot's).  `scorer`: input
+  /// "slots" float [batch, 4, MLP] (the features of a configuration's four
+  /// slots), output "scores" [batch, actions].
+  void export_onnx(const Sentence& sample, const std::string& encoder, const std::string& scorer) {
+    {
+      ComputationGraph cg;
+      new_graph(cg, false);
+      encode(sample, nullptr);
+      auto features = [&](const Expression& h) {
+        std::vector<Expression> cols;
+        for (unsigned k = 0; k < NUM_SLOTS; ++k) cols.push_back(W1[k] * h);
+        return concatenate_cols(cols);  // {MLP, 4}
+      };
+      std::vector<Expression> feats;
+      for (const Expression& h : layer_) feats.push_back(features(h));
+      OnnxExporter ex(cg);
+      ex.add_sequence_input(word_in_, "words");
+      ex.add_sequence_input(tag_in_, "tags");
+      for (unsigned l = 0; l < LSTM_LAYERS; ++l) {
+        ex.add_recurrence(fwd[l]);
+        ex.add_recurrence(bwd[l]);
+      }
+      ex.add_sequence_output(feats, "features");
+      ex.add_output(features(empty), "empty_features");
+      ex.save(encoder);
+    }
+    ComputationGraph cg;
+    new_graph(cg, false);
+    Expression slots = input(cg, {MLP_DIM, NUM_SLOTS}, std::vector<float>(MLP_DIM * NUM_SLOTS, 0.f));
+    Expression h = tanh(sum_dim(slots, {1}) + b1);
+    OnnxExporter ex(cg);
+    ex.add_input(slots, "slots");
+    ex.add_output(affine_transform({b2, W2, h}), "scores");
+    ex.save(scorer);
+  }
+#endif
+
   unsigned num_labels, num_actions;
 
  private:
@@ -351,7 +408,7 @@ class Parser {
   ComputationGraph* cg_ = nullptr;
   bool training_ = false;
   Expression empty, b1, W2, b2;
-  std::vector<Expression> W1, layer_, fh_, bh_, proj_, losses_;
+  std::vector<Expression> W1, layer_, fh_, bh_, proj_, losses_, word_in_, tag_in_;
   unsigned size_ = 0;
 };
 
@@ -380,7 +437,7 @@ Score evaluate(Parser& parser, const std::vector<Sentence>& data) {
 }
 
 struct Options : examples::CorpusOptions {
-  std::string model_path = "parser.model", load, predict;
+  std::string model_path = "parser.model", load, predict, export_path, reference_path;
   unsigned epochs = 10, max_train = 0, max_dev = 0, max_test = 0;
   float learning_rate = 0.001f;
 };
@@ -407,11 +464,16 @@ void add_options(CLI::App& app, Options& o) {
       "UAS / LAS of the saved model on --test; with --predict, parse IN", "--predict", o.predict,
       "parse the CoNLL-U file IN (FORM and UPOS are read), writing\nCoNLL-U with HEAD and DEPREL filled "
       "to standard output;\n'-' reads standard input");
+  examples::add_export_options(app, o.export_path, o.reference_path,
+                               " (the BiLSTM encoder);\nthe transition scorer goes to STEM-scorer.onnx (STEM: FILE\n"
+                               "without .onnx)");
 }
 
 void finish_options(Options& o) {
   o.resolve_corpus(UD_EWT);
   DYNET_LITE_ARG_CHECK(o.predict.empty() || !o.load.empty(), "--predict needs --load MODEL");
+  DYNET_LITE_ARG_CHECK(o.reference_path.empty() || !o.export_path.empty(), "--export-reference needs --export FILE");
+  examples::check_export_available(o.export_path);
 }
 
 size_t count_tokens(const std::vector<Sentence>& data) {
@@ -453,6 +515,59 @@ int run_predict(const Options& o) {
   }
   return 0;
 }
+
+#ifdef DYNET_LITE_ONNX
+/// The scorer's file next to the encoder's: FILE.onnx -> FILE-scorer.onnx.
+std::string scorer_path(const std::string& encoder) {
+  const std::string ext = ".onnx";
+  const bool has_ext = encoder.size() > ext.size() && encoder.compare(encoder.size() - ext.size(), ext.size(), ext) == 0;
+  return (has_ext ? encoder.substr(0, encoder.size() - ext.size()) : encoder) + "-scorer.onnx";
+}
+
+template <class T>
+std::string json_list(const std::vector<T>& v) {
+  std::ostringstream os;
+  os.precision(9);
+  os << "[";
+  for (size_t i = 0; i < v.size(); ++i) os << (i ? "," : "") << v[i];
+  return os.str() + "]";
+}
+
+/// --export (and --export-reference): the saved model `path` as ONNX (encoder
+/// and scorer, see Parser::export_onnx), traced on the first test sentence; the
+/// reference holds, per test sentence, its word and tag ids, the slots of every
+/// transition of dynet_lite's greedy parse and the scores it computed there
+/// (tests/onnx_check.py --parser recomputes them in ONNX Runtime).
+int run_export(const Options& o, const std::string& path) {
+  examples::SavedModel<Vocabulary, Parser> saved(path);
+  std::vector<Sentence> test = saved.vocab.convert_gold(read_conllu(o.test), o.test);
+  if (o.max_test && test.size() > o.max_test) test.resize(o.max_test);
+  auto sample = std::find_if(test.begin(), test.end(), [](const Sentence& s) { return s.size() >= 3; });
+  DYNET_LITE_CHECK(sample != test.end(), std::runtime_error, "--export: no test sentence of two tokens in " << o.test);
+  saved.model.export_onnx(*sample, o.export_path, scorer_path(o.export_path));
+  std::cout << "exported the parser to " << o.export_path << " (encoder) and " << scorer_path(o.export_path)
+            << " (scorer)\n";
+  if (o.reference_path.empty()) return 0;
+  std::ostringstream out;
+  out << "[";
+  for (size_t i = 0; i < test.size(); ++i) {
+    ComputationGraph cg;
+    saved.model.new_graph(cg, false);
+    std::vector<long> slots;
+    std::vector<float> scores;
+    saved.model.parse(test[i], &slots, &scores);
+    std::vector<long> words(test[i].words.begin(), test[i].words.end()), tags(test[i].tags.begin(), test[i].tags.end());
+    out << (i ? ",\n" : "") << "{\"words\":" << json_list(words) << ",\"tags\":" << json_list(tags)
+        << ",\"slots\":" << json_list(slots) << ",\"scores\":" << json_list(scores) << "}";
+  }
+  out << "]\n";
+  examples::write_file_atomically(o.reference_path, out.str());
+  std::cout << "wrote " << test.size() << " test sentences to " << o.reference_path << "\n";
+  return 0;
+}
+#else
+int run_export(const Options&, const std::string&) { return 1; }  // refused by finish_options
+#endif
 
 int run_evaluate(const Options& o) {
   examples::SavedModel<Vocabulary, Parser> saved(o.load);
@@ -542,6 +657,7 @@ int run_train(const Options& o) {
     std::cout << std::endl;
   }
   if (best_las < 0) return 0;  // --epochs 0
+  if (!o.export_path.empty()) run_export(o, o.model_path);
 
   // The test figure comes from the best model as saved, read back from disk.
   examples::SavedModel<Vocabulary, Parser> best(o.model_path);
@@ -568,6 +684,7 @@ int main(int argc, char** argv) {
       app, argc, argv, [&] { finish_options(o); },
       [&] {
         if (!o.predict.empty()) return run_predict(o);
+        if (!o.load.empty() && !o.export_path.empty()) return run_export(o, o.load);
         if (!o.load.empty()) return run_evaluate(o);
         return run_train(o);
       });

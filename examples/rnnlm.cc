@@ -27,6 +27,7 @@
 
 #include "common/bench.h"
 #include "common/cli.h"
+#include "common/onnx_reference.h"
 #include "common/util.h"
 #include "common/vocab_file.h"
 #include "dynet_lite/compile.h"
@@ -36,6 +37,9 @@
 #include "dynet_lite/io.h"
 #include "dynet_lite/lstm.h"
 #include "dynet_lite/training.h"
+#ifdef DYNET_LITE_ONNX
+#include "dynet_lite/onnx.h"
+#endif
 
 namespace dynet = dynet_lite;
 using namespace dynet;
@@ -245,6 +249,28 @@ class RNNLanguageModel {
     return losses_.size() == 1 ? losses_[0] : sum(losses_);
   }
 
+#ifdef DYNET_LITE_ONNX
+  /// Writes the network as ONNX, traced on `sample` (three words or more, <s>
+  /// and </s> included): input "words" int64 [seq, batch] (the words read),
+  /// output "log_probs" float [seq, batch, vocabulary] (the log-distribution of
+  /// the next word).  One file serves every length and batch size.
+  void export_onnx(const Sentence& sample, const std::string& path) {
+    ComputationGraph cg;
+    new_graph(cg, false);
+    lstm.start_new_sequence();
+    std::vector<Expression> xs, ys;
+    for (size_t t = 0; t + 1 < sample.size(); ++t) {
+      xs.push_back(const_lookup(cg, p_embed, sample[t]));
+      ys.push_back(log_softmax(affine_transform({bias, R, lstm.add_input(xs.back())})));
+    }
+    OnnxExporter ex(cg);
+    ex.add_sequence_input(xs, "words");
+    ex.add_recurrence(lstm);
+    ex.add_sequence_output(ys, "log_probs");
+    ex.save(path);
+  }
+#endif
+
   /// Multiply-adds of the matrix products of one forward pass over `steps`
   /// positions of a batch of B (the LSTM skips W_h at the first step, whose
   /// previous state is zero).
@@ -368,7 +394,7 @@ double unigram_perplexity(const std::vector<Sentence>& train, const std::vector<
 }
 
 struct Options : examples::CorpusOptions {
-  std::string model_path = "rnnlm.model", load, score, bench;
+  std::string model_path = "rnnlm.model", load, score, bench, export_path, reference_path;
   unsigned epochs = 5, max_train = 0, max_test = 0, batch = 16;
   bool compile = false;
 };
@@ -400,14 +426,52 @@ void add_options(CLI::App& app, Options& o) {
                        "one epoch of the training text after 1 warm-up minibatch; prints\none line (mode "
                        "manual-1, manual-4, manual-16, manual-64 or b64-auto)")
       ->group("benchmark (BENCHMARKS.md T4)");
+  examples::add_export_options(app, o.export_path, o.reference_path);
 }
 
 void finish_options(Options& o) {
   o.resolve_corpus(PTB);
   DYNET_LITE_ARG_CHECK(o.score.empty() || !o.load.empty(), "--score needs --load MODEL");
+  DYNET_LITE_ARG_CHECK(o.reference_path.empty() || !o.export_path.empty(), "--export-reference needs --export FILE");
+  examples::check_export_available(o.export_path);
 }
 
 // ---------------------------------------------------------------- modes
+
+#ifdef DYNET_LITE_ONNX
+/// --export (and --export-reference): the saved model `path` as ONNX, traced on
+/// the first test sentence of three words or more; the reference holds, per test
+/// sentence, the words read, the words to predict and dynet_lite's
+/// log-likelihood (nats), compared to 1e-4 relative with the sum of the exported
+/// model's log_probs at those words.
+int run_export(const Options& o, const std::string& path) {
+  examples::SavedModel<Vocabulary, RNNLanguageModel> saved(path);
+  std::vector<std::vector<std::string>> test_text = read_text(o.test);
+  if (o.max_test && test_text.size() > o.max_test) test_text.resize(o.max_test);
+  std::vector<Sentence> test = saved.vocab.convert(test_text);
+  auto sample = std::find_if(test.begin(), test.end(), [](const Sentence& s) { return s.size() >= 3; });
+  DYNET_LITE_CHECK(sample != test.end(), std::runtime_error, "--export: no test sentence of three words in " << o.test);
+  saved.model.export_onnx(*sample, o.export_path);
+  std::cout << "exported the language model to " << o.export_path << "\n";
+  if (o.reference_path.empty()) return 0;
+  examples::ReferenceWriter ref;
+  for (const Sentence& s : test) {
+    if (s.size() < 2) continue;
+    ComputationGraph cg;
+    saved.model.new_graph(cg, false);
+    const float ll = -as_scalar(cg.forward(saved.model.sentence_loss(s)));
+    std::vector<long> read(s.begin(), s.end() - 1), next(s.begin() + 1, s.end());
+    ref.begin_run();
+    ref.ids("words", {static_cast<long>(read.size()), 1}, read);
+    ref.picked_sum("log_probs", next, ll, "1e-4");
+  }
+  ref.save(o.reference_path);
+  std::cout << "wrote " << ref.runs() << " test sentences to " << o.reference_path << "\n";
+  return 0;
+}
+#else
+int run_export(const Options&, const std::string&) { return 1; }  // refused by finish_options
+#endif
 
 int run_evaluate(const Options& o) {
   examples::SavedModel<Vocabulary, RNNLanguageModel> saved(o.load);
@@ -513,6 +577,7 @@ int run_train(const Options& o) {
   std::cout << "final test perplexity " << std::fixed << std::setprecision(2) << last_ppl << " vs unigram "
             << unigram << "; training " << std::setprecision(1) << train_seconds << " s, total "
             << total_time.seconds() << " s\n";
+  if (!o.export_path.empty() && best_loss < 1e300) run_export(o, o.model_path);
   return 0;
 }
 
@@ -599,6 +664,7 @@ int main(int argc, char** argv) {
       [&] {
         if (!o.bench.empty()) return run_bench(o);
         if (!o.score.empty()) return run_score(o);
+        if (!o.load.empty() && !o.export_path.empty()) return run_export(o, o.load);
         if (!o.load.empty()) return run_evaluate(o);
         return run_train(o);
       });

@@ -27,6 +27,7 @@
 
 #include "common/bench.h"
 #include "common/cli.h"
+#include "common/onnx_reference.h"
 #include "common/util.h"
 #include "common/vocab_file.h"
 #include "dynet_lite/compile.h"
@@ -37,6 +38,9 @@
 #include "dynet_lite/io/conllu.h"
 #include "dynet_lite/lstm.h"
 #include "dynet_lite/training.h"
+#ifdef DYNET_LITE_ONNX
+#include "dynet_lite/onnx.h"
+#endif
 
 namespace dynet = dynet_lite;
 using namespace dynet;
@@ -248,6 +252,14 @@ class Tagger {
     fh_.resize(n);
     bh_.resize(n);
     for (size_t i = 0; i < n; ++i) xs_[i] = word_repr(s[i], i, dropped_ && (*dropped_)[i]);
+    scores_of_inputs(scores);
+  }
+
+  /// The tag scores from the word vectors in xs_ (the BiLSTM and the MLP).
+  void scores_of_inputs(std::vector<Expression>& scores) {
+    const size_t n = xs_.size();
+    fh_.resize(n);
+    bh_.resize(n);
     fwd.start_new_sequence();
     for (size_t i = 0; i < n; ++i) fh_[i] = fwd.add_input(xs_[i]);
     bwd.start_new_sequence();
@@ -342,6 +354,75 @@ class Tagger {
     tag_scores(s, scores_);
     return concatenate_cols(scores_);  // one forward for the sentence
   }
+
+#ifdef DYNET_LITE_ONNX
+  /// Writes the network as ONNX, traced on `sample` (two tokens or more): input
+  /// "words" int64 [seq, batch] (word ids, 0 for <unk>), output "scores" float
+  /// [seq, batch, tags].  One file serves every sentence length and batch size.
+  void export_onnx(const Sentence& sample, const std::string& path) {
+    if (use_char) return export_onnx_char(sample, path);
+    ComputationGraph cg;
+    new_graph(cg, false);
+    std::vector<Expression> scores;
+    tag_scores(sample, scores);
+    OnnxExporter ex(cg);
+    ex.add_sequence_input(xs_, "words");
+    ex.add_recurrence(fwd);
+    ex.add_recurrence(bwd);
+    ex.add_sequence_output(scores, "scores");
+    ex.save(path);
+  }
+
+  /// With --char a token's vector comes from its word's row or, for a word
+  /// spelled out, from the character BiLSTM, a choice the data makes; the
+  /// network leaves as three models, `path` and the two stem-words.onnx and
+  /// stem-chars.onnx (`path` without .onnx):
+  ///   path:  "reprs" float [seq, batch, 128] (the tokens' vectors) -> "scores"
+  ///   words: "words" int64 [seq, batch] -> "reprs" [seq, batch, 128]
+  ///   chars: "chars" int64 [chars, batch] (one word) -> "repr" [batch, 128]
+  void export_onnx_char(const Sentence& sample, const std::string& path) {
+    const std::string stem = path.size() > 5 && path.compare(path.size() - 5, 5, ".onnx") == 0
+                                 ? path.substr(0, path.size() - 5)
+                                 : path;
+    {
+      ComputationGraph cg;
+      new_graph(cg, false);
+      xs_.clear();
+      for (size_t i = 0; i < sample.size(); ++i) xs_.push_back(input(cg, {WORD_DIM}, std::vector<float>(WORD_DIM)));
+      std::vector<Expression> scores;
+      scores_of_inputs(scores);
+      OnnxExporter ex(cg);
+      ex.add_sequence_input(xs_, "reprs");
+      ex.add_recurrence(fwd);
+      ex.add_recurrence(bwd);
+      ex.add_sequence_output(scores, "scores");
+      ex.save(path);
+    }
+    {
+      ComputationGraph cg;
+      std::vector<Expression> rows;
+      for (const Token& t : sample) rows.push_back(const_lookup(cg, p_word, t.word));
+      OnnxExporter ex(cg);
+      ex.add_sequence_input(rows, "words");
+      ex.add_sequence_output(rows, "reprs");
+      ex.save(stem + "-words.onnx");
+    }
+    ComputationGraph cg;
+    new_graph(cg, false);
+    std::vector<Expression> chars;
+    for (unsigned k = 0; k < 3; ++k) chars.push_back(const_lookup(cg, p_char, k));
+    cfwd.start_new_sequence();
+    for (const Expression& c : chars) cfwd.add_input(c);
+    cbwd.start_new_sequence();
+    for (size_t k = chars.size(); k-- > 0;) cbwd.add_input(chars[k]);
+    OnnxExporter ex(cg);
+    ex.add_sequence_input(chars, "chars");
+    ex.add_recurrence(cfwd);
+    ex.add_recurrence(cbwd);
+    ex.add_output(concatenate({cfwd.back(), cbwd.back()}), "repr");
+    ex.save(stem + "-chars.onnx");
+  }
+#endif
 
   /// Best tag of every token.
   std::vector<unsigned> predict(const Sentence& s) { return best_tags(as_vector(cg_->forward(all_scores(s))), s.size()); }
@@ -504,7 +585,7 @@ constexpr TrainDefaults T1_DEFAULTS{10, 0.f, 0.25f, 0.f, 0.f};
 constexpr TrainDefaults T2_DEFAULTS{30, 0.05f, 2.f, 0.25f, 0.f};
 
 struct Options : examples::CorpusOptions {
-  std::string model_path, load, predict, bench, bench_static;
+  std::string model_path, load, predict, bench, bench_static, export_path, reference_path;
   bool use_char = false, compile = false;
   unsigned max_train = 0, batch = 1;
   // Set by finish_options unless given: the defaults depend on --char (TrainDefaults).
@@ -579,6 +660,9 @@ void add_options(CLI::App& app, Options& o) {
                        "2,000 train sentences after 100 warm-up sentences; prints one line\n(mode b1, b64, b64-auto "
                        "or b64-depth)")
       ->group("benchmark (BENCHMARKS.md T1, or T2 with --char)");
+  examples::add_export_options(app, o.export_path, o.reference_path,
+                               "; with --char the\nword rows and the character BiLSTM go to STEM-words.onnx and\n"
+                               "STEM-chars.onnx (STEM: FILE without .onnx)");
   examples::add_choice(app, "--bench-static", o.bench_static, {"instances", "padded", "bucketed"},
                        "T6: 5 epochs of T1 in minibatches of 64, as per-instance graphs\nwith automatic batching, "
                        "padded minibatches in file order or\nlength buckets (with --compile: compiled); prints "
@@ -596,6 +680,8 @@ void finish_options(const CLI::App& app, Options& o) {
   o.resolve_corpus(UD_EWT);
   if (o.model_path.empty()) o.model_path = o.use_char ? "tagger-char.model" : "tagger.model";
   DYNET_LITE_ARG_CHECK(o.predict.empty() || !o.load.empty(), "--predict needs --load MODEL");
+  DYNET_LITE_ARG_CHECK(o.reference_path.empty() || !o.export_path.empty(), "--export-reference needs --export FILE");
+  examples::check_export_available(o.export_path);
 }
 
 size_t count_words(const std::vector<Sentence>& data) {
@@ -664,6 +750,47 @@ int run_predict(const Options& o) {
   });
   return 0;
 }
+
+#ifdef DYNET_LITE_ONNX
+/// --export (and --export-reference): the saved model `path` as ONNX, traced on
+/// the first test sentence of two tokens or more; the reference holds every
+/// test sentence's word ids and dynet_lite's tag scores (compared by argmax).
+int run_export(const Options& o, const std::string& path) {
+  examples::SavedModel<Vocabulary, Tagger> saved(path);
+  std::vector<Sentence> test = saved.vocab.convert(read_conllu(o.test), o.test);
+  auto sample = std::find_if(test.begin(), test.end(), [](const Sentence& s) { return s.size() >= 2; });
+  DYNET_LITE_CHECK(sample != test.end(), std::runtime_error, "--export: no test sentence of two tokens in " << o.test);
+  saved.model.export_onnx(*sample, o.export_path);
+  std::cout << "exported the tagger to " << o.export_path << "\n";
+  if (o.reference_path.empty()) return 0;
+  examples::ReferenceWriter ref;
+  for (const Sentence& s : test) {
+    ComputationGraph cg;
+    saved.model.new_graph(cg, false);
+    std::vector<long> ids;
+    for (const Token& t : s) ids.push_back(t.word);
+    const long n = static_cast<long>(s.size()), tags = static_cast<long>(saved.vocab.tags.size());
+    ref.begin_run();
+    ref.ids("words", {n, 1}, ids);
+    if (saved.vocab.use_char) {  // which tokens are spelled out, and their characters
+      std::vector<long> spelled, chars;
+      for (const Token& t : s) {
+        spelled.push_back(t.by_chars);
+        chars.push_back(static_cast<long>(t.chars.size()));
+        chars.insert(chars.end(), t.chars.begin(), t.chars.end());
+      }
+      ref.ids("spelled", {n}, spelled);
+      ref.ids("chars", {static_cast<long>(chars.size())}, chars);  // per token: its length, then its characters
+    }
+    ref.output("scores", {n, 1, tags}, as_vector(cg.forward(saved.model.all_scores(s))), "argmax");
+  }
+  ref.save(o.reference_path);
+  std::cout << "wrote " << ref.runs() << " test sentences to " << o.reference_path << "\n";
+  return 0;
+}
+#else
+int run_export(const Options&, const std::string&) { return 1; }  // refused by finish_options
+#endif
 
 int run_evaluate(const Options& o) {
   examples::SavedModel<Vocabulary, Tagger> saved(o.load);
@@ -764,6 +891,7 @@ int run_train(const Options& o) {
     std::cout << std::endl;
   }
   if (best_dev < 0) return 0;  // --epochs 0
+  if (!o.export_path.empty()) run_export(o, o.model_path);
 
   // The test figure comes from the best model as saved, read back from disk.
   examples::SavedModel<Vocabulary, Tagger> best(o.model_path);
@@ -957,6 +1085,7 @@ int main(int argc, char** argv) {
         if (!o.bench.empty()) return run_bench(o);
         if (!o.bench_static.empty()) return run_static(o);
         if (!o.predict.empty()) return run_predict(o);
+        if (!o.load.empty() && !o.export_path.empty()) return run_export(o, o.load);
         if (!o.load.empty()) return run_evaluate(o);
         return run_train(o);
       });

@@ -25,6 +25,7 @@
 
 #include "common/bench.h"
 #include "common/cli.h"
+#include "common/onnx_reference.h"
 #include "common/util.h"
 #include "common/vocab_file.h"
 #include "dynet_lite/compile.h"
@@ -34,6 +35,9 @@
 #include "dynet_lite/io.h"
 #include "dynet_lite/io/ptb_tree.h"
 #include "dynet_lite/training.h"
+#ifdef DYNET_LITE_ONNX
+#include "dynet_lite/onnx.h"
+#endif
 
 namespace dynet = dynet_lite;
 using namespace dynet;
@@ -183,6 +187,23 @@ class TreeClassifier {
     return softmax(scores(h_.back()));
   }
 
+#ifdef DYNET_LITE_ONNX
+  /// Writes the network as ONNX, traced on `sample` (a tree with leaves and inner
+  /// nodes): inputs "tree_words" int64 [nodes] (word id of each leaf, -1 for
+  /// inner nodes) and "tree_children" int64 [nodes, 2] (-1 for leaves), nodes in
+  /// post-order; output "probs" float [1, 5], the root's class probabilities.
+  /// One file serves every tree.
+  void export_onnx(const Tree& sample, const std::string& path) {
+    ComputationGraph cg;
+    new_graph(cg, false);
+    Expression probs = root_softmax(sample);
+    OnnxExporter ex(cg);
+    ex.add_tree(builder, "tree");
+    ex.add_output(probs, "probs");
+    ex.save(path);
+  }
+#endif
+
   /// While set, the graphs built read the leaves' words from slots of `p`
   /// (--compile: a program per tree shape).
   void use_program(Program* p) { program_ = p; }
@@ -282,7 +303,7 @@ Accuracy evaluate(TreeClassifier& model, const std::vector<Tree>& data, ProgramC
 }
 
 struct Options : examples::CorpusOptions {
-  std::string model_path = "treelstm.model", load, predict, bench;
+  std::string model_path = "treelstm.model", load, predict, bench, export_path, reference_path;
   bool all_nodes = true, all_nodes_given = false, root_only = false, keep_dev_in_train = false, compile = false,
        tree_shapes = false;
   unsigned epochs = 5, max_train = 0, batch = 1;
@@ -322,6 +343,7 @@ void add_options(CLI::App& app, Options& o) {
                        "1,000 train trees after 50 warm-up trees, root loss; prints one line\n(mode b1, b64, "
                        "b64-auto or b64-depth)")
       ->group("benchmark (BENCHMARKS.md T3)");
+  examples::add_export_options(app, o.export_path, o.reference_path);
 }
 
 void finish_options(Options& o) {
@@ -331,6 +353,8 @@ void finish_options(Options& o) {
   o.all_nodes = !o.root_only;
   o.resolve_corpus(SST);
   DYNET_LITE_ARG_CHECK(o.predict.empty() || !o.load.empty(), "--predict needs --load MODEL");
+  DYNET_LITE_ARG_CHECK(o.reference_path.empty() || !o.export_path.empty(), "--export-reference needs --export FILE");
+  examples::check_export_available(o.export_path);
 }
 
 std::string format(const Accuracy& a) {
@@ -373,6 +397,42 @@ int run_predict(const Options& o) {
   });
   return 0;
 }
+
+#ifdef DYNET_LITE_ONNX
+/// --export (and --export-reference): the saved model `path` as ONNX, traced on
+/// the first test tree with an inner node; the reference holds every test tree
+/// (its words and children) and dynet_lite's root probabilities, compared by
+/// their argmax (the predicted label).
+int run_export(const Options& o, const std::string& path) {
+  examples::SavedModel<Vocabulary, TreeClassifier> saved(path);
+  std::vector<Tree> test = saved.vocab.convert(read_ptb_trees(o.test), o.test);
+  auto sample = std::find_if(test.begin(), test.end(), [](const Tree& t) { return t.size() >= 3; });
+  DYNET_LITE_CHECK(sample != test.end(), std::runtime_error, "--export: no test tree with an inner node in " << o.test);
+  saved.model.export_onnx(*sample, o.export_path);
+  std::cout << "exported the Tree-LSTM to " << o.export_path << "\n";
+  if (o.reference_path.empty()) return 0;
+  examples::ReferenceWriter ref;
+  for (const Tree& t : test) {
+    ComputationGraph cg;
+    saved.model.new_graph(cg, false);
+    std::vector<long> words, children;
+    for (size_t k = 0; k < t.size(); ++k) {
+      words.push_back(t.word[k]);
+      for (size_t l = 0; l < 2; ++l) children.push_back(l < t.children[k].size() ? t.children[k][l] : -1);
+    }
+    const long n = static_cast<long>(t.size());
+    ref.begin_run();
+    ref.ids("tree_words", {n}, words);
+    ref.ids("tree_children", {n, 2}, children);
+    ref.output("probs", {1, static_cast<long>(NUM_CLASSES)}, saved.model.root_probabilities(t), "argmax");
+  }
+  ref.save(o.reference_path);
+  std::cout << "wrote " << ref.runs() << " test trees to " << o.reference_path << "\n";
+  return 0;
+}
+#else
+int run_export(const Options&, const std::string&) { return 1; }  // refused by finish_options
+#endif
 
 int run_evaluate(const Options& o) {
   examples::SavedModel<Vocabulary, TreeClassifier> saved(o.load);
@@ -479,6 +539,7 @@ int run_train(const Options& o) {
   }
   if (best_dev < 0) return 0;  // --epochs 0
 
+  if (!o.export_path.empty()) run_export(o, o.model_path);
   // The test figures come from the best model as saved, read back from disk.
   examples::SavedModel<Vocabulary, TreeClassifier> best(o.model_path);
   std::vector<Tree> test = best.vocab.convert(read_ptb_trees(o.test), o.test);
@@ -534,6 +595,7 @@ int main(int argc, char** argv) {
         if (!o.bench.empty()) return run_bench(o);
         if (o.tree_shapes) return run_tree_shapes(o);
         if (!o.predict.empty()) return run_predict(o);
+        if (!o.load.empty() && !o.export_path.empty()) return run_export(o, o.load);
         if (!o.load.empty()) return run_evaluate(o);
         return run_train(o);
       });

@@ -4,7 +4,8 @@
 Layer order, from the top (may include everything below it) to the bottom:
 
   5  public headers   dynet_lite/*.h  (the API: DyNet's names)
-  4  nn/ train/ io/   builders, trainers, saving and loading
+  4  nn/ train/ io/   builders, trainers, saving and loading,
+     export/          the ONNX exporter (reads graph nodes, knows the builders)
   3  exec/            plain and batched execution of a graph
   2  ops/             the op table and one file per family of operations
   1  backends/        cpu/ and cuda/ kernels and devices, what both share
@@ -24,9 +25,9 @@ import os
 import re
 import sys
 
-LAYERS = {"nn": 4, "train": 4, "io": 4, "exec": 3, "ops": 2, "backends": 1, "core": 0}
+LAYERS = {"nn": 4, "train": 4, "io": 4, "export": 4, "exec": 3, "ops": 2, "backends": 1, "core": 0}
 PUBLIC = 5
-ORDER = "public -> nn/train/io -> exec -> ops -> backends -> core"
+ORDER = "public -> nn/train/io/export -> exec -> ops -> backends -> core"
 EXTENSIONS = (".h", ".cc", ".cu", ".cuh")
 INCLUDE = re.compile(r'^\s*#\s*include\s+"(dynet_lite/[^"]+)"')
 

@@ -3,7 +3,10 @@
 # missing ones.  Safe to run again: it does nothing when everything is there.
 set -euo pipefail
 
-packages=(cmake g++ libeigen3-dev libboost-test-dev libcli11-dev ccache)
+# libonnx-dev, libprotobuf-dev and protobuf-compiler: the ONNX exporter;
+# python3-venv: the virtual environment of ONNX Runtime for its checks (scripts/venv.sh).
+packages=(cmake g++ libeigen3-dev libboost-test-dev libcli11-dev ccache
+          libonnx-dev libprotobuf-dev protobuf-compiler python3-venv)
 
 missing=()
 for p in "${packages[@]}"; do

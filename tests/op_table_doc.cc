@@ -9,6 +9,9 @@
 #include <string>
 
 #include "dynet_lite/ops/op_table.h"
+#ifdef DYNET_LITE_ONNX
+#include "dynet_lite/export/onnx_forms.h"
+#endif
 
 namespace {
 
@@ -26,6 +29,16 @@ const char* batching(const OpInfo& r) {
   return "?";
 }
 
+const char* onnx_form(OpKind op) {
+#ifdef DYNET_LITE_ONNX
+  const char* f = onnx_export::onnx_form_name(op);
+  return f ? f : "-";
+#else
+  (void)op;
+  return "(not built)";
+#endif
+}
+
 std::string markdown() {
   std::ostringstream os;
   os << "# Operations\n\n"
@@ -35,9 +48,11 @@ std::string markdown() {
      << "  (arguments stacked along the batch, shared parameters passed once, one kernel call), *stacked,\n"
      << "  own rule* (the same, with the members' parameters merged by the op), or *alone*.\n"
      << "- **pure**: equal expressions of the op are computed once (`--dynet-cse`); *per node* where it\n"
-     << "  depends on the node (a lookup of `&index` reads the index when the graph runs).\n\n"
-     << "| op | family | CPU | CUDA | batches | pure |\n"
-     << "| --- | --- | --- | --- | --- | --- |\n";
+     << "  depends on the node (a lookup of `&index` reads the index when the graph runs).\n"
+     << "- **ONNX**: what the op becomes in an exported ONNX model (`dynet_lite/onnx.h`, opset 17); *-*: it\n"
+     << "  has no ONNX form, and exporting a graph that holds it is an error naming the op and the node.\n\n"
+     << "| op | family | CPU | CUDA | batches | pure | ONNX |\n"
+     << "| --- | --- | --- | --- | --- | --- | --- |\n";
   for (unsigned i = 0; i < kNumOps; ++i) {
     const OpInfo& r = op_info(static_cast<OpKind>(i));
     os << "| `" << r.name << "` | " << r.family << " | yes | " << (r.devices == Devices::CpuAndCuda ? "yes" : "-")
@@ -45,7 +60,7 @@ std::string markdown() {
        << (r.pure_node ? "per node"
            : r.pure    ? "yes"
                        : "-")
-       << " |\n";
+       << " | " << onnx_form(static_cast<OpKind>(i)) << " |\n";
   }
   return os.str();
 }

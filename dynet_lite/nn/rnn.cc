@@ -36,8 +36,9 @@ void RNNBuilder::check_step_from(const RNNPointer& prev, const char* what) const
       builder_name() << "::" << what << ": state " << prev.t << " does not exist (" << head.size() << " steps so far)");
 }
 
-Expression RNNBuilder::record_step(const RNNPointer& prev, Expression r) {
+Expression RNNBuilder::record_step(const RNNPointer& prev, Expression r, const Expression& x) {
   head.push_back(prev);
+  inputs_.push_back(x);
   cur = static_cast<int>(head.size()) - 1;
   return r;
 }
@@ -52,6 +53,8 @@ void RNNBuilder::start_new_sequence(const std::vector<Expression>& h_0) {
                                       << " expressions, expected " << num_h0_components() << " (or none)");
   cur = RNNPointer(-1);
   head.clear();
+  inputs_.clear();
+  has_h0_ = !h_0.empty();
   sequence_started_ = true;
   start_new_sequence_impl(h_0);
 }
@@ -71,7 +74,7 @@ Expression RNNBuilder::add_input(const Expression& x) { return add_input(cur, x)
 Expression RNNBuilder::add_input(const RNNPointer& prev, const Expression& x) {
   check_step_from(prev, "add_input");
   // The implementation records the new step only after its checks pass.
-  return record_step(prev, add_input_impl(prev, x));
+  return record_step(prev, add_input_impl(prev, x), x);
 }
 
 void RNNBuilder::rewind_one_step() {
@@ -84,6 +87,20 @@ RNNPointer RNNBuilder::get_head(const RNNPointer& p) {
                          builder_name() << "::get_head: state " << p.t << " does not exist (" << head.size()
                                         << " steps so far)");
   return head[p.t];
+}
+
+RNNPointer RNNBuilder::step_head(const RNNPointer& p) const {
+  DYNET_LITE_INDEX_CHECK(p.t >= 0 && p.t < static_cast<int>(head.size()),
+                         builder_name() << "::step_head: state " << p.t << " does not exist (" << head.size()
+                                        << " steps so far)");
+  return head[p.t];
+}
+
+Expression RNNBuilder::step_input(const RNNPointer& p) const {
+  DYNET_LITE_INDEX_CHECK(p.t >= 0 && p.t < static_cast<int>(inputs_.size()),
+                         builder_name() << "::step_input: state " << p.t << " does not exist (" << inputs_.size()
+                                        << " steps so far)");
+  return inputs_[p.t];
 }
 
 void RNNBuilder::set_dropout(float d) {

@@ -54,6 +54,31 @@ void TreeLSTMBuilder::reset_nodes(int num) {
   node_h.assign(static_cast<size_t>(num) * tree_layers, Expression());
   node_added.assign(static_cast<size_t>(num), 0);
   last_id = -1;
+  added_order_.clear();
+  node_x_.clear();
+  node_children_.clear();
+}
+
+void TreeLSTMBuilder::record_node(int id, const std::vector<int>& children, const Expression& x) {
+  if (static_cast<size_t>(id) >= node_x_.size()) {
+    node_x_.resize(static_cast<size_t>(id) + 1);
+    node_children_.resize(static_cast<size_t>(id) + 1);
+  }
+  node_x_[id] = x;
+  node_children_[id] = children;
+  added_order_.push_back(id);
+}
+
+Expression TreeLSTMBuilder::node_input(int id) const {
+  DYNET_LITE_INDEX_CHECK(id >= 0 && static_cast<size_t>(id) < node_x_.size(),
+                         builder_name() << "::node_input: node " << id << " was not added");
+  return node_x_[id];
+}
+
+const std::vector<int>& TreeLSTMBuilder::node_children(int id) const {
+  DYNET_LITE_INDEX_CHECK(id >= 0 && static_cast<size_t>(id) < node_children_.size(),
+                         builder_name() << "::node_children: node " << id << " was not added");
+  return node_children_[id];
 }
 
 void TreeLSTMBuilder::check_node(int id, const std::vector<int>& children, const char* what) {
@@ -192,6 +217,7 @@ Expression NaryTreeLSTMBuilder::add_input(int id, std::vector<int> children, con
   }
   node_added[id] = 1;
   last_id = id;
+  record_node(id, children, x);
   return in;
 }
 

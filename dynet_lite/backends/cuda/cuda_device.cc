@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "dynet_lite/backends/cuda/cublas_library.h"
 #include "dynet_lite/backends/cuda/cuda_graph.h"
 #include "dynet_lite/backends/cuda/kernels.h"
 #include "dynet_lite/core/exec_context.h"
@@ -23,10 +24,11 @@ thread_local int current_ordinal = -1;
 CudaDevice::CudaDevice(int ordinal) : Device(DeviceType::GPU, ordinal, "GPU:" + std::to_string(ordinal)) {
   activate();
   DYNET_LITE_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
-  DYNET_LITE_CUBLAS_CHECK(cublasCreate(&cublas_));
-  DYNET_LITE_CUBLAS_CHECK(cublasSetStream(cublas_, stream_));
+  const cuda::CublasLibrary& blas = cuda::cublas_library();
+  DYNET_LITE_CUBLAS_CHECK(blas.create(&cublas_));
+  DYNET_LITE_CUBLAS_CHECK(blas.set_stream(cublas_, stream_));
   // Products are compared with the CPU's: no reduced-precision tensor-core paths.
-  DYNET_LITE_CUBLAS_CHECK(cublasSetMathMode(cublas_, CUBLAS_PEDANTIC_MATH));
+  DYNET_LITE_CUBLAS_CHECK(blas.set_math_mode(cublas_, CUBLAS_PEDANTIC_MATH));
   DYNET_LITE_CUDA_CHECK(cudaMallocHost(reinterpret_cast<void**>(&staging_), kInitialStagingBytes));
   staging_size_ = kInitialStagingBytes;
 }
@@ -37,7 +39,7 @@ CudaDevice::~CudaDevice() {
   cudaStreamSynchronize(stream_);
   if (staging_) cudaFreeHost(staging_);
   if (own_) cudaFree(own_);
-  if (cublas_) cublasDestroy(cublas_);
+  if (cublas_) cuda::cublas_library().destroy(cublas_);
   if (stream_) cudaStreamDestroy(stream_);
 }
 

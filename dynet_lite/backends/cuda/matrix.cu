@@ -6,6 +6,7 @@
 // With both batched, one strided-batched GEMM (stride 0 broadcasts a batch of 1).
 #include <cuda_runtime.h>
 
+#include "dynet_lite/backends/cuda/cublas_library.h"
 #include "dynet_lite/backends/cuda/kernels.h"
 #include "dynet_lite/backends/op_params.h"
 #include "dynet_lite/core/exec_context.h"
@@ -22,12 +23,13 @@ void gemm(CudaDevice& dev, bool ta, bool tb, size_t m, size_t n, size_t k, const
           long long stride_a, const float* b, size_t ldb, long long stride_b, float beta, float* c, size_t ldc,
           long long stride_c, unsigned count) {
   const float one = 1.f;
+  const CublasLibrary& blas = cublas_library();
   cublasOperation_t oa = ta ? CUBLAS_OP_T : CUBLAS_OP_N, ob = tb ? CUBLAS_OP_T : CUBLAS_OP_N;
   if (count == 1) {
-    DYNET_LITE_CUBLAS_CHECK(cublasSgemm(dev.cublas(), oa, ob, as_int(m), as_int(n), as_int(k), &one, a, as_int(lda), b,
+    DYNET_LITE_CUBLAS_CHECK(blas.sgemm(dev.cublas(), oa, ob, as_int(m), as_int(n), as_int(k), &one, a, as_int(lda), b,
                                         as_int(ldb), &beta, c, as_int(ldc)));
   } else {
-    DYNET_LITE_CUBLAS_CHECK(cublasSgemmStridedBatched(dev.cublas(), oa, ob, as_int(m), as_int(n), as_int(k), &one, a,
+    DYNET_LITE_CUBLAS_CHECK(blas.sgemm_strided_batched(dev.cublas(), oa, ob, as_int(m), as_int(n), as_int(k), &one, a,
                                                       as_int(lda), stride_a, b, as_int(ldb), stride_b, &beta, c,
                                                       as_int(ldc), stride_c, static_cast<int>(count)));
   }
