@@ -170,10 +170,12 @@ inline void append_tail(std::ostream& line) {
 }
 
 /// The command line of every program: --bench MODE [--data-dir DIR] [--train FILE]
-/// [--dynet-mem MB], and --char / --compact where the program has them.
+/// [--dynet-mem MB], and --char / --compact where the program has them; a copy
+/// ported to dynet_lite also takes --dynet-fusion 0|1 (DyNet has no such flag).
 struct Options {
   std::string mode, train_path, mem;
   bool use_char = false, compact = false;
+  int fusion = 1;
 };
 
 /// `train_file` is the default training file inside the data folder; `mem`
@@ -201,6 +203,13 @@ inline Options parse_options(int argc, char** argv, const char* train_file, cons
       o.use_char = true;
     else if (a == "--compact" && has_compact)
       o.compact = true;
+#ifdef DYNET_BENCH_PORTED
+    else if (a == "--dynet-fusion") {
+      const std::string v = value();
+      if (v != "0" && v != "1") throw std::invalid_argument("--dynet-fusion expects 0 or 1, got '" + v + "'");
+      o.fusion = v == "1";
+    }
+#endif
     else
       throw std::invalid_argument("unknown option '" + a + "'");
   }
@@ -224,6 +233,9 @@ inline void initialize_dynet(const Options& o) {
   params.random_seed = 1;
   params.mem_descriptor = o.mem;
   params.autobatch = o.mode == "b64-auto" ? 1 : o.mode == "b64-depth" ? 2 : 0;
+#ifdef DYNET_BENCH_PORTED
+  params.fusion = o.fusion;
+#endif
   dynet::initialize(params);
 }
 

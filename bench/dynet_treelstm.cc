@@ -21,6 +21,7 @@
 // clipping), one thread.
 //
 //   dynet_treelstm --bench b1|b64|b64-auto|b64-depth [--data-dir DIR] [--dynet-mem M]
+//                  [--dynet-fusion 0|1: the copy ported to dynet_lite only]
 //
 // Prints one line in the format of `treelstm --bench`, with lib=dynet.
 #include <dynet/dynet.h>

@@ -72,6 +72,10 @@ class ComputationGraph {
   /// node.  Off, on, or (the default, -1, or --dynet-cse) on while autobatching.
   void set_cse(int mode) { cse_ = mode; }
   bool cse() const { return cse_ >= 0 ? cse_ != 0 : autobatch_ != 0; }
+  /// While autobatching, runs of element-wise groups run as fused regions
+  /// (exec/fusion.h).  On unless --dynet-fusion 0.
+  void set_fusion(bool on) { fusion_ = on; }
+  bool fusion() const { return fusion_; }
   /// Counters of automatic batching since the graph was created or cleared
   /// (include dynet_lite/exec/autobatch.h for the struct).
   AutobatchStats autobatch_stats() const;
@@ -125,6 +129,7 @@ class ComputationGraph {
   bool check_validity_ = false;
   int autobatch_ = 0;
   int cse_ = -1;
+  bool fusion_ = true;
   std::mt19937 rng_;
   std::unique_ptr<Executor> executor_;  // runs the nodes (exec/executor.h)
 };

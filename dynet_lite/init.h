@@ -21,6 +21,7 @@ struct DynetParams {
   float weight_decay = 0.f;            ///< --dynet-weight-decay
   int autobatch = 0;                   ///< --dynet-autobatch: 0 off, 1 agenda, 2 depth
   int cse = -1;                        ///< --dynet-cse: merge equal expressions; -1 when autobatching
+  int fusion = 1;                      ///< --dynet-fusion: fuse element-wise groups while autobatching
   int profiling = 0;                   ///< --dynet-profiling
   bool shared_parameters = false;      ///< accepted for compatibility
   bool ngpus_requested = false;

@@ -1,9 +1,10 @@
 #define BOOST_TEST_MODULE compile
 // Compiled programs (dynet_lite/compile.h): a replay must give, to the bit, the
 // values and gradients of the same graph built afresh, on random dynamic graphs
-// (those of test_autobatch), with and without batching and merging, over many
-// replays with new inputs and updated parameters; misuse is a clear error;
-// replays allocate nothing and keep memory flat.
+// (those of test_autobatch and sliced gates), with and without batching,
+// merging and fusion of element-wise groups, over many replays with new inputs
+// and updated parameters; misuse is a clear error; replays allocate nothing and
+// keep memory flat.
 #include <functional>
 #include <memory>
 #include <random>
@@ -45,14 +46,15 @@ struct Bindings {
   std::vector<std::vector<float>> inputs;
 };
 
-/// Builds random program `seed` (the graphs of test_autobatch, with every lookup
-/// and input a slot) into `p`; returns how many slots of each kind it declared.
-std::pair<unsigned, unsigned> build(Program& p, TestModel& m, unsigned seed, int strategy, int cse) {
+/// Builds random program `seed` (the graphs of test_autobatch and gates sliced
+/// from one product, with every lookup and input a slot) into `p`; returns how many slots of each kind it declared.
+std::pair<unsigned, unsigned> build(Program& p, TestModel& m, unsigned seed, int strategy, int cse, bool fusion) {
   std::mt19937 top(seed), gen;
   auto pick = [&](unsigned n) { return static_cast<unsigned>(gen() % n); };
   ComputationGraph& cg = p.graph();
   cg.set_autobatch(strategy);
   cg.set_cse(cse);
+  cg.set_fusion(fusion);
   std::vector<Expression> mats, vecs, losses;
   for (auto& w : m.mats) mats.push_back(parameter(cg, w));
   for (auto& v : m.vecs) vecs.push_back(parameter(cg, v));
@@ -66,7 +68,7 @@ std::pair<unsigned, unsigned> build(Program& p, TestModel& m, unsigned seed, int
     const unsigned len = 1 + pick(6);
     for (unsigned t = 0; t < len; ++t) {
       Expression x = next_lookup();
-      switch (pick(10)) {
+      switch (pick(11)) {
         case 0: h = tanh(h + x); break;
         case 1: h = logistic(cmult(h, vecs[pick(3)])); break;
         case 2: h = h - x * 0.5f; break;
@@ -79,6 +81,12 @@ std::pair<unsigned, unsigned> build(Program& p, TestModel& m, unsigned seed, int
         case 9: {
           Expression g = treelstm_gates_affine({tree[0], tree[1], x, tree[2], h}, 1);
           h = treelstm_h(treelstm_c(g, {h}, 1), g);
+          break;
+        }
+        case 10: {  // gates sliced from one product: slices of a fused region are views
+          Expression g = tree[1] * h + tree[2] * x;
+          h = cmult(logistic(pick_range(g, 0, m.d)), tanh(pick_range(g, m.d, 2 * m.d))) -
+              pick_range(g, 3 * m.d, 4 * m.d);
           break;
         }
       }
@@ -122,14 +130,23 @@ Run run(Program& p, TestModel& m) {
   return r;
 }
 
-void check_bitwise(const Run& replay, const Run& rebuilt, unsigned seed, int strategy, int cse, int round) {
-  BOOST_REQUIRE_MESSAGE(replay.loss == rebuilt.loss, "graph " << seed << " strategy " << strategy << " cse " << cse
-                                                              << " round " << round << ": loss " << replay.loss[0]
-                                                              << " replayed, " << rebuilt.loss[0] << " rebuilt");
+/// One way of running the random graphs.
+struct Config {
+  int strategy, cse;
+  bool fusion;
+};
+
+std::ostream& operator<<(std::ostream& os, const Config& c) {
+  return os << "strategy " << c.strategy << " cse " << c.cse << " fusion " << c.fusion;
+}
+
+void check_bitwise(const Run& replay, const Run& rebuilt, unsigned seed, const Config& c, int round) {
+  BOOST_REQUIRE_MESSAGE(replay.loss == rebuilt.loss, "graph " << seed << " " << c << " round " << round << ": loss "
+                                                              << replay.loss[0] << " replayed, " << rebuilt.loss[0]
+                                                              << " rebuilt");
   BOOST_REQUIRE_EQUAL(replay.grads.size(), rebuilt.grads.size());
   for (size_t i = 0; i < replay.grads.size(); ++i)
-    BOOST_REQUIRE_MESSAGE(replay.grads[i] == rebuilt.grads[i], "graph " << seed << " strategy " << strategy << " cse "
-                                                                        << cse << " round " << round
+    BOOST_REQUIRE_MESSAGE(replay.grads[i] == rebuilt.grads[i], "graph " << seed << " " << c << " round " << round
                                                                         << ": gradient of parameter " << i
                                                                         << " differs");
 }
@@ -140,27 +157,36 @@ BOOST_AUTO_TEST_CASE(replay_equals_rebuild_on_random_graphs) {
   TestModel m(4);
   SimpleSGDTrainer trainer(m.pc, 0.05f);
   std::mt19937 gen(7);
-  uint64_t replays = 0;
+  // Plain execution, then each batching strategy with and without merging and
+  // fusion (a replayed fused region runs its lanes again, slices pointed anew).
+  std::vector<Config> configs{{0, 0, false}};
+  for (int strategy : {1, 2})
+    for (int cse : {0, 1})
+      for (bool fusion : {false, true}) configs.push_back({strategy, cse, fusion});
+  uint64_t replays = 0, fused_regions = 0, unfused_regions = 0;
   for (unsigned seed = 1; seed <= 120; ++seed)
-    for (int strategy : {0, 1, 2})
-      for (int cse : {0, 1}) {
-        if (strategy == 0 && cse == 1) continue;
-        Program compiled;
-        const auto counts = build(compiled, m, seed, strategy, cse);
-        for (int round = 0; round < 6; ++round) {
-          const Bindings b = draw(gen, counts, m.d);
-          Program fresh;
-          build(fresh, m, seed, strategy, cse);
-          bind(fresh, b);
-          const Run rebuilt = run(fresh, m);
-          bind(compiled, b);
-          const Run replayed = run(compiled, m);
-          if (round > 0) check_bitwise(replayed, rebuilt, seed, strategy, cse, round);
-          trainer.update();  // the next round reads the updated parameters
-        }
-        replays += compiled.replays();
+    for (const Config& c : configs) {
+      Program compiled;
+      const auto counts = build(compiled, m, seed, c.strategy, c.cse, c.fusion);
+      for (int round = 0; round < 6; ++round) {
+        const Bindings b = draw(gen, counts, m.d);
+        Program fresh;
+        build(fresh, m, seed, c.strategy, c.cse, c.fusion);
+        bind(fresh, b);
+        const Run rebuilt = run(fresh, m);
+        bind(compiled, b);
+        const Run replayed = run(compiled, m);
+        if (round > 0) check_bitwise(replayed, rebuilt, seed, c, round);
+        trainer.update();  // the next round reads the updated parameters
       }
-  BOOST_CHECK_EQUAL(replays, 120u * 5 * 5);
+      replays += compiled.replays();
+      (c.fusion ? fused_regions : unfused_regions) += compiled.graph().autobatch_stats().fused_regions;
+    }
+  BOOST_TEST_MESSAGE(fused_regions << " fused regions captured");
+  BOOST_CHECK_EQUAL(replays, 120u * configs.size() * 5);
+  // The property covers fused regions: most graphs have some.
+  BOOST_CHECK_GT(fused_regions, 120u * 4);
+  BOOST_CHECK_EQUAL(unfused_regions, 0u);
 }
 
 BOOST_AUTO_TEST_CASE(inference_replays_forward_only) {
@@ -177,7 +203,8 @@ BOOST_AUTO_TEST_CASE(inference_replays_forward_only) {
     const std::vector<float> got = as_vector(p.forward(all));
     ComputationGraph fresh;
     std::vector<Expression> f;
-    for (int i = 0; i < 5; ++i) f.push_back(softmax(parameter(fresh, m.mats[0]) * lookup(fresh, m.emb, (round + 3 * i) % 20)));
+    for (int i = 0; i < 5; ++i)
+      f.push_back(softmax(parameter(fresh, m.mats[0]) * lookup(fresh, m.emb, (round + 3 * i) % 20)));
     BOOST_CHECK(got == as_vector(fresh.forward(concatenate(f))));
   }
   BOOST_CHECK_EQUAL(p.replays(), 19u);
@@ -192,8 +219,11 @@ BOOST_AUTO_TEST_CASE(misuse_is_a_clear_error) {
   // A slot never set.
   check_throws_containing<std::invalid_argument>([&] { p.forward(); }, "slot 'x' was never set");
   // Values of the wrong size, a slot that does not exist, a slot of another kind.
-  check_throws_containing<std::invalid_argument>([&] { p.set("x", std::vector<float>{1, 2}); },
-                                                       "slot 'x' has shape {3} (3 values), given 2 values");
+  check_throws_containing<std::invalid_argument>(
+      [&] {
+        p.set("x", std::vector<float>{1, 2});
+      },
+      "slot 'x' has shape {3} (3 values), given 2 values");
   check_throws_containing<std::invalid_argument>([&] { p.set("z", 1u); }, "no slot 'z'");
   check_throws_containing<std::invalid_argument>([&] { p.set("x", 1u); }, "slot 'x' is an input slot");
   check_throws_containing<std::invalid_argument>([&] { p.set(p.slot("w"), std::vector<float>{1}); },
@@ -243,7 +273,8 @@ BOOST_AUTO_TEST_CASE(a_program_recomputed_by_hand_is_captured_again) {
   p.set("w", 2u);
   const float second = as_scalar(p.forward());
   ComputationGraph fresh;
-  BOOST_CHECK_EQUAL(second, as_scalar(fresh.forward(sum_elems(tanh(parameter(fresh, m.mats[0]) * lookup(fresh, m.emb, 2u))))));
+  BOOST_CHECK_EQUAL(second,
+                    as_scalar(fresh.forward(sum_elems(tanh(parameter(fresh, m.mats[0]) * lookup(fresh, m.emb, 2u))))));
   BOOST_CHECK_NE(first, second);
 }
 

@@ -292,31 +292,38 @@ BOOST_AUTO_TEST_CASE(checkpoint_and_revert) {
 
 BOOST_AUTO_TEST_CASE(checkpoint_and_revert_with_batching) {
   // Batched groups copy arguments side by side (kept apart from the values for
-  // backward); a revert gives that memory back too.
-  dl::ParameterCollection m;
-  dl::Parameter p = m.add_parameters({1000});
-  ComputationGraph cg;
-  cg.set_autobatch(1);
-  Expression base = dl::parameter(cg, p);
-  float sum_p = 0.f;
-  for (float v : dl::as_vector(base.value())) sum_p += v;
-  size_t cap = 0;
-  for (int k = 0; k < 100; ++k) {
-    cg.checkpoint();
-    std::vector<Expression> xs, ys;
-    for (int i = 0; i < 8; ++i) xs.push_back(base * static_cast<float>(i + 1));
-    // One argument in the order of xs, the other reversed: one of them is copied.
-    for (int i = 0; i < 8; ++i) ys.push_back(xs[i] + xs[7 - i]);
-    Expression loss = dl::sum_elems(dl::sum(ys));
-    // incremental_forward: forward() would recompute (and free) everything.
-    BOOST_REQUIRE_CLOSE(dl::as_scalar(cg.incremental_forward(loss)), 72.f * sum_p, 1e-2);
-    cg.backward(loss);
-    if (k == 2) cap = cg.arena_capacity_bytes();
-    if (k > 2) BOOST_REQUIRE_EQUAL(cg.arena_capacity_bytes(), cap);
-    cg.revert();
-    BOOST_REQUIRE_EQUAL(cg.size(), base.i + 1);
+  // backward); a revert gives that memory back too.  Fused (exec/fusion.h), the
+  // same element-wise groups read their arguments in place and copy nothing.
+  for (bool fusion : {false, true}) {
+    dl::ParameterCollection m;
+    dl::Parameter p = m.add_parameters({1000});
+    ComputationGraph cg;
+    cg.set_autobatch(1);
+    cg.set_fusion(fusion);
+    Expression base = dl::parameter(cg, p);
+    float sum_p = 0.f;
+    for (float v : dl::as_vector(base.value())) sum_p += v;
+    size_t cap = 0;
+    for (int k = 0; k < 100; ++k) {
+      cg.checkpoint();
+      std::vector<Expression> xs, ys;
+      for (int i = 0; i < 8; ++i) xs.push_back(base * static_cast<float>(i + 1));
+      // One argument in the order of xs, the other reversed: one of them is copied.
+      for (int i = 0; i < 8; ++i) ys.push_back(xs[i] + xs[7 - i]);
+      Expression loss = dl::sum_elems(dl::sum(ys));
+      // incremental_forward: forward() would recompute (and free) everything.
+      BOOST_REQUIRE_CLOSE(dl::as_scalar(cg.incremental_forward(loss)), 72.f * sum_p, 1e-2);
+      cg.backward(loss);
+      if (k == 2) cap = cg.arena_capacity_bytes();
+      if (k > 2) BOOST_REQUIRE_EQUAL(cg.arena_capacity_bytes(), cap);
+      cg.revert();
+      BOOST_REQUIRE_EQUAL(cg.size(), base.i + 1);
+    }
+    if (fusion)
+      BOOST_CHECK_GT(cg.autobatch_stats().fused_regions, 0u);
+    else
+      BOOST_CHECK_GT(cg.autobatch_stats().bytes_gathered, 0u);
   }
-  BOOST_CHECK_GT(cg.autobatch_stats().bytes_gathered, 0u);
 }
 
 BOOST_AUTO_TEST_CASE(cleared_graph_reuses_memory_and_ids_change) {

@@ -31,6 +31,15 @@ using AccumulateFn = void (*)(const Node& node, const Tensor& dy);
 /// members' device's (a GPU uploads the indices through it).
 using AccumulateGroupFn = void (*)(const Node* const* members, unsigned k, const float* dy, ExecContext& ctx);
 
+/// Element-wise kernels over one node's floats [0, n), for fusion (exec/fusion.h):
+/// y = f(x_0, ..., x_{nargs-1}) where every argument has the node's shape; the
+/// op's parameters are read from `node`.
+using SpanForwardFn = void (*)(const float* const* x, unsigned nargs, float* y, size_t n, const Node& node);
+/// dx += (d y / d x_i) dy over [0, n), for the same arguments; with `assign`,
+/// dx = (d y / d x_i) dy (dx need not be initialised).  dx is no argument's value.
+using SpanBackwardFn = void (*)(const float* const* x, unsigned nargs, const float* y, const float* dy, unsigned i,
+                                float* dx, size_t n, bool assign, const Node& node);
+
 /// How a node of this op can run together with identical nodes of other instances
 /// (exec/autobatch.cc reads this).  Batching stacks the members' arguments along
 /// the batch dimension and runs the op's own kernel once on a "virtual" node whose
@@ -84,6 +93,10 @@ struct OpInfo {
   bool pure = false;
   bool (*pure_node)(const Node& node) = nullptr;
   BatchKind batch = BatchKind::Never;
+  /// CPU span kernels of an element-wise op (both set or both null): nodes whose
+  /// arguments all have the node's shape may run inside a fused group.
+  SpanForwardFn span_forward = nullptr;
+  SpanBackwardFn span_backward = nullptr;
   BatchCombineFn batch_combine = nullptr;  ///< required for BatchKind::Custom
   BatchKeyFn batch_key = nullptr;          ///< optional for BatchKind::Custom
   /// The family (the ops/ file, e.g. "unary") that declares the row.

@@ -33,6 +33,8 @@ void AutobatchStats::add(const AutobatchStats& o) {
   plan_misses += o.plan_misses;
   graphs += o.graphs;
   cse_merged += o.cse_merged;
+  fused_regions += o.fused_regions;
+  fused_groups += o.fused_groups;
   build_seconds += o.build_seconds;
   copy_seconds += o.copy_seconds;
   schedule_seconds += o.schedule_seconds;
@@ -47,13 +49,15 @@ std::string AutobatchStats::summary() const {
                 "nodes %llu, kernels %llu (%llu batched groups, %llu run in place in pieces; %llu without batching), "
                 "build %.3f ms, "
                 "schedule %.3f ms, forward %.3f ms, backward %.3f ms, copies %.3f ms (gathered %llu B, "
-                "scattered %llu B), plan cache %llu hits / %llu misses, %llu expressions merged",
+                "scattered %llu B), plan cache %llu hits / %llu misses, %llu expressions merged, "
+                "%llu fused regions of %llu groups",
                 static_cast<unsigned long long>(nodes), static_cast<unsigned long long>(kernels),
                 static_cast<unsigned long long>(batched_groups), static_cast<unsigned long long>(split_groups),
                 static_cast<unsigned long long>(nodes), ms(build_seconds), ms(schedule_seconds), ms(forward_seconds),
                 ms(backward_seconds), ms(copy_seconds), static_cast<unsigned long long>(bytes_gathered),
                 static_cast<unsigned long long>(bytes_scattered), static_cast<unsigned long long>(plan_hits),
-                static_cast<unsigned long long>(plan_misses), static_cast<unsigned long long>(cse_merged));
+                static_cast<unsigned long long>(plan_misses), static_cast<unsigned long long>(cse_merged),
+                static_cast<unsigned long long>(fused_regions), static_cast<unsigned long long>(fused_groups));
   return buf;
 }
 

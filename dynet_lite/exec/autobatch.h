@@ -35,6 +35,8 @@ struct AutobatchStats {
   uint64_t plan_misses = 0;      ///< schedules computed
   uint64_t graphs = 0;           ///< graphs these counters cover (for totals)
   uint64_t cse_merged = 0;       ///< expressions that equalled an earlier node (exec/cse.h)
+  uint64_t fused_regions = 0;    ///< fused regions run (exec/fusion.h), one kernel call each
+  uint64_t fused_groups = 0;     ///< groups run inside them
   double build_seconds = 0;      ///< from the graph's creation (or clear) to its first forward
   double schedule_seconds = 0;   ///< signatures, grouping, plan look-up
   double copy_seconds = 0;       ///< gathers and scatters (measured with --dynet-profiling only)

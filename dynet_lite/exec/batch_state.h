@@ -23,13 +23,29 @@ struct BatchGroup {
   /// instead of every member's and argument's node.
   const uint32_t* arg_ids;
   static constexpr uint32_t kVariableBit = 0x80000000u;
+  /// In a fused region (exec/fusion.h): the number of groups of the region, on
+  /// each of them; 0 for a group run alone.
+  uint32_t fused = 0;
+  /// The region's first group: its members in lane order, as (group offset in
+  /// the region, member index) pairs.
+  const uint32_t* fused_tasks = nullptr;
+};
+
+/// Consecutive groups of a schedule that run as one fused region (exec/fusion.h).
+struct FusedRegion {
+  uint32_t first_group, groups;  // the groups [first_group, first_group + groups)
+  uint32_t first_task, tasks;    // their members in Schedule::fused_tasks
 };
 
 /// The groups of a segment in execution order, as node offsets from the
 /// segment's first node.
 struct Schedule {
-  std::vector<uint32_t> group_sizes;  // size of each group, in execution order
-  std::vector<uint32_t> members;      // offsets, group after group
+  std::vector<uint32_t> group_sizes;       // size of each group, in execution order
+  std::vector<uint32_t> members;           // offsets, group after group
+  std::vector<FusedRegion> fused_regions;  // in execution order (exec/fusion.h)
+  /// Members of the fused regions in the order they run, as (group offset in the
+  /// region, member index) pairs.
+  std::vector<uint32_t> fused_tasks;
 };
 
 /// A schedule for a graph segment, keyed by its structure.
@@ -82,6 +98,12 @@ struct ScheduleScratch {
   std::vector<uint64_t> member_keys;                        // agenda: sort keys of a group's members
   std::vector<uint64_t> place;                              // (group << 32 | position) of each node in the schedule
   std::vector<std::pair<uint64_t, uint32_t>> reader_keyed;  // (reader's place, member) of a free group
+  std::vector<uint32_t> fusion_position;                    // fusion: a member's position in its region
+  std::vector<uint32_t> fusion_lane;                        // fusion: union-find over the region's positions
+  std::vector<uint32_t> fusion_count;                       // fusion: members per lane, then each lane's start
+  std::vector<uint32_t> fusion_open;                        // fusion: the groups of the region not yet closed
+  std::vector<uint32_t> fusion_sizes, fusion_members;       // fusion: the schedule with each region's groups together
+  std::vector<uint32_t> fusion_starts;                      // fusion: each group's first member in the schedule
   Schedule schedule;                                        // the result
 };
 
@@ -101,6 +123,10 @@ struct BackwardScratch {
   std::vector<float*> unzeroed_block;   // each group's gradient block until it is zeroed (null: none, or zeroed)
   std::vector<size_t> block_floats;     // ... its size
   std::vector<float*> scatter_targets;  // a GPU scatter's pointer list (one kernel per group)
+  /// Fusion (exec/fusion.cc): per node, the stamp of the region being run and
+  /// whether the node's gradient is claimed by it and written yet.
+  std::vector<uint32_t> fused_slot;
+  uint32_t fused_stamp = 0;
 };
 
 /// Per-graph state of the batching pass (reused capacity across graphs).

@@ -7,6 +7,7 @@
 #include "dynet_lite/exec/batch_memory.h"
 #include "dynet_lite/core/exec_context.h"
 #include "dynet_lite/exec/executor.h"
+#include "dynet_lite/exec/fusion.h"
 #include "dynet_lite/exec/signature.h"
 #include "dynet_lite/ops/op_table.h"
 
@@ -22,7 +23,7 @@ inline VariableIndex node_id(uint32_t arg_id) { return arg_id & ~BatchGroup::kVa
 /// gets a block for its members' gradients, side by side, zeroed only when
 /// something first writes to it (ensure_zero): zeroed up front, megabytes per
 /// graph left the caches before the kernels came to add to them.
-class BatchedBackward {
+class BatchedBackward : public FusedBackwardHost {
  public:
   BatchedBackward(GraphMemory& m, BatchState& st, std::mt19937& rng, bool full, const RunOptions& options)
       : m_(m), st_(st), bk_(st.backward), grad_of_(st.node_gradients), rng_(rng), full_(full), options_(options) {}
@@ -48,8 +49,16 @@ class BatchedBackward {
     Node& target = m_.node(last);
     ensure_zero(last);
     target.value.device->fill(grad_of_[last], 1.f, target.value.d.size());
-    for (size_t gi = st_.groups.size(); gi-- > 0;)
+    for (size_t gi = st_.groups.size(); gi-- > 0;) {
+      // Fusion (exec/fusion.h): a fused region, reached at its last group, runs as a whole.
+      if (st_.groups[gi].fused) {
+        const size_t first = backward_fused_region(m_, st_, gi, *this);
+        check_gradients(first, gi + 1);
+        gi = first;
+        continue;
+      }
       if (bk_.group_needs_gradient[gi]) backward_group(st_.groups[gi]);
+    }
     if (!m_.weight_grads.empty()) m_.weight_grads.flush_all(m_.arenas(target.value.device).scratch);
   }
 
@@ -99,10 +108,25 @@ class BatchedBackward {
     }
   }
 
+  /// With check_validity, the gradients of the groups [g, end) that got one.
+  void check_gradients(size_t g, size_t end) {
+    if (!options_.check_validity) return;
+    for (; g < end; ++g) {
+      if (!bk_.group_needs_gradient[g]) continue;
+      const BatchGroup& group = st_.groups[g];
+      for (unsigned j = 0; j < group.k; ++j)
+        check_finite(gradient_tensor(group.members[j]), "gradient", op_name(m_.node(group.members[j]).op),
+                     group.members[j]);
+    }
+  }
+
+  bool unwritten(VariableIndex i) const override { return bk_.unzeroed_block[bk_.group_of[i]] != nullptr; }
+  void claim(VariableIndex i) override { bk_.unzeroed_block[bk_.group_of[i]] = nullptr; }
+
   /// Zeroes the gradient block of node i's group unless done already (the block
   /// pointer is cleared once it is).  Called for the loss and before every kernel
   /// that writes to a marked argument: every marked node has a writer.
-  void ensure_zero(VariableIndex i) {
+  void ensure_zero(VariableIndex i) override {
     const uint32_t gi = bk_.group_of[i];
     if (float* block = bk_.unzeroed_block[gi]) {
       m_.node(i).value.device->fill(block, 0.f, bk_.block_floats[gi]);

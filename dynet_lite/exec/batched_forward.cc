@@ -8,6 +8,7 @@
 #include "dynet_lite/exec/batch_memory.h"
 #include "dynet_lite/core/exec_context.h"
 #include "dynet_lite/exec/executor.h"
+#include "dynet_lite/exec/fusion.h"
 #include "dynet_lite/exec/signature.h"
 #include "dynet_lite/ops/op_table.h"
 
@@ -27,7 +28,15 @@ class BatchedForward {
   /// Runs the groups recorded by an earlier forward again, on the current
   /// values of their members' arguments (a compiled program's replay).
   void replay() {
-    for (const BatchGroup& g : st_.groups) {
+    for (size_t gi = 0; gi < st_.groups.size(); ++gi) {
+      // Fusion (exec/fusion.h): a fused region runs as a whole.
+      if (st_.groups[gi].fused) {
+        const size_t count = replay_fused_region(m_, st_, gi);
+        check_values(gi, count);
+        gi += count - 1;
+        continue;
+      }
+      const BatchGroup& g = st_.groups[gi];
       if (g.k == 1) {
         replay_single(g.members[0]);
       } else {
@@ -42,8 +51,25 @@ class BatchedForward {
   }
 
   void run(const Schedule& schedule) {
-    size_t pos = 0;
-    for (const uint32_t k : schedule.group_sizes) {
+    size_t pos = 0, region = 0;
+    for (size_t g = 0; g < schedule.group_sizes.size(); ++g) {
+      // Fusion (exec/fusion.h): the region's groups run as one, unless its nodes
+      // are not on the CPU; then they run one by one below.
+      const bool fused_here =
+          region < schedule.fused_regions.size() && schedule.fused_regions[region].first_group == g;
+      if (fused_here && options_.fusion) {
+        const FusedRegion& r = schedule.fused_regions[region++];
+        const size_t groups_before = st_.groups.size();
+        if (run_fused_region(m_, st_, dv_, schedule, region - 1, pos)) {
+          check_values(groups_before, r.groups);
+          g += r.groups - 1;
+          pos += r.tasks;
+          continue;
+        }
+      } else if (fused_here) {
+        ++region;
+      }
+      const uint32_t k = schedule.group_sizes[g];
       VariableIndex* members = static_cast<VariableIndex*>(m_.meta.allocate(k * sizeof(VariableIndex)));
       for (unsigned j = 0; j < k; ++j) members[j] = dv_.first + schedule.members[pos + j];
       pos += k;
@@ -52,6 +78,17 @@ class BatchedForward {
   }
 
  private:
+  /// With check_validity, the values of the recorded groups [g, g + count).
+  void check_values(size_t g, size_t count) {
+    if (!options_.check_validity) return;
+    for (size_t gi = g; gi < g + count; ++gi)
+      for (unsigned j = 0; j < st_.groups[gi].k; ++j) {
+        const VariableIndex i = st_.groups[gi].members[j];
+        const Node& node = m_.node(i);
+        check_finite(node.value, "value", op_name(node.op), i);
+      }
+  }
+
   void run_group(VariableIndex* members, unsigned k) {
     if (k > 1) order_members_by_layout(m_, st_, dv_, members, k);
     st_.stats.nodes += k;
@@ -158,7 +195,7 @@ class BatchedForward {
     bool same = true, contiguous = true;
     for (unsigned j = 1; j < g.k; ++j) {
       const float* vj = dv_.value(ids[j] & ~BatchGroup::kVariableBit);
-      same &= vj == first;
+      same &= same_argument(ids[j], ids[0], vj, first);
       contiguous &= vj == first + j * sz;
     }
     const bool was_stacked = stacked != 0;
@@ -179,6 +216,14 @@ class BatchedForward {
       st_.stats.bytes_gathered += sz * g.k * sizeof(float);
     }
     return !was_stacked;
+  }
+
+  /// Whether two members' argument (node ids a and b, values va and vb) is one
+  /// value passed once: the same node, or two parameter nodes of one parameter.
+  /// Not any two nodes with the same memory: two equal slices of one value are
+  /// views of the same floats (exec/fusion.h) but have gradients of their own.
+  bool same_argument(uint32_t a, uint32_t b, const float* va, const float* vb) const {
+    return a == b || (va == vb && is_shared_leaf(m_.node(a & ~BatchGroup::kVariableBit)));
   }
 
   /// The arguments of a batched kernel call, in host memory (graph meta arena).
@@ -210,7 +255,7 @@ class BatchedForward {
     for (unsigned j = 1; j < k; ++j) {
       ids[j] = dv_.arg_id(members[j], p);
       const float* vj = dv_.value(ids[j] & ~BatchGroup::kVariableBit);
-      same &= vj == a0.value.v;
+      same &= same_argument(ids[j], ids[0], vj, a0.value.v);
       contiguous &= vj == a0.value.v + j * sz;
     }
     a.args[p] = a0.value;

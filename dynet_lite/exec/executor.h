@@ -23,6 +23,7 @@ namespace dynet_lite {
 struct RunOptions {
   AutobatchStrategy strategy = AutobatchStrategy::None;
   bool check_validity = false;  // throw on NaN or inf in values and gradients
+  bool fusion = true;           // run the schedule's fused regions as such (exec/fusion.h)
 };
 
 class Executor {

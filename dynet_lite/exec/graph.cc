@@ -34,6 +34,7 @@ ComputationGraph::ComputationGraph(std::unique_ptr<GraphMemory> memory)
       id_(next_graph_id.fetch_add(1, std::memory_order_relaxed)),
       autobatch_(autobatch_flag),
       cse_(current_params().cse),
+      fusion_(current_params().fusion != 0),
       rng_(next_graph_seed()),
       executor_(std::make_unique<Executor>(*mem_, rng_)) {
   build_start_ns_ = now_ns();
@@ -239,7 +240,7 @@ void ComputationGraph::invalidate() {
 
 void ComputationGraph::run_forward(VariableIndex last) {
   if (!build_timed_) note_first_forward();
-  executor_->forward(last, RunOptions{autobatch_strategy(autobatch_), check_validity_});
+  executor_->forward(last, RunOptions{autobatch_strategy(autobatch_), check_validity_, fusion_});
 }
 
 void ComputationGraph::backward(const Expression& last, bool full) {
@@ -255,7 +256,7 @@ void ComputationGraph::backward(VariableIndex last, bool full) {
   DYNET_LITE_DIM_CHECK(target.value.d.batch_size() == 1,
                        "backward: the loss must be a scalar (one element per batch element), but node "
                            << last << " (" << op_name(target.op) << ") has shape " << target.value.d);
-  executor_->backward(last, full, RunOptions{autobatch_strategy(autobatch_), check_validity_});
+  executor_->backward(last, full, RunOptions{autobatch_strategy(autobatch_), check_validity_, fusion_});
 }
 
 AutobatchStats ComputationGraph::autobatch_stats() const {

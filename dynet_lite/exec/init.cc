@@ -97,6 +97,8 @@ DynetParams extract_dynet_params(int& argc, char**& argv, bool shared_parameters
       p.autobatch = static_cast<int>(parse_integer("--dynet-autobatch", take_value(), 0, 2));
     } else if (flag == "--dynet-cse") {
       p.cse = static_cast<int>(parse_integer("--dynet-cse", take_value(), 0, 1));
+    } else if (flag == "--dynet-fusion") {
+      p.fusion = static_cast<int>(parse_integer("--dynet-fusion", take_value(), 0, 1));
     } else if (flag == "--dynet-weight-decay") {
       p.weight_decay = static_cast<float>(parse_real("--dynet-weight-decay", take_value(), 0, 1));
     } else if (flag == "--dynet-profiling") {
@@ -115,7 +117,7 @@ DynetParams extract_dynet_params(int& argc, char**& argv, bool shared_parameters
                            "initialize: unknown flag '"
                                << arg
                                << "' (known: --dynet-mem, --dynet-seed, --dynet-autobatch, "
-                                  "--dynet-cse, --dynet-weight-decay, --dynet-profiling, --dynet-gpus, --dynet-gpu, "
+                                  "--dynet-cse, --dynet-fusion, --dynet-weight-decay, --dynet-profiling, --dynet-gpus, --dynet-gpu, "
                                   "--dynet-devices)");
     }
   }

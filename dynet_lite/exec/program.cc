@@ -219,7 +219,7 @@ const Tensor& Program::forward(const Expression& e) {
     check_replayable(e.i);
     if (shares_) take_shared_memory();
     if (cg_->executor_->has_device_graph()) check_slot_indices();
-    cg_->executor_->replay_forward(RunOptions{autobatch_strategy(cg_->autobatch_), cg_->check_validity_});
+    cg_->executor_->replay_forward(RunOptions{autobatch_strategy(cg_->autobatch_), cg_->check_validity_, cg_->fusion_});
     ++replays_;
   }
   return cg_->node(e.i).value;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "dynet_lite/exec/fusion.h"
 #include "dynet_lite/exec/graph_memory.h"
 #include "dynet_lite/exec/signature.h"
 
@@ -314,6 +315,7 @@ void schedule_segment(const GraphMemory& m, BatchState& st, VariableIndex first,
   else
     Agenda(sc).run(n);
   order_free_groups(m, sc, first, n);
+  plan_fusion(m, st, first, n);  // exec/fusion.h: cached with the schedule
 }
 
 }  // namespace dynet_lite

@@ -19,6 +19,7 @@ namespace {
 using op_params::OneFloat;
 
 using cpu::arr;
+using cpu::ArrMap;
 
 // ---------------------------------------------------------------- binary
 Dim binary_shape(const Tensor* const* xs, unsigned n, const Node& node) {
@@ -92,10 +93,11 @@ Dim sum_shape(const Tensor* const* xs, unsigned n, const Node& node) {
   Dim r = xs[0]->d;
   for (unsigned k = 1; k < n; ++k) {
     const Dim& d = xs[k]->d;
-    DYNET_LITE_DIM_CHECK(same_shape_ignoring_batch(d, r),
-                         op_name(node.op) << ": argument " << k << " has shape " << d << ", argument 0 has " << xs[0]->d);
-    DYNET_LITE_DIM_CHECK(d.bd == r.bd || d.bd == 1 || r.bd == 1,
-                         op_name(node.op) << ": argument " << k << " has batch size " << d.bd << ", others have " << r.bd);
+    DYNET_LITE_DIM_CHECK(same_shape_ignoring_batch(d, r), op_name(node.op) << ": argument " << k << " has shape " << d
+                                                                           << ", argument 0 has " << xs[0]->d);
+    DYNET_LITE_DIM_CHECK(d.bd == r.bd || d.bd == 1 || r.bd == 1, op_name(node.op)
+                                                                     << ": argument " << k << " has batch size " << d.bd
+                                                                     << ", others have " << r.bd);
     if (d.bd > r.bd) r.bd = d.bd;
   }
   return r;
@@ -133,21 +135,84 @@ Expression scalar_op(OpKind op, const Expression& x, float c) {
   return detail::add(op, {x}, p);
 }
 
+// ---------------------------------------------------------------- spans, for fusion (exec/fusion.h)
+// The kernels above over one node's floats, every argument of the node's shape.
+// The outputs never overlap the inputs (a node's value or gradient is its own
+// memory), so the loops are marked free of aliasing and vectorise.
+template <class F>
+void binary_span_forward(const float* const* x, unsigned, float* __restrict__ y, size_t n, const Node&) {
+  const float* __restrict__ a = x[0], * __restrict__ b = x[1];
+  for (size_t i = 0; i < n; ++i) y[i] = F::f(a[i], b[i]);
+}
+template <class F, bool kFirst, bool kAssign>
+void binary_span_partial(const float* __restrict__ a, const float* __restrict__ b, const float* __restrict__ y,
+                         const float* __restrict__ dy, float* __restrict__ dx, size_t n) {
+  for (size_t k = 0; k < n; ++k) {
+    const float g = (kFirst ? F::da(a[k], b[k], y[k]) : F::db(a[k], b[k], y[k])) * dy[k];
+    dx[k] = kAssign ? g : dx[k] + g;
+  }
+}
+template <class F>
+void binary_span_backward(const float* const* x, unsigned, const float* y, const float* dy, unsigned i, float* dx,
+                          size_t n, bool assign, const Node&) {
+  if (i == 0)
+    (assign ? binary_span_partial<F, true, true> : binary_span_partial<F, true, false>)(x[0], x[1], y, dy, dx, n);
+  else
+    (assign ? binary_span_partial<F, false, true> : binary_span_partial<F, false, false>)(x[0], x[1], y, dy, dx, n);
+}
+template <class F>
+void scalar_span_forward(const float* const* x, unsigned, float* y, size_t n, const Node& node) {
+  const Eigen::Index len = static_cast<Eigen::Index>(n);
+  F::array_forward(ArrMap(const_cast<float*>(x[0]), len), ArrMap(y, len), node.p<OneFloat>().a);
+}
+template <class F>
+void scalar_span_backward(const float* const* x, unsigned, const float* y, const float* dy, unsigned, float* dx,
+                          size_t n, bool assign, const Node& node) {
+  const Eigen::Index len = static_cast<Eigen::Index>(n);
+  if (assign) ArrMap(dx, len).setZero();  // the functors only accumulate
+  F::array_backward(ArrMap(const_cast<float*>(x[0]), len), ArrMap(const_cast<float*>(y), len),
+                    ArrMap(const_cast<float*>(dy), len), ArrMap(dx, len), node.p<OneFloat>().a);
+}
+// y = sum_k x_k, in the order of sum_forward;  dx_k += dy
+void sum_span_forward(const float* const* x, unsigned nargs, float* y, size_t n, const Node&) {
+  const Eigen::Index len = static_cast<Eigen::Index>(n);
+  ArrMap out(y, len);
+  out.setZero();
+  for (unsigned k = 0; k < nargs; ++k) out += ArrMap(const_cast<float*>(x[k]), len);
+}
+void sum_span_backward(const float* const*, unsigned, const float*, const float* dy, unsigned, float* dx, size_t n,
+                       bool assign, const Node&) {
+  const Eigen::Index len = static_cast<Eigen::Index>(n);
+  if (assign)
+    ArrMap(dx, len) = ArrMap(const_cast<float*>(dy), len);
+  else
+    ArrMap(dx, len) += ArrMap(const_cast<float*>(dy), len);
+}
+
+template <class Forward, class Backward>
+void set_spans(OpInfo& row, Forward forward, Backward backward) {
+  row.span_forward = forward;
+  row.span_backward = backward;
+}
+
 }  // namespace
 
 void register_arith_ops(OpTable& t) {
   math::for_each_binary([&t](OpKind op, const char* name, auto functor) {
     using F = decltype(functor);
-    t.define(op, "arith", name, binary_shape, binary_forward<F>, binary_backward<F>, BatchKind::Elementwise,
-             Purity::Pure, Devices::CpuAndCuda);
+    set_spans(t.define(op, "arith", name, binary_shape, binary_forward<F>, binary_backward<F>, BatchKind::Elementwise,
+                       Purity::Pure, Devices::CpuAndCuda),
+              binary_span_forward<F>, binary_span_backward<F>);
   });
   math::for_each_scalar_op([&t](OpKind op, const char* name, auto functor) {
     using F = decltype(functor);
-    t.define(op, "arith", name, unary_shape, scalar_forward<F>, scalar_backward<F>, BatchKind::Elementwise,
-             Purity::Pure, Devices::CpuAndCuda);
+    set_spans(t.define(op, "arith", name, unary_shape, scalar_forward<F>, scalar_backward<F>, BatchKind::Elementwise,
+                       Purity::Pure, Devices::CpuAndCuda),
+              scalar_span_forward<F>, scalar_span_backward<F>);
   });
-  t.define(OpKind::Sum, "arith", "sum", sum_shape, sum_forward, sum_backward, BatchKind::Elementwise, Purity::Pure,
-           Devices::CpuAndCuda);
+  set_spans(t.define(OpKind::Sum, "arith", "sum", sum_shape, sum_forward, sum_backward, BatchKind::Elementwise,
+                     Purity::Pure, Devices::CpuAndCuda),
+            sum_span_forward, sum_span_backward);
 }
 
 Expression operator+(const Expression& x, const Expression& y) { return detail::add(OpKind::Add, {x, y}); }
@@ -169,9 +234,8 @@ Expression colwise_add(const Expression& x, const Expression& bias) {
   Dim bd = bias.dim();
   DYNET_LITE_DIM_CHECK(bd.nd <= 1 || bd.truncate().nd == 1,
                        "colwise_add: bias must be a column vector, got " << bd << " (x is " << x.dim() << ")");
-  DYNET_LITE_DIM_CHECK(bd.rows() == x.dim().rows(),
-                       "colwise_add: bias " << bd << " has " << bd.rows() << " rows, x " << x.dim() << " has "
-                                            << x.dim().rows());
+  DYNET_LITE_DIM_CHECK(bd.rows() == x.dim().rows(), "colwise_add: bias " << bd << " has " << bd.rows() << " rows, x "
+                                                                         << x.dim() << " has " << x.dim().rows());
   return detail::add(OpKind::Add, {x, bias});
 }
 Expression pow(const Expression& x, const Expression& y) { return detail::add(OpKind::Pow, {x, y}); }

@@ -15,6 +15,7 @@ namespace {
 using op_params::OneFloat;
 
 using cpu::arr;
+using cpu::ArrMap;
 
 Dim same_shape(const Tensor* const* xs, unsigned n, const Node& node) {
   DYNET_LITE_DIM_CHECK(n == 1, op_name(node.op) << ": takes one argument, got " << n);
@@ -32,13 +33,30 @@ void map_backward(const Tensor* const* xs, unsigned, const Node& n, const Tensor
   F::array_backward(arr(*xs[0]), arr(n.value), arr(dy), arr(dx), n.p<OneFloat>().a);
 }
 
+// The same over one node's floats, for fusion (exec/fusion.h).
+template <class F>
+void map_span_forward(const float* const* x, unsigned, float* y, size_t n, const Node& node) {
+  const Eigen::Index len = static_cast<Eigen::Index>(n);
+  F::array_forward(ArrMap(const_cast<float*>(x[0]), len), ArrMap(y, len), node.p<OneFloat>().a);
+}
+template <class F>
+void map_span_backward(const float* const* x, unsigned, const float* y, const float* dy, unsigned, float* dx, size_t n,
+                       bool assign, const Node& node) {
+  const Eigen::Index len = static_cast<Eigen::Index>(n);
+  if (assign) ArrMap(dx, len).setZero();  // the functors only accumulate
+  F::array_backward(ArrMap(const_cast<float*>(x[0]), len), ArrMap(const_cast<float*>(y), len),
+                    ArrMap(const_cast<float*>(dy), len), ArrMap(dx, len), node.p<OneFloat>().a);
+}
+
 }  // namespace
 
 void register_unary_ops(OpTable& t) {
   math::for_each_unary([&t](OpKind op, const char* name, auto functor) {
     using F = decltype(functor);
-    t.define(op, "unary", name, same_shape, map_forward<F>, map_backward<F>, BatchKind::Elementwise, Purity::Pure,
-             Devices::CpuAndCuda);
+    OpInfo& row = t.define(op, "unary", name, same_shape, map_forward<F>, map_backward<F>, BatchKind::Elementwise,
+                           Purity::Pure, Devices::CpuAndCuda);
+    row.span_forward = map_span_forward<F>;
+    row.span_backward = map_span_backward<F>;
   });
 }
 
