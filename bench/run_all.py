@@ -33,6 +33,11 @@ b1 at least 2x, rnnlm manual-64 at least 7200 / 5800 = 1.24x).
 the first GPU; the build needs the CUDA backend: --no-build with a tree
 configured where nvcc is found).
 --data-dir points the programs at another copy of ../shared/data.
+
+Each row gives the GFLOP/s the program reports (the multiply-adds of its
+products, twice, over the timed seconds) against the machine's single-thread
+peak (bench/fma_peak: independent FMAs in the widest vectors) and against the
+GEMM rate of bench/gemm (Eigen's 512^3 product, compiled for this CPU).
 """
 import argparse
 import os
@@ -141,9 +146,16 @@ def main():
         if m:
             gemm.append(float(m.group(1)))
     print("single-thread GEMM 512^3: median %.1f GFLOP/s" % statistics.median(gemm) if gemm else "gemm: no figure")
+    peak = None
+    if os.path.exists(os.path.join(build, "bench/fma_peak")):
+        m = re.search(r"median ([0-9.]+) GFLOP/s", run([os.path.join(build, "bench/fma_peak")]))
+        peak = float(m.group(1)) if m else None
+        print("single-thread peak (independent FMAs, bench/fma_peak): median %.1f GFLOP/s" % peak if peak
+              else "fma_peak: no figure")
     print()
-    print("| task | mode | throughput (median) | min-max | GFLOP/s | kernels | bytes gathered |")
-    print("| --- | --- | --- | --- | --- | --- | --- |")
+    print("| task | mode | throughput (median) | min-max | GFLOP/s | % of peak | % of GEMM 512^3 | kernels | "
+          "bytes gathered |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
     ratios, dynet_ratios, sibling_ratios = [], [], []
     for task in tasks:
         if task == "overhead":
@@ -178,9 +190,12 @@ def main():
             kern = field(lines[0], "kernels")
             gath = field(lines[0], "bytes_gathered")
             medians[(name, mode)] = statistics.median(tp)
-            print("| %s | %s | %.0f %s | %.0f-%.0f | %s | %s | %s |" % (
+            rate = statistics.median([g for g in gf if g is not None]) if any(g is not None for g in gf) else None
+            print("| %s | %s | %.0f %s | %.0f-%.0f | %s | %s | %s | %s | %s |" % (
                 name, mode, statistics.median(tp), unit, min(tp), max(tp),
-                "%.2f" % statistics.median([g for g in gf if g is not None]) if any(g is not None for g in gf) else "-",
+                "%.2f" % rate if rate is not None else "-",
+                "%.0f%%" % (100 * rate / peak) if rate is not None and peak else "-",
+                "%.0f%%" % (100 * rate / statistics.median(gemm)) if rate is not None and gemm else "-",
                 "%d" % kern if kern is not None else "-", "%d" % gath if gath is not None else "-"))
         if a.torch and task in TORCH_TASKS:
             for mode in modes:
