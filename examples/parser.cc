@@ -588,6 +588,7 @@ int run_train(const Options& o) {
   Vocabulary vocab = Vocabulary::build(train_raw);
   DYNET_LITE_CHECK(vocab.labels.size() > 0, std::runtime_error, o.train << ": no token has a HEAD and DEPREL");
   std::vector<Sentence> all_train = vocab.convert_gold(train_raw, o.train);
+  std::vector<ConlluSentence>().swap(train_raw);  // the parsed corpus goes before the model and graphs come
   std::vector<Sentence> dev = vocab.convert_gold(read_conllu(o.dev), o.dev);
   if (o.max_dev && dev.size() > o.max_dev) dev.resize(o.max_dev);
 

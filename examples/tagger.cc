@@ -810,6 +810,7 @@ int run_train(const Options& o) {
   if (o.max_train && train_raw.size() > o.max_train) train_raw.resize(o.max_train);
   Vocabulary vocab = Vocabulary::build(train_raw, o.use_char);
   std::vector<Sentence> train = vocab.convert(train_raw, o.train);
+  std::vector<ConlluSentence>().swap(train_raw);  // the parsed corpus goes before the model and graphs come
   std::vector<Sentence> dev = vocab.convert(read_conllu(o.dev), o.dev);
   std::cerr << "train " << train.size() << " sentences (" << count_words(train) << " tokens), dev " << dev.size()
             << "; vocabulary " << vocab.words.size() << " words, " << vocab.tags.size() << " tags";
@@ -910,6 +911,7 @@ int run_bench(const Options& o) {
   std::vector<ConlluSentence> train_raw = read_conllu(o.train);
   Vocabulary vocab = Vocabulary::build(train_raw, o.use_char);
   std::vector<Sentence> train = vocab.convert(train_raw, o.train);
+  std::vector<ConlluSentence>().swap(train_raw);  // the parsed corpus goes before the model and graphs come
   DYNET_LITE_CHECK(train.size() >= WARMUP + TIMED, std::runtime_error,
                    "--bench needs " << WARMUP + TIMED << " training sentences, '" << o.train << "' has "
                                             << train.size());
@@ -987,6 +989,7 @@ int run_static(const Options& o) {
   if (o.max_train && train_raw.size() > o.max_train) train_raw.resize(o.max_train);
   Vocabulary vocab = Vocabulary::build(train_raw, false);
   std::vector<Sentence> train = vocab.convert(train_raw, o.train);
+  std::vector<ConlluSentence>().swap(train_raw);  // the parsed corpus goes before the model and graphs come
   std::vector<Sentence> dev = vocab.convert(read_conllu(o.dev), o.dev);
   std::vector<Sentence> test = vocab.convert(read_conllu(o.test), o.test);
   const bool padded = o.bench_static != "instances";

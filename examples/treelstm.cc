@@ -490,7 +490,9 @@ int run_train(const Options& o) {
   if (o.max_train && train_raw.size() > o.max_train) train_raw.resize(o.max_train);
   Vocabulary vocab = Vocabulary::build(train_raw);
   std::vector<Tree> train = vocab.convert(train_raw, o.train);
+  std::vector<PTBTree>().swap(train_raw);  // the parsed trees go before the model and graphs come
   std::vector<Tree> dev = vocab.convert(dev_raw, o.dev);
+  std::vector<PTBTree>().swap(dev_raw);
   std::cerr << "train " << train.size() << " trees";
   if (removed) std::cerr << " (" << removed << " trees that are also in the dev file left out)";
   std::cerr << ", dev " << dev.size() << "; vocabulary " << vocab.words.size() << " words; loss at "
@@ -554,6 +556,7 @@ int run_bench(const Options& o) {
   std::vector<PTBTree> train_raw = read_ptb_trees(o.train);
   Vocabulary vocab = Vocabulary::build(train_raw);
   std::vector<Tree> train = vocab.convert(train_raw, o.train);
+  std::vector<PTBTree>().swap(train_raw);  // the parsed trees go before the model and graphs come
   DYNET_LITE_CHECK(train.size() >= WARMUP + TIMED, std::runtime_error,
                    "--bench needs " << WARMUP + TIMED << " training trees, '" << o.train << "' has "
                                               << train.size());
