@@ -65,6 +65,7 @@ bool Executor::find_gradient(VariableIndex i, Node& n) const {
 void Executor::invalidate() {
   evaluated_ = 0;
   captured_last_ = kNotCaptured;
+  tape_.clear();
   drop_device_graph();
   backward_done_ = false;
   if (m_.batch_state_) m_.batch_state_->clear_groups();
@@ -79,6 +80,7 @@ void Executor::revert(VariableIndex evaluated) {
   // Values computed after the checkpoint (even of older nodes) are dropped.
   evaluated_ = std::min(evaluated_, evaluated);
   captured_last_ = kNotCaptured;
+  tape_.clear();
   drop_device_graph();
   if (m_.batch_state_) {
     // Groups run after the checkpoint hold only nodes computed after it.

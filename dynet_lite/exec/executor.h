@@ -16,6 +16,7 @@
 #include "dynet_lite/backends/device_graph.h"
 #include "dynet_lite/exec/autobatch.h"
 #include "dynet_lite/exec/graph_memory.h"
+#include "dynet_lite/exec/plain_tape.h"
 
 namespace dynet_lite {
 
@@ -51,6 +52,7 @@ class Executor {
   void reset() {
     evaluated_ = 0;
     captured_last_ = kNotCaptured;
+    tape_.clear();
     backward_done_ = false;
     drop_device_graph();
   }
@@ -98,6 +100,13 @@ class Executor {
   /// Records the forward pass on graph_device_ and launches it; false when it
   /// cannot be recorded (nothing computed then).
   bool record_device_graph(const RunOptions& options);
+  /// The tape of a captured plain graph on one device (exec/plain_tape.h):
+  /// its forward calls are written at the end of the capture, its backward
+  /// steps while the first backward pass after it runs.
+  void write_forward_tape(VariableIndex last);
+  void replay_forward_tape();
+  bool replay_backward_tape(VariableIndex last, bool full);
+  PlainTape tape_;
 
   static constexpr VariableIndex kNotCaptured = ~VariableIndex(0);
   VariableIndex captured_last_ = kNotCaptured;

@@ -6,6 +6,7 @@
 #include "dynet_lite/except.h"
 #include "dynet_lite/exec/executor.h"
 #include "dynet_lite/exec/graph_memory.h"
+#include "dynet_lite/exec/plain_tape.h"
 #include "dynet_lite/expr.h"
 #include "dynet_lite/ops/op_table.h"
 
@@ -62,11 +63,18 @@ class DeviceContext {
 /// a parameter get nothing (unless `full`).
 class PlainBackward {
  public:
-  PlainBackward(GraphMemory& m, std::mt19937& rng, bool full, const RunOptions& options)
-      : m_(m), device_(m, rng), ops_(op_rows()), full_(full), options_(options) {}
+  /// `tape`: where to record the pass's steps (a captured graph), or null.
+  PlainBackward(GraphMemory& m, std::mt19937& rng, bool full, const RunOptions& options, PlainTape* tape)
+      : m_(m), device_(m, rng), ops_(op_rows()), full_(full), options_(options), tape_(tape) {}
 
   void run(VariableIndex last) {
     if (m_.device_arenas.size() == 1) allocate_block(last);
+    if (tape_) {
+      tape_->backward_from = last;
+      tape_->full = full_;
+      tape_->block = block_;
+      tape_->block_floats = block_floats_;
+    }
     Node& target = m_.node(last);
     m_.marks[last] = GradientMark::Flows;
     give_gradient(target);
@@ -84,6 +92,7 @@ class PlainBackward {
     for (VariableIndex j = 0; j <= last; ++j) bound += padded(m_.node(j).value.d.size());
     DeviceArenas& da = *m_.device_arenas.front();
     block_ = da.grads.allocate_floats(bound);
+    block_floats_ = bound;
     da.device->fill(block_, 0.f, bound);
   }
 
@@ -110,10 +119,15 @@ class PlainBackward {
     if (options_.check_validity) check_finite(n.grad, "gradient", info.name, j);
     // Every use of this node has run: the weight gradients they left for later
     // are summed now, as one product, before anything reads them.
-    if (m_.marks[j] == GradientMark::PendingWeightGrads)
+    if (m_.marks[j] == GradientMark::PendingWeightGrads) {
       m_.weight_grads.flush(n.grad.v, m_.arenas(n.value.device).scratch);
+      record(PlainTape::Backward::kFlush, n);
+    }
     if (info.accumulate) {
-      if (n.variable) info.accumulate(n, n.grad);
+      if (n.variable) {
+        info.accumulate(n, n.grad);
+        if (tape_) record(PlainTape::Backward::kAccumulate, n).accumulate = info.accumulate;
+      }
       return;
     }
     if (info.blocks_gradient || n.num_args == 0) return;
@@ -123,6 +137,7 @@ class PlainBackward {
     const Tensor* const* xs = gather_args(m_, n, small_);
     ExecContext& ctx = device_.ctx();
     ctx.begin_node();
+    bool first_call = true;
     for (unsigned k = 0; k < n.num_args; ++k) {
       const VariableIndex a = n.args[k];
       Node& an = m_.node(a);
@@ -133,12 +148,33 @@ class PlainBackward {
       }
       Arena::Mark scratch_mark = device_.arenas().scratch.mark();
       const size_t pending = m_.weight_grads.size();
-      ctx.set_weight_grads(dev->type == DeviceType::CPU && an.value.device->type == DeviceType::CPU ? &m_.weight_grads
-                                                                                                    : nullptr);
+      const bool defer = dev->type == DeviceType::CPU && an.value.device->type == DeviceType::CPU;
+      ctx.set_weight_grads(defer ? &m_.weight_grads : nullptr);
       b(xs, n.num_args, n, n.grad, k, an.grad, ctx);
+      if (tape_) {
+        PlainTape::Backward& step = record(PlainTape::Backward::kCall, n);
+        step.begin_node = first_call;
+        step.weight_grads = defer;
+        step.k = k;
+        step.arg = &an;
+        step.xs = tape_->forward[j].xs;
+        step.nargs = n.num_args;
+        step.b = b;
+        first_call = false;
+      }
       if (m_.weight_grads.size() != pending) m_.marks[a] = GradientMark::PendingWeightGrads;
       device_.arenas().scratch.rewind(scratch_mark);
     }
+  }
+
+  PlainTape::Backward& record(PlainTape::Backward::Kind kind, Node& n) {
+    static PlainTape::Backward ignored;
+    if (!tape_) return ignored;
+    PlainTape::Backward step{};
+    step.kind = kind;
+    step.n = &n;
+    tape_->backward.push_back(step);
+    return tape_->backward.back();
   }
 
   GraphMemory& m_;
@@ -146,7 +182,9 @@ class PlainBackward {
   const OpInfo* ops_;
   const bool full_;
   const RunOptions& options_;
+  PlainTape* tape_;
   float* block_ = nullptr;
+  size_t block_floats_ = 0;
   const Tensor* small_[8];
 };
 
@@ -189,15 +227,104 @@ void Executor::forward_plain(VariableIndex last, const RunOptions& options) {
 }
 
 void Executor::backward_plain(VariableIndex last, bool full, const RunOptions& options) {
-  m_.marks.assign(last + 1, GradientMark::None);
   for (auto& a : m_.device_arenas) a->grads.reset();
   m_.weight_grads.reset();
   m_.transposes.reset(&m_.device_arenas.front()->grads);
   backward_done_ = true;
-  if (!(full || m_.node(last).variable)) return;  // the loss depends on no parameter
+  const bool flows = full || m_.node(last).variable;  // else the loss depends on no parameter
   const auto t0 = std::chrono::steady_clock::now();
-  PlainBackward(m_, rng_, full, options).run(last);
+  // A captured graph on one device follows its tape (which leaves the marks
+  // as the recorded pass set them), or records it.
+  const bool taped = !tape_.forward.empty() && !options.check_validity;
+  if (flows && taped && replay_backward_tape(last, full)) {
+    m_.batch_state().stats.backward_seconds += seconds_since(t0);
+    return;
+  }
+  m_.marks.assign(last + 1, GradientMark::None);
+  if (!flows) return;
+  tape_.drop_backward();
+  PlainBackward(m_, rng_, full, options, taped ? &tape_ : nullptr).run(last);
+  tape_.has_backward = taped;
   m_.batch_state().stats.backward_seconds += seconds_since(t0);
+}
+
+void Executor::write_forward_tape(VariableIndex last) {
+  tape_.clear();
+  if (m_.device_arenas.size() != 1 || m_.has_batch_groups()) return;
+  const OpInfo* ops = op_rows();
+  Device* dev = m_.node(0).value.device;
+  for (VariableIndex i = 0; i <= last; ++i) {
+    Node& n = m_.node(i);
+    if (n.value.device != dev) {
+      tape_.clear();
+      return;
+    }
+    const OpInfo& info = ops[static_cast<unsigned>(n.op)];
+    const uint32_t xs = static_cast<uint32_t>(tape_.args.size());
+    for (unsigned k = 0; k < n.num_args; ++k) tape_.args.push_back(&m_.node(n.args[k]).value);
+    tape_.forward.push_back({forward_kernel(info, dev), &n, xs, n.num_args, !info.sets_own_value});
+  }
+  tape_.device = dev;
+}
+
+void Executor::replay_forward_tape() {
+  DeviceArenas& da = *m_.device_arenas.front();
+  ExecContext ctx(&da.values, &da.scratch, &rng_, tape_.device, &m_.meta);
+  const Tensor* const* args = tape_.args.data();
+  const auto t0 = std::chrono::steady_clock::now();
+  for (const PlainTape::Forward& step : tape_.forward) {
+    Node& n = *step.n;
+    if (step.allocate) n.value.v = da.values.allocate_floats(n.value.d.size());
+    const Arena::Mark scratch_mark = da.scratch.mark();
+    step.f(args + step.xs, step.nargs, n, ctx);
+    da.scratch.rewind(scratch_mark);
+  }
+  evaluated_ = static_cast<VariableIndex>(tape_.forward.size());
+  AutobatchStats& stats = m_.batch_state().stats;
+  stats.nodes += evaluated_;
+  stats.kernels += evaluated_;
+  stats.forward_seconds += seconds_since(t0);
+}
+
+bool Executor::replay_backward_tape(VariableIndex last, bool full) {
+  if (!tape_.has_backward || tape_.backward_from != last || tape_.full != full) return false;
+  DeviceArenas& da = *m_.device_arenas.front();
+  // The recorded pass's gradients lie in one block; the tape holds only if the
+  // block lands where it did (a reorganised arena puts it elsewhere).
+  float* block = da.grads.allocate_floats(tape_.block_floats);
+  if (block != tape_.block) {
+    da.grads.reset();
+    m_.transposes.reset(&da.grads);
+    return false;
+  }
+  Device* dev = tape_.device;
+  dev->fill(block, 0.f, tape_.block_floats);
+  Node& target = m_.node(last);
+  dev->fill(target.grad.v, 1.f, target.value.d.size());
+  ExecContext ctx(&da.values, &da.scratch, &rng_, dev, &m_.meta);
+  ctx.set_transposes(dev->type == DeviceType::CPU ? &m_.transposes : nullptr);
+  const Tensor* const* args = tape_.args.data();
+  for (const PlainTape::Backward& step : tape_.backward) {
+    Node& n = *step.n;
+    switch (step.kind) {
+      case PlainTape::Backward::kFlush:
+        m_.weight_grads.flush(n.grad.v, da.scratch);
+        break;
+      case PlainTape::Backward::kAccumulate:
+        step.accumulate(n, n.grad);
+        break;
+      case PlainTape::Backward::kCall: {
+        if (step.begin_node) ctx.begin_node();
+        const Arena::Mark scratch_mark = da.scratch.mark();
+        ctx.set_weight_grads(step.weight_grads ? &m_.weight_grads : nullptr);
+        step.b(args + step.xs, step.nargs, n, n.grad, step.k, step.arg->grad, ctx);
+        da.scratch.rewind(scratch_mark);
+        break;
+      }
+    }
+  }
+  if (!m_.weight_grads.empty()) m_.weight_grads.flush_all(da.scratch);
+  return true;
 }
 
 }  // namespace dynet_lite

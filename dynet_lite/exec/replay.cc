@@ -12,6 +12,7 @@ namespace dynet_lite {
 
 void Executor::begin_capture() {
   drop_device_graph();
+  tape_.clear();
   GraphMemory::CaptureMarks& c = m_.capture;
   c.values_before.clear();
   for (auto& a : m_.device_arenas) c.values_before.push_back(a->values.mark());
@@ -32,6 +33,7 @@ void Executor::end_capture(VariableIndex last) {
     c.gathers_after.push_back(a->gathers.mark());
   }
   captured_last_ = last;
+  write_forward_tape(last);
 }
 
 void Executor::drop_values() {
@@ -72,7 +74,10 @@ void Executor::replay_forward(const RunOptions& options) {
   device_graph_.reset();
   for (size_t d = 0; d < m_.device_arenas.size(); ++d) m_.device_arenas[d]->values.rewind(c.values_before[d]);
   evaluated_ = 0;
-  forward_plain(captured_last_, options);
+  if (!tape_.forward.empty() && !options.check_validity)
+    replay_forward_tape();
+  else
+    forward_plain(captured_last_, options);
 }
 
 void Executor::use_device_graph(Device* d, std::vector<HostRange> live) {

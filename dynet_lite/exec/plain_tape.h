@@ -1,0 +1,70 @@
+#pragma once
+// A compiled program's plain execution as a tape: the kernel calls of one
+// forward and one backward pass over a captured graph, with everything the
+// executor decides per node (which kernel, which argument tensors, which
+// gradients flow, when deferred weight gradients are summed) decided once.
+// Replays of a program run without batching on one device walk the tape, so
+// they cost the kernels and little else (exec/replay.cc, plain_executor.cc).
+//
+// The tape holds pointers into the graph's nodes, which never move, and relies
+// on each pass laying its memory out as the recorded one did: values and
+// gradients are allocated again in the same order from the same arena
+// positions, and a backward pass whose gradient block lands elsewhere (its
+// arena was reorganised) runs the ordinary way and records the tape again.
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "dynet_lite/core/node.h"
+#include "dynet_lite/core/op_info.h"
+
+namespace dynet_lite {
+
+struct PlainTape {
+  /// One node's forward call.
+  struct Forward {
+    ForwardFn f;
+    Node* n;
+    uint32_t xs;        // offset of its argument tensors in `args`
+    uint32_t nargs;
+    bool allocate;      // the value is allocated here (not by the kernel)
+  };
+  /// One step of the backward pass, in order.
+  struct Backward {
+    enum Kind : uint8_t { kFlush, kAccumulate, kCall } kind;
+    bool begin_node;    // kCall: the first call of its node (ExecContext::begin_node)
+    bool weight_grads;  // kCall: weight gradients may be deferred (CPU to CPU)
+    uint32_t k;         // kCall: the argument
+    Node* n;
+    Node* arg;          // kCall: node of argument k
+    uint32_t xs, nargs; // kCall: as in the node's Forward
+    union {
+      BackwardFn b;
+      AccumulateFn accumulate;
+    };
+  };
+
+  std::vector<const Tensor*> args;  // argument tensors of every call, node after node
+  std::vector<Forward> forward;
+  Device* device = nullptr;         // every node's
+
+  bool has_backward = false;
+  std::vector<Backward> backward;
+  VariableIndex backward_from = 0;  // the loss it ran from
+  bool full = false;
+  const float* block = nullptr;     // where the gradient block lay
+  size_t block_floats = 0;
+
+  void clear() {
+    args.clear();
+    forward.clear();
+    device = nullptr;
+    drop_backward();
+  }
+  void drop_backward() {
+    has_backward = false;
+    backward.clear();
+  }
+};
+
+}  // namespace dynet_lite
