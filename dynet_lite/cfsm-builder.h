@@ -57,6 +57,7 @@ class StandardSoftmaxBuilder : public SoftmaxBuilder {
   Expression w, b;
   ComputationGraph* pcg = nullptr;
   unsigned graph_id = 0;
+  unsigned graph_slot = 0;  // the graph's registry slot: its liveness is known without reading it
   bool bias = true;
 };
 
@@ -110,6 +111,7 @@ class ClassFactoredSoftmaxBuilder : public SoftmaxBuilder {
   std::vector<Parameter> p_rc2ws, p_rcwbiases;  ///< per cluster (unset for singletons)
   ComputationGraph* pcg = nullptr;
   unsigned graph_id = 0;
+  unsigned graph_slot = 0;  // the graph's registry slot: its liveness is known without reading it
   Expression r2c, cbias;
   std::vector<Expression> rc2ws, rc2biases;  ///< per cluster, lazily added per graph
   std::vector<char> rc_in_graph;

@@ -83,8 +83,13 @@ class ComputationGraph {
   void print_graphviz() const;
   void print_graphviz(std::ostream& os) const;
 
-  /// Changes when the graph is cleared; expressions remember it.
+  /// Changes when the graph is cleared; expressions remember it.  Unique among
+  /// the ids of all graphs alive and of the past (until it wraps at 2^32).
   unsigned get_id() const { return id_; }
+  /// The graph's place in the registry of live graphs (core/graph_registry.h),
+  /// fixed for its lifetime; with get_id() it tells whether an expression's
+  /// graph still exists without reading the graph.
+  unsigned registry_slot() const { return slot_; }
   /// Number of nodes.
   VariableIndex size() const { return num_nodes_; }
   const Dim& get_dimension(VariableIndex i) const;
@@ -115,13 +120,16 @@ class ComputationGraph {
   /// A graph on memory of its own (a compiled program's, sized to what it holds).
   explicit ComputationGraph(std::unique_ptr<GraphMemory> memory);
   void check_index(VariableIndex i, const char* what) const;
+  /// Throws (naming `what`) unless e is a live expression of this graph.
+  void check_own(const Expression& e, const char* what) const;
   void run_forward(VariableIndex last);
   void note_first_forward();
 
   const OpInfo* ops_;  // the op table's rows
   std::unique_ptr<GraphMemory> mem_;
   VariableIndex num_nodes_ = 0;
-  unsigned id_;
+  unsigned slot_ = 0;  // in the registry of live graphs
+  unsigned id_ = 0;
   unsigned revert_count_ = 0;
   int64_t build_start_ns_ = 0;  // creation or clear(), for the profile's build time
   bool build_timed_ = false;

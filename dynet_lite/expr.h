@@ -16,16 +16,19 @@
 
 namespace dynet_lite {
 
-/// A handle to a node of a graph.  Cheap to copy; stale once the graph is cleared.
+/// A handle to a node of a graph.  Cheap to copy; stale once the graph is
+/// cleared or destroyed.  A stale expression is an error wherever it is used
+/// (std::invalid_argument), decided without reading the graph, which may be gone.
 struct Expression {
   ComputationGraph* pg = nullptr;
   VariableIndex i = 0;
   unsigned graph_id = 0;
-  unsigned stamp = 0;  ///< tells this node from a later one in the same slot after revert()
+  unsigned stamp = 0;       ///< tells this node from a later one in the same slot after revert()
+  unsigned graph_slot = 0;  ///< the graph's place in the registry of live graphs
 
   Expression() = default;
   Expression(ComputationGraph* pg, VariableIndex i)
-      : pg(pg), i(i), graph_id(pg->get_id()), stamp(pg->node_stamp(i)) {}
+      : pg(pg), i(i), graph_id(pg->get_id()), stamp(pg->node_stamp(i)), graph_slot(pg->registry_slot()) {}
   /// For the node just added by add_node (its stamp is the graph's current one).
   static Expression just_added(ComputationGraph* pg, VariableIndex i) {
     Expression e;
@@ -33,6 +36,7 @@ struct Expression {
     e.i = i;
     e.graph_id = pg->get_id();
     e.stamp = pg->current_stamp();
+    e.graph_slot = pg->registry_slot();
     return e;
   }
 
@@ -42,8 +46,12 @@ struct Expression {
   const Tensor& gradient() const;
   /// The shape, known as soon as the expression exists.
   Dim dim() const;
-  /// True when the graph was cleared (or reverted past this node).
-  bool is_stale() const { return pg == nullptr || !pg->is_live(i, graph_id, stamp); }
+  /// True when the graph was destroyed or cleared (or reverted past this node),
+  /// or the expression is empty.
+  bool is_stale() const;
+  /// Whether the graph that made this expression is alive and not cleared since
+  /// (asked of the registry of live graphs: pg is not read).
+  bool graph_is_live() const;
 };
 
 namespace detail {
@@ -65,6 +73,9 @@ template <class P>
 Expression add(OpKind op, const std::vector<Expression>& args, const P& p) {
   return add(op, args.data(), static_cast<unsigned>(args.size()), &p, sizeof(P));
 }
+/// The graph of `x`; throws (naming `op`) when x is empty or its graph was
+/// destroyed or cleared.
+ComputationGraph& live_graph(const Expression& x, const char* op);
 /// Adds a leaf (no arguments) to `g`.
 template <class P>
 Expression add_leaf(ComputationGraph& g, OpKind op, const Dim& d, const P& p, bool trainable = false,

@@ -105,6 +105,7 @@ class HierarchicalSoftmaxBuilder : public SoftmaxBuilder {
   Dict path_symbols;
   ComputationGraph* pcg = nullptr;
   unsigned graph_id = 0;
+  unsigned graph_slot = 0;  // the graph's registry slot: its liveness is known without reading it
   unsigned rep_dim = 0;
   unsigned dict_size = 0;
 };

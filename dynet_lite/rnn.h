@@ -90,7 +90,9 @@ class RNNBuilder {
   virtual Expression set_s_impl(int prev, const std::vector<Expression>& s_new) = 0;
   /// The builder's name in error messages.
   virtual const char* builder_name() const { return "RNNBuilder"; }
-  /// Throws unless new_graph and start_new_sequence were called (in this order).
+  /// Throws unless new_graph was called and its graph is still alive, uncleared.
+  void check_graph(const char* what) const;
+  /// check_graph, and start_new_sequence was called since.
   void check_ready(const char* what) const;
   /// Throws a dim_error unless x is a column vector of `dim` rows (any batch size).
   void check_input_dim(const Expression& x, unsigned dim, const char* what) const;
@@ -99,6 +101,7 @@ class RNNBuilder {
   float dropout_rate = 0.f;
   ComputationGraph* graph_ = nullptr;  ///< the graph of the latest new_graph
   unsigned graph_id_ = 0;
+  unsigned graph_slot_ = 0;  ///< the graph's registry slot: its liveness is known without reading it
 
  private:
   /// Throws unless a step from `prev` can be added now (naming `what` in the error).

@@ -3,8 +3,10 @@
 
 #include <cmath>
 #include <limits>
+#include <memory>
 
 #include "dynet_lite/init.h"
+#include "dynet_lite/lstm.h"
 
 using dl::ComputationGraph;
 using dl::Dim;
@@ -92,6 +94,70 @@ BOOST_AUTO_TEST_CASE(expression_from_a_cleared_graph) {
   test::check_throws_with<std::invalid_argument>([&] { x.value(); }, {"stale"});
   test::check_throws_with<std::invalid_argument>([&] { x.dim(); }, {"stale"});
   test::check_throws_with<std::invalid_argument>([&] { cg.backward(x); }, {"backward", "stale"});
+}
+
+// Once its graph is destroyed an expression is stale, and every use is an
+// error: decided by the registry of live graphs, without reading the freed graph
+// (under AddressSanitizer a read would be reported).
+BOOST_AUTO_TEST_CASE(expression_from_a_destroyed_graph) {
+  Expression x, y;
+  {
+    auto cg = std::make_unique<ComputationGraph>();
+    x = dl::input(*cg, Dim({2}), {1.f, 2.f});
+    y = dl::tanh(x);
+    BOOST_CHECK(!y.is_stale());
+    BOOST_CHECK_CLOSE(dl::as_vector(y.value())[1], std::tanh(2.f), 1e-4);
+  }
+  BOOST_CHECK(x.is_stale());
+  BOOST_CHECK(y.is_stale());
+  BOOST_CHECK(!y.graph_is_live());
+  const std::vector<std::string> destroyed = {"stale expression", "destroyed"};
+  test::check_throws_with<std::invalid_argument>([&] { dl::as_scalar(dl::sum_elems(y).value()); },
+                                                 {"sum_elems", "stale", "destroyed"});
+  test::check_throws_with<std::invalid_argument>([&] { y.value(); }, destroyed);
+  test::check_throws_with<std::invalid_argument>([&] { y.gradient(); }, destroyed);
+  test::check_throws_with<std::invalid_argument>([&] { y.dim(); }, destroyed);
+  test::check_throws_with<std::invalid_argument>([&] { dl::tanh(y); }, {"tanh", "stale", "destroyed"});
+  test::check_throws_with<std::invalid_argument>([&] { dl::pickneglogsoftmax(y, std::vector<unsigned>{0, 1}); },
+                                                 {"pickneglogsoftmax", "destroyed"});
+  test::check_throws_with<std::invalid_argument>([&] { dl::reshape(y, Dim({2})); }, {"reshape", "destroyed"});
+  // A new graph, perhaps at the same address, does not take the old expressions.
+  ComputationGraph cg2;
+  dl::input(cg2, Dim({2}), {3.f, 4.f});
+  BOOST_CHECK(y.is_stale());
+  test::check_throws_with<std::invalid_argument>([&] { cg2.get_value(y); }, {"get_value", "destroyed"});
+  test::check_throws_with<std::invalid_argument>([&] { cg2.forward(y); }, {"forward", "destroyed"});
+  test::check_throws_with<std::invalid_argument>([&] { cg2.backward(y); }, {"backward", "destroyed"});
+}
+
+BOOST_AUTO_TEST_CASE(builder_of_a_destroyed_graph) {
+  dl::ParameterCollection pc;
+  dl::VanillaLSTMBuilder lstm(1, 2, 3, pc);
+  {
+    ComputationGraph cg;
+    lstm.new_graph(cg);
+    lstm.start_new_sequence();
+    lstm.add_input(dl::input(cg, Dim({2}), {1.f, 2.f}));
+  }
+  ComputationGraph other;
+  Expression x = dl::input(other, Dim({2}), {1.f, 2.f});
+  test::check_throws_with<std::invalid_argument>([&] { lstm.add_input(x); }, {"add_input", "destroyed"});
+  test::check_throws_with<std::invalid_argument>([&] { lstm.start_new_sequence(); }, {"destroyed", "new_graph"});
+  lstm.new_graph(other);
+  lstm.start_new_sequence();
+  BOOST_CHECK_NO_THROW(lstm.add_input(x));
+}
+
+// Many graphs made and destroyed: the registry reuses their slots, and an
+// expression never takes a later graph in its slot for its own.
+BOOST_AUTO_TEST_CASE(registry_slots_are_reused_safely) {
+  std::vector<Expression> old;
+  for (int k = 0; k < 50; ++k) {
+    ComputationGraph cg;
+    old.push_back(dl::input(cg, 1.f));
+    for (const Expression& e : old) BOOST_CHECK_EQUAL(e.is_stale(), &e == &old.back() ? false : true);
+  }
+  for (const Expression& e : old) BOOST_CHECK(e.is_stale());
 }
 
 BOOST_AUTO_TEST_CASE(expression_from_another_graph) {

@@ -7,6 +7,7 @@
 #include <iostream>
 #include <ostream>
 
+#include "dynet_lite/core/graph_registry.h"
 #include "dynet_lite/core/random.h"
 #include "dynet_lite/dynet.h"
 #include "dynet_lite/exec/executor.h"
@@ -16,8 +17,6 @@
 namespace dynet_lite {
 
 namespace {
-std::atomic<unsigned> next_graph_id{1};
-
 int64_t now_ns() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
       .count();
@@ -31,7 +30,6 @@ ComputationGraph::ComputationGraph() : ComputationGraph(acquire_graph_memory()) 
 ComputationGraph::ComputationGraph(std::unique_ptr<GraphMemory> memory)
     : ops_(op_rows()),
       mem_(std::move(memory)),
-      id_(next_graph_id.fetch_add(1, std::memory_order_relaxed)),
       autobatch_(autobatch_flag),
       cse_(current_params().cse),
       fusion_(current_params().fusion != 0),
@@ -39,6 +37,9 @@ ComputationGraph::ComputationGraph(std::unique_ptr<GraphMemory> memory)
       executor_(std::make_unique<Executor>(*mem_, rng_)) {
   build_start_ns_ = now_ns();
   mem_->batch_state().profiling = profiling_flag > 0;
+  const GraphRegistration r = register_graph();
+  slot_ = r.slot;
+  id_ = r.id;
 }
 
 void ComputationGraph::note_first_forward() {
@@ -46,13 +47,16 @@ void ComputationGraph::note_first_forward() {
   mem_->batch_state().stats.build_seconds += static_cast<double>(now_ns() - build_start_ns_) * 1e-9;
 }
 
-ComputationGraph::~ComputationGraph() { release_graph_memory(std::move(mem_)); }
+ComputationGraph::~ComputationGraph() {
+  unregister_graph(slot_);  // first: expressions of this graph are stale from here on
+  release_graph_memory(std::move(mem_));
+}
 
 void ComputationGraph::clear() {
   mem_->reset();
   executor_->reset();
   num_nodes_ = 0;
-  id_ = next_graph_id.fetch_add(1, std::memory_order_relaxed);
+  id_ = renew_graph_id(slot_);
   build_start_ns_ = now_ns();
   build_timed_ = false;
 }
@@ -171,15 +175,23 @@ VariableIndex ComputationGraph::add_node(OpKind op, const Expression* args, unsi
   return idx;
 }
 
+void ComputationGraph::check_own(const Expression& e, const char* what) const {
+  // The pointer and the registry first: an expression of another graph, or of
+  // a destroyed one, is refused without touching that graph.
+  if (e.pg == this && e.graph_is_live() && is_live(e.i, e.graph_id, e.stamp)) return;
+  const char* why = e.pg == nullptr      ? "is default-constructed (never assigned)"
+                    : !e.graph_is_live() ? "is stale: its graph was destroyed or cleared since it was made"
+                    : e.pg != this       ? "belongs to another graph"
+                                         : "is stale: the graph was reverted past it";
+  DYNET_LITE_ARG_CHECK(false, what << ": the expression " << why);
+}
+
 const Tensor& ComputationGraph::forward(const Expression& last) {
-  // pg first: an expression of another graph is refused without touching that graph.
-  DYNET_LITE_ARG_CHECK(last.pg == this && !last.is_stale(),
-                       "forward: the expression is stale, default-constructed or belongs to another graph");
+  check_own(last, "forward");
   return forward(last.i);
 }
 const Tensor& ComputationGraph::incremental_forward(const Expression& last) {
-  DYNET_LITE_ARG_CHECK(last.pg == this && !last.is_stale(),
-                       "incremental_forward: the expression is stale, default-constructed or belongs to another graph");
+  check_own(last, "incremental_forward");
   return incremental_forward(last.i);
 }
 
@@ -198,8 +210,7 @@ const Tensor& ComputationGraph::incremental_forward(VariableIndex last) {
 
 const Tensor& ComputationGraph::get_value(VariableIndex i) { return incremental_forward(i); }
 const Tensor& ComputationGraph::get_value(const Expression& e) {
-  DYNET_LITE_ARG_CHECK(e.pg == this && !e.is_stale(),
-                       "get_value: the expression is stale, default-constructed or belongs to another graph");
+  check_own(e, "get_value");
   return get_value(e.i);
 }
 
@@ -225,7 +236,7 @@ const Tensor& ComputationGraph::get_gradient(VariableIndex i) {
   return n.grad;
 }
 const Tensor& ComputationGraph::get_gradient(const Expression& e) {
-  DYNET_LITE_ARG_CHECK(e.pg == this && !e.is_stale(), "get_gradient: the expression is stale (its graph was cleared)");
+  check_own(e, "get_gradient");
   return get_gradient(e.i);
 }
 
@@ -244,8 +255,7 @@ void ComputationGraph::run_forward(VariableIndex last) {
 }
 
 void ComputationGraph::backward(const Expression& last, bool full) {
-  DYNET_LITE_ARG_CHECK(last.pg == this && !last.is_stale(),
-                       "backward: the expression is stale or belongs to another graph");
+  check_own(last, "backward");
   backward(last.i, full);
 }
 

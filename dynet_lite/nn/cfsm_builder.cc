@@ -7,6 +7,7 @@
 #include <random>
 #include <sstream>
 
+#include "dynet_lite/core/graph_registry.h"
 #include "dynet_lite/except.h"
 
 namespace dynet_lite {
@@ -24,9 +25,10 @@ unsigned draw(const std::vector<float>& p, std::mt19937& rng) {
   return static_cast<unsigned>(p.size()) - 1;  // rounding left a sliver
 }
 
-void check_rep(const Expression& rep, unsigned rep_dim, ComputationGraph* pcg, unsigned graph_id,
+void check_rep(const Expression& rep, unsigned rep_dim, ComputationGraph* pcg, unsigned graph_slot, unsigned graph_id,
                const char* builder, const char* what) {
-  DYNET_LITE_ARG_CHECK(pcg != nullptr && rep.pg == pcg && pcg->get_id() == graph_id,
+  // The registry, not pcg, tells whether the graph is alive: pcg may dangle.
+  DYNET_LITE_ARG_CHECK(pcg != nullptr && graph_is_live(graph_slot, graph_id) && rep.pg == pcg,
                        builder << "::" << what << ": call new_graph() with the graph of the representation first");
   const Dim d = rep.dim();
   DYNET_LITE_DIM_CHECK(d.rows() == rep_dim && d.batch_size() == rep_dim,
@@ -65,12 +67,13 @@ StandardSoftmaxBuilder::StandardSoftmaxBuilder(Parameter& p_w, Parameter& p_b, b
 void StandardSoftmaxBuilder::new_graph(ComputationGraph& cg, bool update) {
   pcg = &cg;
   graph_id = cg.get_id();
+  graph_slot = cg.registry_slot();
   w = update ? parameter(cg, p_w) : const_parameter(cg, p_w);
   if (bias) b = update ? parameter(cg, p_b) : const_parameter(cg, p_b);
 }
 
 void StandardSoftmaxBuilder::check(const Expression& rep, const char* what) const {
-  check_rep(rep, p_w.dim().cols(), pcg, graph_id, "StandardSoftmaxBuilder", what);
+  check_rep(rep, p_w.dim().cols(), pcg, graph_slot, graph_id, "StandardSoftmaxBuilder", what);
 }
 
 Expression StandardSoftmaxBuilder::full_logits(const Expression& rep) {
@@ -178,6 +181,7 @@ int ClassFactoredSoftmaxBuilder::cluster_of(unsigned wordidx) const {
 void ClassFactoredSoftmaxBuilder::new_graph(ComputationGraph& cg, bool upd) {
   pcg = &cg;
   graph_id = cg.get_id();
+  graph_slot = cg.registry_slot();
   update = upd;
   r2c = update ? parameter(cg, p_r2c) : const_parameter(cg, p_r2c);
   if (bias) cbias = update ? parameter(cg, p_cbias) : const_parameter(cg, p_cbias);
@@ -187,7 +191,7 @@ void ClassFactoredSoftmaxBuilder::new_graph(ComputationGraph& cg, bool upd) {
 }
 
 void ClassFactoredSoftmaxBuilder::check(const Expression& rep, const char* what) const {
-  check_rep(rep, rep_dim, pcg, graph_id, "ClassFactoredSoftmaxBuilder", what);
+  check_rep(rep, rep_dim, pcg, graph_slot, graph_id, "ClassFactoredSoftmaxBuilder", what);
 }
 
 void ClassFactoredSoftmaxBuilder::check_word(unsigned wordidx, const char* what) const {

@@ -8,6 +8,7 @@
 #include <random>
 #include <sstream>
 
+#include "dynet_lite/core/graph_registry.h"
 #include "dynet_lite/except.h"
 
 namespace dynet_lite {
@@ -197,11 +198,13 @@ void HierarchicalSoftmaxBuilder::read_cluster_file(const std::string& cluster_fi
 void HierarchicalSoftmaxBuilder::new_graph(ComputationGraph& cg, bool update) {
   pcg = &cg;
   graph_id = cg.get_id();
+  graph_slot = cg.registry_slot();
   root->new_graph(cg, update);
 }
 
 void HierarchicalSoftmaxBuilder::check(const Expression& rep, const char* what) const {
-  DYNET_LITE_ARG_CHECK(pcg != nullptr && rep.pg == pcg && pcg->get_id() == graph_id,
+  // The registry, not pcg, tells whether the graph is alive: pcg may dangle.
+  DYNET_LITE_ARG_CHECK(pcg != nullptr && graph_is_live(graph_slot, graph_id) && rep.pg == pcg,
                        "HierarchicalSoftmaxBuilder::" << what
                                                       << ": call new_graph() with the graph of the representation first");
   const Dim d = rep.dim();

@@ -208,7 +208,7 @@ void LSTMBuilderBase::set_dropout(float d, float d_h) {
 void LSTMBuilderBase::disable_dropout() { dropout_rate = dropout_rate_h = dropout_rate_c = 0.f; }
 
 void LSTMBuilderBase::set_dropout_masks(unsigned batch_size) {
-  DYNET_LITE_ARG_CHECK(graph_ != nullptr, builder_name() << "::set_dropout_masks: call new_graph() first");
+  check_graph("set_dropout_masks");
   mask_x.clear();
   mask_h.clear();
   mask_c.clear();

@@ -1,6 +1,7 @@
 // RNNBuilder bookkeeping (the history of steps) and the Elman network.
 #include "dynet_lite/rnn.h"
 
+#include "dynet_lite/core/graph_registry.h"
 #include "dynet_lite/except.h"
 
 namespace dynet_lite {
@@ -10,15 +11,21 @@ RNNBuilder::~RNNBuilder() = default;
 void RNNBuilder::new_graph(ComputationGraph& cg, bool update) {
   graph_ = &cg;
   graph_id_ = cg.get_id();
+  graph_slot_ = cg.registry_slot();
   sequence_started_ = false;
   new_graph_impl(cg, update);
 }
 
-void RNNBuilder::check_ready(const char* what) const {
+void RNNBuilder::check_graph(const char* what) const {
   DYNET_LITE_ARG_CHECK(graph_ != nullptr, builder_name() << "::" << what << ": call new_graph() first");
-  DYNET_LITE_ARG_CHECK(graph_->get_id() == graph_id_,
+  // Asked of the registry: graph_ may point to a destroyed graph.
+  DYNET_LITE_ARG_CHECK(graph_is_live(graph_slot_, graph_id_),
                        builder_name() << "::" << what
-                                      << ": the graph was cleared since new_graph(); call new_graph() again");
+                                      << ": the graph was destroyed or cleared since new_graph(); call new_graph() again");
+}
+
+void RNNBuilder::check_ready(const char* what) const {
+  check_graph(what);
   DYNET_LITE_ARG_CHECK(sequence_started_, builder_name() << "::" << what << ": call start_new_sequence() first");
 }
 
@@ -44,10 +51,7 @@ Expression RNNBuilder::record_step(const RNNPointer& prev, Expression r, const E
 }
 
 void RNNBuilder::start_new_sequence(const std::vector<Expression>& h_0) {
-  DYNET_LITE_ARG_CHECK(graph_ != nullptr, builder_name() << "::start_new_sequence: call new_graph() first");
-  DYNET_LITE_ARG_CHECK(graph_->get_id() == graph_id_,
-                       builder_name() << "::start_new_sequence: the graph was cleared since new_graph(); "
-                                         "call new_graph() again");
+  check_graph("start_new_sequence");
   DYNET_LITE_ARG_CHECK(h_0.empty() || h_0.size() == num_h0_components(),
                        builder_name() << "::start_new_sequence: h_0 has " << h_0.size()
                                       << " expressions, expected " << num_h0_components() << " (or none)");

@@ -56,10 +56,10 @@ void register_device_ops(OpTable& t) {
 }
 
 Expression to_device(const Expression& x, Device* device) {
-  DYNET_LITE_ARG_CHECK(x.pg != nullptr, "to_device: x is an empty Expression (never assigned)");
+  ComputationGraph& g = detail::live_graph(x, "to_device");
   DYNET_LITE_ARG_CHECK(device != nullptr, "to_device: the target device is null (x is "
                                               << (x.is_stale() ? std::string("stale") : to_string(x.dim())) << ")");
-  return Expression(x.pg, x.pg->add_node(OpKind::ToDevice, &x, 1, nullptr, 0, false, device));
+  return Expression(&g, g.add_node(OpKind::ToDevice, &x, 1, nullptr, 0, false, device));
 }
 
 }  // namespace dynet_lite

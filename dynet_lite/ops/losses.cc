@@ -305,7 +305,7 @@ Expression hinge(const Expression& x, const std::vector<unsigned>& indices, floa
   if (indices.size() == 1) {
     p.index = indices[0];
   } else {
-    p.indices = detail::copy_to_graph(*x.pg, indices.data(), indices.size());
+    p.indices = detail::copy_to_graph(detail::live_graph(x, "hinge"), indices.data(), indices.size());
   }
   p.count = static_cast<unsigned>(indices.size());
   return hinge_node(x, p, m);

@@ -48,8 +48,7 @@ Dim one_arg(const Tensor* const* xs, unsigned n, const Node& node) {
 }
 
 ComputationGraph& graph_of(const Expression& x, const char* op) {
-  DYNET_LITE_ARG_CHECK(x.pg != nullptr, op << ": argument 0 is an empty Expression (never assigned)");
-  return *x.pg;
+  return detail::live_graph(x, op);
 }
 
 // Product of the dimensions [from, to) of d (dimensions past nd count as 1).

@@ -380,7 +380,7 @@ Expression log_softmax(const Expression& x, const std::vector<unsigned>& restric
     seen[r] = true;
   }
   RestrictedParams p;
-  p.rows = detail::copy_to_graph(*x.pg, restriction.data(), restriction.size());
+  p.rows = detail::copy_to_graph(detail::live_graph(x, "log_softmax"), restriction.data(), restriction.size());
   p.count = static_cast<unsigned>(restriction.size());
   return detail::add(OpKind::RestrictedLogSoftmax, {x}, p);
 }
@@ -406,8 +406,7 @@ Expression pickneglogsoftmax(const Expression& x, const std::vector<unsigned>& v
   if (v.size() == 1) {
     p.index = v[0];
   } else {
-    DYNET_LITE_ARG_CHECK(x.pg != nullptr, "pickneglogsoftmax: x is an empty Expression");
-    p.indices = detail::copy_to_graph(*x.pg, v.data(), v.size());
+    p.indices = detail::copy_to_graph(detail::live_graph(x, "pickneglogsoftmax"), v.data(), v.size());
   }
   p.count = static_cast<unsigned>(v.size());
   return pnls(x, p);

@@ -632,8 +632,7 @@ Expression strided_select(const Expression& x, const std::vector<int>& strides, 
   for (int v : strides) lists[total++] = v;
   for (int v : from) lists[total++] = v;
   for (int v : to) lists[total++] = v;
-  DYNET_LITE_ARG_CHECK(x.pg != nullptr, "strided_select: the argument is an empty expression");
-  p.lists = total ? detail::copy_to_graph(*x.pg, lists, total) : nullptr;
+  p.lists = total ? detail::copy_to_graph(detail::live_graph(x, "strided_select"), lists, total) : nullptr;
   return detail::add(OpKind::StridedSelect, {x}, p);
 }
 

@@ -571,7 +571,7 @@ Expression sparsemax_loss(const Expression& x, const std::vector<unsigned>& targ
                              "sparsemax_loss: target index " << target_support[a] << " listed twice for x " << d);
   SparsemaxLossParams p;
   p.support =
-      target_support.empty() ? nullptr : detail::copy_to_graph(*x.pg, target_support.data(), target_support.size());
+      target_support.empty() ? nullptr : detail::copy_to_graph(detail::live_graph(x, "sparsemax_loss"), target_support.data(), target_support.size());
   p.count = static_cast<unsigned>(target_support.size());
   return detail::add(OpKind::SparsemaxLoss, {x}, p);
 }
@@ -607,7 +607,7 @@ Expression pairwise_rank_loss(const Expression& x, const Expression& y, real m) 
 
 Expression hinge_dim(const Expression& x, const std::vector<unsigned>& indices, unsigned d, float m) {
   HingeDimParams p = hinge_dim_params(x, d, m);
-  p.indices = indices.empty() ? nullptr : detail::copy_to_graph(*x.pg, indices.data(), indices.size());
+  p.indices = indices.empty() ? nullptr : detail::copy_to_graph(detail::live_graph(x, "hinge_dim"), indices.data(), indices.size());
   p.per = static_cast<unsigned>(indices.size());
   return detail::add(OpKind::HingeDim, {x}, p);
 }
@@ -628,7 +628,7 @@ Expression hinge_dim(const Expression& x, const std::vector<std::vector<unsigned
     DYNET_LITE_DIM_CHECK(indices[b].size() == per, "hinge_dim: index list " << b << " holds " << indices[b].size()
                                                                             << " indices, list 0 holds " << per
                                                                             << " (x " << xd << ")");
-  unsigned* flat = static_cast<unsigned*>(x.pg->allocate_graph_bytes(per * indices.size() * sizeof(unsigned)));
+  unsigned* flat = static_cast<unsigned*>(detail::live_graph(x, "hinge_dim").allocate_graph_bytes(per * indices.size() * sizeof(unsigned)));
   for (size_t b = 0; b < indices.size(); ++b) std::copy(indices[b].begin(), indices[b].end(), flat + b * per);
   p.indices = flat;
   p.per = static_cast<unsigned>(per);
