@@ -4,6 +4,18 @@
 
 using namespace dynet_lite;
 
+// A graph with static storage is destroyed at exit after this thread's pool of
+// graph memory (thread-local objects go first): its destructor must not use the
+// pool.  Under AddressSanitizer a use of the destroyed pool is reported.
+ComputationGraph static_graph;
+
+BOOST_AUTO_TEST_CASE(static_graph_outlives_the_thread_pool) {
+  static_graph.clear();
+  Expression y = tanh(input(static_graph, Dim({2}), std::vector<float>{0.f, 1.f}) * 2.f);
+  test::check_close(as_vector(static_graph.forward(y)), {0.f, std::tanh(2.f)});
+  static_graph.backward(sum_elems(y));
+}
+
 BOOST_AUTO_TEST_CASE(op_table_is_complete) {
   unsigned n = 0;
   const char* const* missing = incomplete_ops(&n);

@@ -11,13 +11,15 @@ namespace dynet_lite {
 
 namespace {
 
+// Never destroyed: a graph destroyed during static destruction still adds its
+// counters here.
 std::mutex& totals_mutex() {
-  static std::mutex m;
-  return m;
+  static std::mutex* m = new std::mutex;
+  return *m;
 }
 AutobatchStats& totals() {
-  static AutobatchStats s;
-  return s;
+  static AutobatchStats* s = new AutobatchStats;
+  return *s;
 }
 
 }  // namespace

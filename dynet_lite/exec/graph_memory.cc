@@ -9,12 +9,21 @@
 namespace dynet_lite {
 
 namespace {
+// Set when this thread's pool is destroyed: at thread exit, or for the main
+// thread at program exit, before static objects.  A graph destroyed after that
+// (a static or global one) frees its memory instead of pooling it.  A plain
+// bool, trivially destructible, stays readable until the thread is gone.
+thread_local bool pool_destroyed = false;
+
 struct Pool {
   std::vector<std::unique_ptr<GraphMemory>> free;
+  ~Pool() { pool_destroyed = true; }
 };
-Pool& thread_pool() {
+// This thread's pool, or null once it is destroyed.
+Pool* thread_pool() {
+  if (pool_destroyed) return nullptr;
   thread_local Pool pool;
-  return pool;
+  return &pool;
 }
 }  // namespace
 
@@ -70,10 +79,10 @@ size_t GraphMemory::capacity_bytes() const {
 }
 
 std::unique_ptr<GraphMemory> acquire_graph_memory() {
-  Pool& p = thread_pool();
-  if (!p.free.empty()) {
-    std::unique_ptr<GraphMemory> m = std::move(p.free.back());
-    p.free.pop_back();
+  Pool* p = thread_pool();
+  if (p && !p->free.empty()) {
+    std::unique_ptr<GraphMemory> m = std::move(p->free.back());
+    p->free.pop_back();
     return m;
   }
   return std::make_unique<GraphMemory>(default_arena_bytes());
@@ -81,12 +90,14 @@ std::unique_ptr<GraphMemory> acquire_graph_memory() {
 
 void release_graph_memory(std::unique_ptr<GraphMemory> m) {
   m->reset();
-  Pool& p = thread_pool();
+  Pool* p = thread_pool();
   // A thread rarely has more than a few graphs alive; keep a handful for reuse.
-  if (p.free.size() < 8) p.free.push_back(std::move(m));
+  if (p && p->free.size() < 8) p->free.push_back(std::move(m));
 }
 
-void drain_graph_memory_pool() { thread_pool().free.clear(); }
+void drain_graph_memory_pool() {
+  if (Pool* p = thread_pool()) p->free.clear();
+}
 
 void cleanup() { drain_graph_memory_pool(); }
 
