@@ -258,7 +258,9 @@ Expression layer_norm(const Expression& x, const Expression& g, const Expression
 // ---------------------------------------------------------------- ops/trig.cc
 /// How rounding functions (and argmax) pass gradients back: zero_gradient (the
 /// true derivative, 0 almost everywhere) or straight_through_gradient (dx += dy).
-enum GradientMode { zero_gradient, straight_through_gradient };
+/// A fixed underlying type: any int converts to it without undefined behaviour,
+/// and a value other than these two is an error (std::invalid_argument).
+enum GradientMode : int { zero_gradient, straight_through_gradient };
 Expression sin(const Expression& x);
 Expression cos(const Expression& x);
 Expression tan(const Expression& x);

@@ -48,7 +48,7 @@ struct UpdateSpan {
 };
 
 /// Which moving average of the parameters a trainer keeps (DyNet's names).
-enum struct MovingAverage { None, Cumulative, Exponential };
+enum struct MovingAverage : int { None, Cumulative, Exponential };
 std::ostream& operator<<(std::ostream& os, const MovingAverage& o);
 std::istream& operator>>(std::istream& is, MovingAverage& o);
 

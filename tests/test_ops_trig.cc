@@ -182,6 +182,17 @@ BOOST_AUTO_TEST_CASE(rounding_values) {
                     {1.f, 3.f, 3.f, 4.f, 5.f, 7.f}, 0);
 }
 
+// GradientMode has a fixed underlying type, so any int converts to it; one that
+// is not a mode is an error naming it.
+BOOST_AUTO_TEST_CASE(rounding_refuses_unknown_gradient_modes) {
+  ComputationGraph cg;
+  Expression x = input(cg, Dim({2}), {0.5f, 1.5f});
+  test::check_throws_with<std::invalid_argument>([&] { round(x, static_cast<GradientMode>(7)); },
+                                                 {"round", "gradient mode 7", "{2}"});
+  test::check_throws_with<std::invalid_argument>([&] { floor(x, static_cast<GradientMode>(-1)); },
+                                                 {"floor", "gradient mode -1"});
+}
+
 BOOST_AUTO_TEST_CASE(rounding_gradients) {
   std::vector<float> x = {2.5f, -2.5f, 1.4f, -1.6f, 0.f, 3.f};
   Dim d({3}, 2);

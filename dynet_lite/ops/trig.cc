@@ -152,6 +152,9 @@ void set_rounding_row(OpTable& t, OpKind op, const char* name, ForwardFn f) {
 }
 
 Expression rounding(OpKind op, const Expression& x, GradientMode mode) {
+  DYNET_LITE_ARG_CHECK(mode == zero_gradient || mode == straight_through_gradient,
+                       op_name(op) << ": unknown gradient mode " << static_cast<int>(mode) << " for x "
+                                   << (x.is_stale() ? std::string("(stale)") : to_string(x.dim())));
   RoundingParams p;
   p.straight_through = mode == straight_through_gradient;
   return detail::add(op, {x}, p);

@@ -23,7 +23,7 @@ std::ostream& operator<<(std::ostream& os, const MovingAverage& o) {
     case MovingAverage::Cumulative: return os << "cumulative";
     case MovingAverage::Exponential: return os << "exponential";
   }
-  return os;
+  return os << "MovingAverage(" << static_cast<int>(o) << ")";
 }
 
 std::istream& operator>>(std::istream& is, MovingAverage& o) {
