@@ -5,13 +5,20 @@
 namespace dynet_lite {
 
 Arena::Arena(Device* device, size_t initial_bytes) : device_(device) {
+#ifdef DYNET_LITE_ARENA_POISON
+  host_ = device->type == DeviceType::CPU;
+#endif
   size_t size = std::max<size_t>(initial_bytes, 4 * 1024);
   chunks_.push_back({static_cast<char*>(device_->allocate(size)), size});
+  poison(chunks_.back().base, size);
   select(0, 0);
 }
 
 Arena::~Arena() {
-  for (Chunk& c : chunks_) device_->release(c.base);
+  for (Chunk& c : chunks_) {
+    unpoison(c.base, c.size);
+    device_->release(c.base);
+  }
 }
 
 void Arena::select(size_t chunk, size_t offset) {
@@ -21,7 +28,7 @@ void Arena::select(size_t chunk, size_t offset) {
   offset_ = offset;
 }
 
-void* Arena::allocate_slow(size_t rounded) {
+void* Arena::allocate_slow(size_t rounded, size_t bytes) {
   used_before_current_ += offset_;
   // Use a later chunk (kept from an earlier graph) when it is big enough.
   for (size_t c = current_ + 1; c < chunks_.size(); ++c) {
@@ -29,28 +36,38 @@ void* Arena::allocate_slow(size_t rounded) {
       // Chunks between current_ and c stay unused for this graph.
       for (size_t k = current_ + 1; k < c; ++k) std::swap(chunks_[k], chunks_[c]);
       select(current_ + 1, rounded);
+      unpoison(base_, bytes);
       return base_;
     }
   }
   size_t size = std::max(rounded, chunks_.back().size * 2);
   Chunk fresh{static_cast<char*>(device_->allocate(size)), size};
+  poison(fresh.base, size);
   chunks_.insert(chunks_.begin() + static_cast<std::ptrdiff_t>(current_ + 1), fresh);
   select(current_ + 1, rounded);
+  unpoison(base_, bytes);
   return base_;
 }
 
 void Arena::reset() {
   if (chunks_.size() > kMaxChunks) {
     size_t total = capacity_bytes();
-    for (Chunk& c : chunks_) device_->release(c.base);
+    for (Chunk& c : chunks_) {
+      unpoison(c.base, c.size);
+      device_->release(c.base);
+    }
     chunks_.clear();
     chunks_.push_back({static_cast<char*>(device_->allocate(total)), total});
   }
+  // Everything handed out since the last reset: the chunks up to the current one.
+  for (size_t c = 0; c <= current_ && c < chunks_.size(); ++c) poison(chunks_[c].base, chunks_[c].size);
   used_before_current_ = 0;
   select(0, 0);
 }
 
 void Arena::rewind_slow(const Mark& m) {
+  poison(chunks_[m.chunk].base + m.offset, chunks_[m.chunk].size - m.offset);
+  for (size_t c = m.chunk + 1; c <= current_; ++c) poison(chunks_[c].base, chunks_[c].size);
   // Recompute the bytes used before the marked chunk.
   size_t before = 0;
   for (size_t c = 0; c < m.chunk; ++c) before += chunks_[c].size;  // upper bound is fine for stats

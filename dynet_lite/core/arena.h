@@ -2,11 +2,27 @@
 // A bump allocator over chunks of device memory.  allocate() is a pointer bump;
 // reset() is O(1) and keeps every chunk for the next graph; when a request does not
 // fit, a new chunk (at least twice the last) is added, so arenas grow by themselves.
+//
+// Under AddressSanitizer the part of each host chunk not handed out is poisoned
+// (unpoisoned by allocate(), poisoned again by reset() and rewind()), so that an
+// access past the end of an allocation, or to memory of a cleared graph, is
+// reported although the arena's memory is one big block to the allocator.
 #include <cstddef>
 #include <utility>
 #include <vector>
 
 #include "dynet_lite/devices.h"
+
+#if defined(__SANITIZE_ADDRESS__)
+#define DYNET_LITE_ARENA_POISON 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define DYNET_LITE_ARENA_POISON 1
+#endif
+#endif
+#ifdef DYNET_LITE_ARENA_POISON
+#include <sanitizer/asan_interface.h>
+#endif
 
 namespace dynet_lite {
 
@@ -26,9 +42,10 @@ class Arena {
     if (offset_ + rounded <= limit_) {
       void* p = base_ + offset_;
       offset_ += rounded;
+      unpoison(p, bytes);
       return p;
     }
-    return allocate_slow(rounded);
+    return allocate_slow(rounded, bytes);
   }
   float* allocate_floats(size_t n) { return static_cast<float*>(allocate(n * sizeof(float))); }
 
@@ -48,7 +65,10 @@ class Arena {
   /// Frees everything allocated after `m` (checkpoint/revert, per-kernel scratch).
   void rewind(const Mark& m) {
     if (m.chunk == current_) {
-      if (m.offset < offset_) offset_ = m.offset;
+      if (m.offset < offset_) {
+        poison(base_ + m.offset, offset_ - m.offset);
+        offset_ = m.offset;
+      }
       return;
     }
     rewind_slow(m);
@@ -71,7 +91,7 @@ class Arena {
   Device* device() const { return device_; }
 
  private:
-  void* allocate_slow(size_t rounded);
+  void* allocate_slow(size_t rounded, size_t bytes);
   void rewind_slow(const Mark& m);
   void select(size_t chunk, size_t offset);
 
@@ -86,6 +106,19 @@ class Arena {
   size_t offset_ = 0;
   size_t limit_ = 0;
   size_t used_before_current_ = 0;  // bytes allocated in chunks before the current one
+
+#ifdef DYNET_LITE_ARENA_POISON
+  bool host_ = false;  // only host memory has ASan shadow
+  void poison(void* p, size_t n) const {
+    if (host_ && n) ASAN_POISON_MEMORY_REGION(p, n);
+  }
+  void unpoison(void* p, size_t n) const {
+    if (host_ && n) ASAN_UNPOISON_MEMORY_REGION(p, n);
+  }
+#else
+  void poison(void*, size_t) const {}
+  void unpoison(void*, size_t) const {}
+#endif
 };
 
 }  // namespace dynet_lite
