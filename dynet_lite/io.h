@@ -26,9 +26,10 @@
 ///
 /// Saving is atomic: the file is written to "<filename>.tmp.<pid>", flushed to
 /// disk, then renamed over the target, so a failed or interrupted save leaves
-/// the previous file as it was.  Loading either fills every target or, on any
-/// error, changes nothing.  Errors throw io_error naming the file and, for a
-/// malformed file, the line.
+/// the previous file as it was; the next save to that file removes the
+/// temporaries such interrupted saves left (those whose process is gone).
+/// Loading either fills every target or, on any error, changes nothing.  Errors
+/// throw io_error naming the file and, for a malformed file, the line.
 #include <string>
 #include <vector>
 

@@ -9,6 +9,7 @@
 
 #include "dynet_lite/except.h"
 #include "dynet_lite/io.h"
+#include "dynet_lite/io/temp_files.h"
 #include "dynet_lite/io/text_format.h"
 
 namespace dynet_lite {
@@ -27,13 +28,6 @@ struct TextFileSaver::Entry {
 };
 
 namespace {
-
-std::string directory_of(const std::string& path) {
-  size_t slash = path.find_last_of('/');
-  if (slash == std::string::npos) return ".";
-  if (slash == 0) return "/";
-  return path.substr(0, slash);
-}
 
 [[noreturn]] void throw_errno(const std::string& what) {
   throw io_error(what + ": " + std::strerror(errno));
@@ -78,7 +72,7 @@ std::vector<float> to_host(Device* device, const float* p, size_t n) {
 
 TextFileSaver::TextFileSaver(const std::string& filename, bool append) : filename_(filename), keep_existing_(append) {
   DYNET_LITE_ARG_CHECK(!filename.empty(), "TextFileSaver: empty file name");
-  std::string dir = directory_of(filename);
+  std::string dir = io_detail::directory_of(filename);
   struct stat st;
   DYNET_LITE_CHECK(::stat(dir.c_str(), &st) == 0 && S_ISDIR(st.st_mode), io_error,
                    "TextFileSaver: cannot write '" << filename << "': directory '" << dir << "' does not exist");
@@ -125,8 +119,9 @@ void TextFileSaver::save(const LookupParameter& param, const std::string& key) {
 void TextFileSaver::write_entries(const std::vector<Entry>& entries) {
   for (const Entry& e : entries) check_key(e.key, filename_);
 
+  io_detail::remove_dead_temporaries(filename_);
   TempFile tmp;
-  tmp.path = filename_ + ".tmp." + std::to_string(::getpid());
+  tmp.path = io_detail::temporary_path(filename_);
   tmp.fd = ::open(tmp.path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (tmp.fd < 0) throw_errno("TextFileSaver: cannot create '" + tmp.path + "' to save '" + filename_ + "'");
 
@@ -176,12 +171,7 @@ void TextFileSaver::write_entries(const std::vector<Entry>& entries) {
   if (::rename(tmp.path.c_str(), filename_.c_str()) != 0)
     throw_errno("TextFileSaver: cannot replace '" + filename_ + "' with '" + tmp.path + "'");
   tmp.done = true;
-  // Make the rename itself durable; failure here does not lose data already renamed.
-  int dir = ::open(directory_of(filename_).c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (dir >= 0) {
-    ::fsync(dir);
-    ::close(dir);
-  }
+  io_detail::sync_directory_of(filename_);  // the rename itself made durable
   keep_existing_ = true;
 }
 
