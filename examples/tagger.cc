@@ -159,13 +159,14 @@ struct Vocabulary {
   }
 
   /// Saves to `path` atomically: a header, the char setting, then each dictionary.
-  void save(const std::string& path) const {
+  /// The vocabulary file's content (examples::save_model writes it).
+  examples::VocabularyWriter write() const {
     examples::VocabularyWriter out(VOCAB_MAGIC);
     out.number("char", use_char ? 1 : 0);
     out.dict("words", words);
     out.dict("tags", tags);
     out.dict("chars", chars);
-    out.save(path);
+    return out;
   }
 
   static Vocabulary load(const std::string& path) {

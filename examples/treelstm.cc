@@ -124,10 +124,11 @@ struct Vocabulary {
     return out;
   }
 
-  void save(const std::string& path) const {
+  /// The vocabulary file's content (examples::save_model writes it).
+  examples::VocabularyWriter write() const {
     examples::VocabularyWriter out(VOCAB_MAGIC);
     out.dict("words", words);
-    out.save(path);
+    return out;
   }
 
   static Vocabulary load(const std::string& path) {

@@ -1,8 +1,12 @@
 #include "util.h"
 
-#include <cstring>
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include <cerrno>
+#include <cstdint>
+#include <cstring>
 
 #include <algorithm>
 #include <cstdio>
@@ -12,6 +16,8 @@
 #include <sstream>
 
 #include "dynet_lite/except.h"
+#include "dynet_lite/io/temp_files.h"
+#include "vocab_file.h"
 
 namespace examples {
 
@@ -64,22 +70,84 @@ std::string default_data_dir() {
 }
 
 void write_file_atomically(const std::string& path, const std::string& content) {
-  const std::string tmp = path + ".tmp." + std::to_string(::getpid());
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    DYNET_LITE_CHECK(out.good(), dynet_lite::io_error, "cannot write '" << tmp << "'");
-    out << content;
-    out.flush();
-    DYNET_LITE_CHECK(out.good(), dynet_lite::io_error, "writing '" << tmp << "' failed");
+  dynet_lite::io_detail::remove_dead_temporaries(path);
+  const std::string tmp = dynet_lite::io_detail::temporary_path(path);
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  DYNET_LITE_CHECK(fd >= 0, dynet_lite::io_error, "cannot write '" << tmp << "': " << std::strerror(errno));
+  const char* p = content.data();
+  size_t left = content.size();
+  bool ok = true;
+  while (ok && left > 0) {
+    const ssize_t w = ::write(fd, p, left);
+    if (w < 0 && errno == EINTR) continue;
+    ok = w > 0;
+    if (ok) {
+      p += w;
+      left -= static_cast<size_t>(w);
+    }
   }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+  ok = ok && ::fsync(fd) == 0;
+  ok = ::close(fd) == 0 && ok;
+  if (!ok || std::rename(tmp.c_str(), path.c_str()) != 0) {
+    const int err = errno;
     std::remove(tmp.c_str());
-    DYNET_LITE_CHECK(false, dynet_lite::io_error, "cannot rename '" << tmp << "' to '" << path << "'");
+    DYNET_LITE_CHECK(false, dynet_lite::io_error,
+                     (ok ? "cannot rename '" : "writing '") << tmp << (ok ? "' to '" + path + "'" : "' failed")
+                                                            << ": " << std::strerror(err));
   }
+  dynet_lite::io_detail::sync_directory_of(path);
+}
+
+std::string model_file_stamp(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return "";
+  uint64_t h = 1469598103934665603ull;  // FNV-1a 64
+  uint64_t bytes = 0;
+  std::vector<char> buf(1 << 16);
+  while (in) {
+    in.read(buf.data(), static_cast<std::streamsize>(buf.size()));
+    const std::streamsize n = in.gcount();
+    for (std::streamsize k = 0; k < n; ++k) {
+      h ^= static_cast<unsigned char>(buf[static_cast<size_t>(k)]);
+      h *= 1099511628211ull;
+    }
+    bytes += static_cast<uint64_t>(n);
+  }
+  if (in.bad()) return "";
+  std::ostringstream s;
+  s << bytes << "-" << std::hex << std::setw(16) << std::setfill('0') << h;
+  return s.str();
+}
+
+void finish_interrupted_save(const std::string& path) {
+  const std::string vocab = path + ".vocab", next = path + ".next";
+  if (!file_exists(vocab) || !file_exists(next)) return;
+  std::string stamp;
+  try {
+    stamp = read_model_stamp(vocab);
+  } catch (const dynet_lite::io_error&) {
+    return;  // not a pair this code wrote: the save replaces it
+  }
+  if (stamp.empty() || model_file_stamp(next) != stamp) return;
+  DYNET_LITE_CHECK(std::rename(next.c_str(), path.c_str()) == 0, dynet_lite::io_error,
+                   "cannot rename '" << next << "' to '" << path << "': " << std::strerror(errno));
+  dynet_lite::io_detail::sync_directory_of(path);
+}
+
+std::string model_file_to_load(const std::string& path) {
+  const std::string stamp = read_model_stamp(path + ".vocab");
+  if (stamp.empty()) return path;  // a vocabulary file of version 1 names no model file
+  if (model_file_stamp(path) == stamp) return path;
+  if (model_file_stamp(path + ".next") == stamp) return path + ".next";  // saved, not yet renamed
+  DYNET_LITE_CHECK(false, dynet_lite::io_error,
+                   path << ".vocab names the model file " << stamp << ", which is neither '" << path << "' ("
+                        << (file_exists(path) ? model_file_stamp(path) : std::string("absent")) << ") nor '"
+                        << path << ".next'");
+  return path;
 }
 
 void load_model(dynet_lite::ParameterCollection& pc, const std::string& path) {
-  dynet_lite::TextFileLoader loader(path);
+  dynet_lite::TextFileLoader loader(model_file_to_load(path));
   loader.populate(pc);
 }
 

@@ -39,20 +39,57 @@ bool file_exists(const std::string& path);
 /// root (the build records the root), else the same path from the current folder.
 std::string default_data_dir();
 
-/// Writes `content` to `path` atomically: a temporary file in the same folder,
-/// flushed and closed, then renamed over `path`.  Throws dynet_lite::io_error.
+/// Writes `content` to `path` atomically: a temporary file in the same folder
+/// ("<path>.tmp.<pid>"), flushed to disk and closed, then renamed over `path`.
+/// Temporaries that killed writes to `path` left are removed first.  Throws
+/// dynet_lite::io_error.
 void write_file_atomically(const std::string& path, const std::string& content);
 
+// ---- a model and its vocabulary, saved as one
+//
+// FILE holds the parameters (DyNet's text format) and FILE.vocab the
+// vocabulary, whose second line names the model file it belongs to by a stamp
+// (the file's size and 64-bit FNV-1a hash).  A save (save_model):
+//   1. finishes an earlier save interrupted between its steps 3 and 4;
+//   2. writes the parameters to FILE.next (a temporary flushed to disk, renamed);
+//   3. writes FILE.vocab with the stamp of FILE.next (the same way): this rename
+//      is the commit point;
+//   4. renames FILE.next over FILE.
+// A load (SavedModel) reads FILE.vocab, then whichever of FILE and FILE.next has
+// its stamp.  Killed before the rename of step 3, the pair FILE.vocab, FILE is
+// the old one (a FILE.next left over matches neither and is replaced by the
+// next save); killed after it, FILE.vocab is new and FILE.next holds its model;
+// after step 4 both are new.  So a crash at any moment leaves both files old
+// or both new.  Temporaries of killed saves are removed by the next save once
+// their process is gone.  tests/test_save_kill.cc kills saves at random moments.
+
+/// The stamp of the file at `path`: "<bytes>-<FNV-1a 64 in hex>"; "" when it
+/// cannot be read.
+std::string model_file_stamp(const std::string& path);
+
+/// Step 1 of a save to `path` (above): when FILE.vocab names FILE.next, renames
+/// FILE.next over FILE.
+void finish_interrupted_save(const std::string& path);
+
 /// Saves the parameters of `pc` to `path` and the vocabulary `v` (anything with
-/// save(path)) to `path`.vocab, each atomically.
+/// write(), giving a VocabularyWriter) to `path`.vocab, as one (above).
 template <class Vocabulary>
 void save_model(dynet_lite::ParameterCollection& pc, const Vocabulary& v, const std::string& path) {
-  dynet_lite::TextFileSaver saver(path);  // atomic: a temporary file renamed over `path`
+  finish_interrupted_save(path);
+  const std::string next = path + ".next";
+  dynet_lite::TextFileSaver saver(next);  // atomic: a temporary file renamed over `next`
   saver.save(pc);
-  v.save(path + ".vocab");
+  v.write().save(path + ".vocab", model_file_stamp(next));  // the commit point
+  finish_interrupted_save(path);
 }
 
-/// Reads the parameter values saved at `path` into `pc` (built with the same shapes).
+/// The model file the vocabulary file `path`.vocab belongs to: `path` or
+/// `path`.next (above); `path` for a vocabulary file that names none.  An
+/// io_error when neither matches.
+std::string model_file_to_load(const std::string& path);
+
+/// Reads the parameter values saved at `path` into `pc` (built with the same
+/// shapes): from model_file_to_load(path).
 void load_model(dynet_lite::ParameterCollection& pc, const std::string& path);
 
 /// save_model, then "  [saved PATH]" on stdout (on the line of the epoch it ends).

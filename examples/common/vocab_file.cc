@@ -6,21 +6,52 @@
 namespace examples {
 
 void VocabularyWriter::dict(const char* name, const dynet_lite::Dict& d) {
-  out_ << name << " " << d.size() << "\n";
-  for (const auto& w : d.get_words()) out_ << w << "\n";
+  body_ << name << " " << d.size() << "\n";
+  for (const auto& w : d.get_words()) body_ << w << "\n";
 }
 
-void VocabularyWriter::save(const std::string& path) const { write_file_atomically(path, out_.str()); }
+void VocabularyWriter::save(const std::string& path, const std::string& model_stamp) const {
+  write_file_atomically(path, magic_ + " 2\nmodel " + model_stamp + "\n" + body_.str());
+}
+
+namespace {
+// Reads the header "<magic> <version>" and, from version 2, "model <stamp>";
+// returns the stamp ("" for version 1) and leaves `in` after those lines.
+std::string read_header(std::istream& in, const std::string& path, const std::string& magic,
+                        const std::string& kind, size_t& lineno) {
+  std::string line;
+  DYNET_LITE_CHECK(std::getline(in, line), dynet_lite::io_error, path << ":1: file ends where the header was expected");
+  lineno = 1;
+  std::istringstream header(line);
+  std::string m;
+  int version = 0;
+  header >> m >> version;
+  DYNET_LITE_CHECK((magic.empty() || m == magic) && (version == 1 || version == 2), dynet_lite::io_error,
+                   path << ":1: not a " << kind << " vocabulary file (header '" << line << "')");
+  if (version == 1) return "";
+  DYNET_LITE_CHECK(std::getline(in, line), dynet_lite::io_error,
+                   path << ":2: file ends where the model stamp was expected");
+  lineno = 2;
+  std::istringstream ls(line);
+  std::string key, stamp;
+  ls >> key >> stamp;
+  DYNET_LITE_CHECK(key == "model" && !stamp.empty() && (ls >> std::ws).eof(), dynet_lite::io_error,
+                   path << ":2: expected 'model <stamp>', found '" << line << "'");
+  return stamp;
+}
+}  // namespace
+
+std::string read_model_stamp(const std::string& path) {
+  std::ifstream in(path);
+  DYNET_LITE_CHECK(in.good(), dynet_lite::io_error, "cannot open the vocabulary file '" << path << "'");
+  size_t lineno = 0;
+  return read_header(in, path, "", "model", lineno);
+}
 
 VocabularyReader::VocabularyReader(const std::string& path, const std::string& magic, const std::string& kind)
     : path_(path), in_(path) {
   DYNET_LITE_CHECK(in_.good(), dynet_lite::io_error, "cannot open the vocabulary file '" << path << "'");
-  std::istringstream header(next("the header"));
-  std::string m;
-  int version = 0;
-  header >> m >> version;
-  DYNET_LITE_CHECK(m == magic && version == 1, dynet_lite::io_error,
-                   path << ":1: not a " << kind << " vocabulary file (header '" << line_ << "')");
+  read_header(in_, path, magic, kind, lineno_);
 }
 
 const std::string& VocabularyReader::next(const std::string& what) {
@@ -35,7 +66,7 @@ unsigned VocabularyReader::number(const char* name) {
   std::string key;
   long long n = -1;
   ls >> key >> n;
-  DYNET_LITE_CHECK(key == name && n >= 0 && ls.eof(), dynet_lite::io_error,
+  DYNET_LITE_CHECK(key == name && n >= 0 && n <= 0xffffffffLL && ls.eof(), dynet_lite::io_error,
                    path_ << ":" << lineno_ << ": expected '" << name << " <number>', found '" << line_ << "'");
   return static_cast<unsigned>(n);
 }

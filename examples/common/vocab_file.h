@@ -1,7 +1,9 @@
 #pragma once
 // The text file a saved model's vocabularies go to (FILE.vocab next to FILE):
-// a header line "<magic> 1", then lines "<name> <number>": a setting, or the
-// size of a dictionary followed by its entries, one a line.
+// a header line "<magic> 2", the line "model <stamp>" naming the model file it
+// belongs to (examples/common/util.h, save_model), then lines "<name> <number>":
+// a setting, or the size of a dictionary followed by its entries, one a line.
+// Files of version 1 have no "model" line (their pair is not checked).
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -13,15 +15,19 @@ namespace examples {
 /// Builds a vocabulary file in memory; save() writes it atomically.
 class VocabularyWriter {
  public:
-  explicit VocabularyWriter(const std::string& magic) { out_ << magic << " 1\n"; }
+  explicit VocabularyWriter(std::string magic) : magic_(std::move(magic)) {}
+  VocabularyWriter(VocabularyWriter&&) = default;
   /// A setting: "<name> <value>".
-  void number(const char* name, long long value) { out_ << name << " " << value << "\n"; }
+  void number(const char* name, long long value) { body_ << name << " " << value << "\n"; }
   /// A dictionary: "<name> <size>", then its entries in id order.
   void dict(const char* name, const dynet_lite::Dict& d);
-  void save(const std::string& path) const;
+  /// Writes the file (a temporary flushed to disk, then renamed over `path`),
+  /// naming the model file whose stamp (model_file_stamp) is `model_stamp`.
+  void save(const std::string& path, const std::string& model_stamp) const;
 
  private:
-  std::ostringstream out_;
+  std::string magic_;
+  std::ostringstream body_;
 };
 
 /// Reads a vocabulary file in the order it was written; every error is a
@@ -45,5 +51,10 @@ class VocabularyReader {
   std::ifstream in_;
   size_t lineno_ = 0;
 };
+
+/// The stamp of the model file the vocabulary file `path` belongs to; empty for
+/// a file of version 1, which names none.  An io_error when `path` cannot be
+/// read or its first lines are malformed.
+std::string read_model_stamp(const std::string& path);
 
 }  // namespace examples
