@@ -9,8 +9,11 @@ function(dynet_lite_set_options target)
     endif()
   endif()
   if(DYNET_LITE_SANITIZE)
+    # A list ("address;undefined") or a comma-separated string; every report is
+    # fatal (-fno-sanitize-recover), so that a test with a report fails.
+    string(REPLACE ";" "," sanitizers "${DYNET_LITE_SANITIZE}")
     target_compile_options(${target} PUBLIC
-      "$<$<COMPILE_LANGUAGE:CXX>:-fsanitize=${DYNET_LITE_SANITIZE};-fno-omit-frame-pointer>")
-    target_link_options(${target} PUBLIC -fsanitize=${DYNET_LITE_SANITIZE})
+      "$<$<COMPILE_LANGUAGE:CXX>:-fsanitize=${sanitizers};-fno-sanitize-recover=all;-fno-omit-frame-pointer>")
+    target_link_options(${target} PUBLIC -fsanitize=${sanitizers})
   endif()
 endfunction()
