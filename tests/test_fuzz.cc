@@ -1,6 +1,4 @@
 #define BOOST_TEST_MODULE fuzz
-#include "test_utils.h"
-
 #include <unistd.h>
 
 #include <chrono>
@@ -17,6 +15,7 @@
 #include "dynet_lite/io/conllu.h"
 #include "dynet_lite/io/ptb_tree.h"
 #include "dynet_lite/training.h"
+#include "test_utils.h"
 #ifdef DYNET_LITE_FUZZ_VOCABULARY
 #include "common/util.h"
 #include "common/vocab_file.h"
@@ -93,7 +92,8 @@ std::string damage(const std::string& s, std::mt19937& rng, bool& truncated) {
     }
     case 2: {
       static const char* const extremes[] = {"99999999999999999999", "-1", "4294967296", "nan", "1e400", "-0",
-                                             "2147483648", "(", ")", "\t", "\n\n", "#", "{1000000,1000000}", ""};
+                                             "2147483648",           "(",  ")",          "\t",  "\n\n",  "#",
+                                             "{1000000,1000000}",    ""};
       const size_t p = at(rng);
       const size_t len = std::min<size_t>(d.size() - p, rng() % 6);
       d.replace(p, len, extremes[rng() % (sizeof(extremes) / sizeof(*extremes))]);
@@ -156,26 +156,30 @@ BOOST_AUTO_TEST_CASE(damaged_inputs_load_or_throw_cleanly) {
     std::function<bool(const std::string&)> read;
   };
   std::vector<Reader> readers = {
-      {"read_conllu", [&](const std::string& s) {
+      {"read_conllu",
+       [&](const std::string& s) {
          std::istringstream in(s);
          dl::read_conllu(in, "fuzz");
          return false;
        }},
-      {"read_ptb_trees", [&](const std::string& s) {
+      {"read_ptb_trees",
+       [&](const std::string& s) {
          std::istringstream in(s);
          dl::read_ptb_trees(in, "fuzz");
          std::istringstream in2(s);
          dl::read_ptb_trees(in2, "fuzz", true);
          return false;
        }},
-      {"TextFileLoader", [&](const std::string&) {
+      {"TextFileLoader",
+       [&](const std::string&) {
          Model m;
          dl::TextFileLoader loader(path);
          loader.keys();
          loader.populate(m.pc);
          return true;
        }},
-      {"Trainer::populate", [&](const std::string& s) {
+      {"Trainer::populate",
+       [&](const std::string& s) {
          Model m;
          dl::AdamTrainer adam(m.pc);
          std::istringstream in(s);
@@ -183,7 +187,8 @@ BOOST_AUTO_TEST_CASE(damaged_inputs_load_or_throw_cleanly) {
          return true;
        }},
 #ifdef DYNET_LITE_FUZZ_VOCABULARY
-      {"VocabularyReader", [&](const std::string&) {
+      {"VocabularyReader",
+       [&](const std::string&) {
          examples::VocabularyReader in(path, kVocabMagic, "fuzz");
          in.number("layers");
          dl::Dict words;
@@ -213,8 +218,7 @@ BOOST_AUTO_TEST_CASE(damaged_inputs_load_or_throw_cleanly) {
         } catch (const std::exception&) {
           o = Outcome::CleanError;
         }
-        const double ms =
-            std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+        const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
         if (ms > c.slowest_ms) {
           c.slowest_ms = ms;
           c.slowest = r.name;
@@ -224,12 +228,12 @@ BOOST_AUTO_TEST_CASE(damaged_inputs_load_or_throw_cleanly) {
           ++c.loads;
           // A truncated copy of the original of this very reader's format.
           if (counted_format && truncated && input.size() + 1 < original.size()) {
-            const bool own_format = (std::string(r.name) == "TextFileLoader" && original[0] == '#' &&
-                                     original.compare(0, 9, "#Trainer#") != 0) ||
-                                    (std::string(r.name) == "Trainer::populate" &&
-                                     original.compare(0, 9, "#Trainer#") == 0) ||
-                                    (std::string(r.name) == "VocabularyReader" &&
-                                     original.compare(0, std::strlen(kVocabMagic), kVocabMagic) == 0);
+            const bool own_format =
+                (std::string(r.name) == "TextFileLoader" && original[0] == '#' &&
+                 original.compare(0, 9, "#Trainer#") != 0) ||
+                (std::string(r.name) == "Trainer::populate" && original.compare(0, 9, "#Trainer#") == 0) ||
+                (std::string(r.name) == "VocabularyReader" &&
+                 original.compare(0, std::strlen(kVocabMagic), kVocabMagic) == 0);
             if (own_format) {
               ++c.silent_truncations;
               BOOST_ERROR(r.name << " accepted a truncated copy (" << input.size() << " of " << original.size()
@@ -242,10 +246,10 @@ BOOST_AUTO_TEST_CASE(damaged_inputs_load_or_throw_cleanly) {
       }
     }
   }
-  std::cout << "fuzz: " << c.inputs << " inputs x " << readers.size() << " readers = " << c.runs << " runs: "
-            << c.clean_errors << " clean errors, " << c.loads << " loads, 0 crashes, " << c.silent_truncations
-            << " truncated copies accepted; slowest run " << c.slowest_ms << " ms (" << c.slowest << ")"
-            << std::endl;
+  std::cout << "fuzz: " << c.inputs << " inputs x " << readers.size() << " readers = " << c.runs
+            << " runs: " << c.clean_errors << " clean errors, " << c.loads << " loads, 0 crashes, "
+            << c.silent_truncations << " truncated copies accepted; slowest run " << c.slowest_ms << " ms ("
+            << c.slowest << ")" << std::endl;
   // No reader may take long on an input of a few kilobytes.
   BOOST_CHECK_LT(c.slowest_ms, 2000.0);
   BOOST_REQUIRE_EQUAL(::system(("rm -rf " + dir).c_str()), 0);

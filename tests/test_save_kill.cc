@@ -1,6 +1,4 @@
 #define BOOST_TEST_MODULE save_kill
-#include "test_utils.h"
-
 #include <dirent.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -18,6 +16,7 @@
 #include "dynet_lite/dict.h"
 #include "dynet_lite/io.h"
 #include "dynet_lite/model.h"
+#include "test_utils.h"
 
 // The examples save a model with its vocabulary as one (examples/common/util.h,
 // save_model): a save killed at any moment leaves both files old or both new,
@@ -60,7 +59,8 @@ struct Model {
       : embeddings(pc.add_lookup_parameters(2000, {64})), weights(pc.add_parameters({64, 64})) {
     std::vector<float> row(64);
     for (unsigned r = 0; r < 2000; ++r) {
-      for (unsigned k = 0; k < 64; ++k) row[k] = static_cast<float>(generation) + 0.001f * static_cast<float>(r % 97 + k);
+      for (unsigned k = 0; k < 64; ++k)
+        row[k] = static_cast<float>(generation) + 0.001f * static_cast<float>(r % 97 + k);
       embeddings.initialize(r, row);
     }
     weights.set_value(std::vector<float>(64 * 64, static_cast<float>(generation)));
@@ -181,10 +181,10 @@ BOOST_AUTO_TEST_CASE(killed_saves_leave_the_old_pair_or_the_new_one) {
   BOOST_CHECK_EQUAL(load_pair(path), current + 1);
   BOOST_CHECK(temporaries(dir).empty());
 
-  std::cout << "save_kill: whole save " << save_time.count() / 1000 << " ms; 20 saves: " << kills
-            << " killed, " << finished << " finished before the kill; pair found old " << old_pairs << ", new "
-            << new_pairs << ", neither 0; at most " << most_temporaries
-            << " temporary files after a kill, 0 after the last save" << std::endl;
+  std::cout << "save_kill: whole save " << save_time.count() / 1000 << " ms; 20 saves: " << kills << " killed, "
+            << finished << " finished before the kill; pair found old " << old_pairs << ", new " << new_pairs
+            << ", neither 0; at most " << most_temporaries << " temporary files after a kill, 0 after the last save"
+            << std::endl;
   BOOST_CHECK_EQUAL(old_pairs + new_pairs, 20u);
   BOOST_REQUIRE_EQUAL(::system(("rm -rf " + dir).c_str()), 0);
 }
