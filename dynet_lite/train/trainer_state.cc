@@ -1,5 +1,6 @@
 // What a trainer keeps besides its rule: moving averages of the parameters,
 // and save() / populate() of its scalars, state buffers and averages.
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <iomanip>
@@ -244,7 +245,8 @@ template <class Block, class NextLine>
 void read_block(Block& block, unsigned np, unsigned nlp, const std::string& who, NextLine next_line) {
   for (unsigned i = 0; i < np + nlp; ++i) {
     unsigned line_no = 0;
-    std::istringstream in(next_line(line_no));
+    const std::string line = next_line(line_no);
+    std::istringstream in(line);
     std::string tag, size_text, value;
     in >> tag >> size_text;
     const char* want = i < np ? "#Parameter#" : "#LookupParameter#";
@@ -252,7 +254,9 @@ void read_block(Block& block, unsigned np, unsigned nlp, const std::string& who,
                      who << "::populate: line " << line_no << ": expected " << want << ", got '" << tag << "'");
     const unsigned n = parse_number<unsigned>(size_text, who, line_no);
     std::vector<float> values;
-    values.reserve(n);
+    // The values are on this line: a count beyond its length is not believed
+    // (a damaged stream must not reserve gigabytes).
+    values.reserve(std::min<size_t>(n, line.size() / 2 + 1));
     while (in >> value) values.push_back(parse_number<float>(value, who, line_no));
     DYNET_LITE_CHECK(values.size() == n, std::runtime_error,
                      who << "::populate: line " << line_no << ": " << n << " values announced, " << values.size()
