@@ -190,9 +190,9 @@ BOOST_AUTO_TEST_CASE(killed_saves_leave_the_old_pair_or_the_new_one) {
   BOOST_CHECK(temporaries(dir).empty());
 
   std::cout << "save_kill: whole save " << save_time.count() / 1000 << " ms; 20 saves: " << kills << " killed, "
-            << finished << " finished before the kill; pair found old " << old_pairs << ", new " << new_pairs
-            << ", neither 0; at most " << most_temporaries << " temporary files after a kill, 0 after the last save"
-            << std::endl;
+            << finished << " finished before the kill; pair found old " << old_pairs << ", new " << new_pairs << " ("
+            << killed_new << " of them killed after the commit), neither 0; at most " << most_temporaries
+            << " temporary files after a kill, 0 after the last save" << std::endl;
   BOOST_CHECK_EQUAL(old_pairs + new_pairs, 20u);
   BOOST_REQUIRE_EQUAL(::system(("rm -rf " + dir).c_str()), 0);
 }
