@@ -932,7 +932,9 @@ int run_bench(const Options& o) {
   examples::BenchRecorder recorder(mode.autobatch != 0 && !o.compile);
   ProgramCache programs(kPrograms);
   if (o.compile) {
-    // The minibatches in file order, each through the program of its structures.
+    // The minibatches in file order, each through the program of its structures,
+    // batched as the mode says.
+    tagger.set_autobatch(mode.autobatch);
     std::vector<size_t> order(WARMUP + TIMED);
     std::iota(order.begin(), order.end(), 0);
     std::vector<std::vector<unsigned char>> none(mode.batch);
