@@ -579,6 +579,10 @@ std::string format_score(const Score& sc) {
 
 // ---------------------------------------------------------------- modes
 
+/// The columns training and evaluation read (the others stay empty, so the
+/// parsed corpora take less memory).
+constexpr ConlluColumns kGoldColumns = ConlluColumns::form | ConlluColumns::upos | ConlluColumns::deprel;
+
 int run_predict(const Options& o) {
   examples::SavedModel<Vocabulary, Parser> saved(o.load);
   std::vector<ConlluSentence> input;
@@ -629,7 +633,7 @@ std::string json_list(const std::vector<T>& v) {
 /// (tests/onnx_check.py --parser recomputes them in ONNX Runtime).
 int run_export(const Options& o, const std::string& path) {
   examples::SavedModel<Vocabulary, Parser> saved(path);
-  std::vector<Sentence> test = saved.vocab.convert_gold(read_conllu(o.test), o.test);
+  std::vector<Sentence> test = saved.vocab.convert_gold(read_conllu(o.test, kGoldColumns), o.test);
   if (o.max_test && test.size() > o.max_test) test.resize(o.max_test);
   auto sample = std::find_if(test.begin(), test.end(), [](const Sentence& s) { return s.size() >= 3; });
   DYNET_LITE_CHECK(sample != test.end(), std::runtime_error, "--export: no test sentence of two tokens in " << o.test);
@@ -660,7 +664,7 @@ int run_export(const Options&, const std::string&) { return 1; }  // refused by 
 
 int run_evaluate(const Options& o) {
   examples::SavedModel<Vocabulary, Parser> saved(o.load);
-  std::vector<Sentence> test = saved.vocab.convert_gold(read_conllu(o.test), o.test);
+  std::vector<Sentence> test = saved.vocab.convert_gold(read_conllu(o.test, kGoldColumns), o.test);
   if (o.max_test && test.size() > o.max_test) test.resize(o.max_test);
   examples::Timer t;
   std::unique_ptr<CompiledParser> compiled;
@@ -673,14 +677,14 @@ int run_evaluate(const Options& o) {
 
 int run_train(const Options& o) {
   examples::Timer total_time;
-  std::vector<ConlluSentence> train_raw = read_conllu(o.train);
+  std::vector<ConlluSentence> train_raw = read_conllu(o.train, kGoldColumns);
   DYNET_LITE_CHECK(!train_raw.empty(), std::runtime_error, "no sentences in '" << o.train << "'");
   if (o.max_train && train_raw.size() > o.max_train) train_raw.resize(o.max_train);
   Vocabulary vocab = Vocabulary::build(train_raw);
   DYNET_LITE_CHECK(vocab.labels.size() > 0, std::runtime_error, o.train << ": no token has a HEAD and DEPREL");
   std::vector<Sentence> all_train = vocab.convert_gold(train_raw, o.train);
   std::vector<ConlluSentence>().swap(train_raw);  // the parsed corpus goes before the model and graphs come
-  std::vector<Sentence> dev = vocab.convert_gold(read_conllu(o.dev), o.dev);
+  std::vector<Sentence> dev = vocab.convert_gold(read_conllu(o.dev, kGoldColumns), o.dev);
   if (o.max_dev && dev.size() > o.max_dev) dev.resize(o.max_dev);
 
   // The oracle's transitions; sentences it cannot derive are left out.
@@ -753,7 +757,7 @@ int run_train(const Options& o) {
 
   // The test figure comes from the best model as saved, read back from disk.
   examples::SavedModel<Vocabulary, Parser> best(o.model_path);
-  std::vector<Sentence> test = best.vocab.convert_gold(read_conllu(o.test), o.test);
+  std::vector<Sentence> test = best.vocab.convert_gold(read_conllu(o.test, kGoldColumns), o.test);
   if (o.max_test && test.size() > o.max_test) test.resize(o.max_test);
   const Score sc = evaluate(best.model, test);
   std::cout << "best dev " << format_score(best_dev) << "; test " << format_score(sc) << " (" << sc.tokens
