@@ -243,6 +243,35 @@ def main():
         print()
         print(run([os.path.join(build, "bench/overhead"), "--runs", str(a.runs)] + (["--dynet-gpus", "1"] if a.gpu else []),
                   whole=True))
+        if a.dynet:
+            overhead_against_dynet(build, a.runs)
+
+
+def overhead_against_dynet(build, runs):
+    """T5 as one DyNet program (bench/dynet_overhead.cc) built against DyNet and,
+    ported by its include prefix, against dynet_lite: interleaved rounds, the
+    ratio of the medians of total ns per node (build, forward, backward, update)
+    against the target of at most 0.4x."""
+    progs = [("dynet_lite", os.path.join(build, "bench/ported_dynet_overhead")),
+             ("DyNet 2.1", os.path.join(build, "bench/dynet_overhead"))]
+    if not all(os.path.exists(p) for _, p in progs):
+        print("T5 against DyNet: bench/dynet_overhead not built (scripts/build_dynet.sh)")
+        return
+    phases = ["build", "forward", "backward", "update", "total"]
+    got = {name: {ph: [] for ph in phases} for name, _ in progs}
+    for _ in range(runs):
+        for name, prog in progs:
+            line = run([prog, "--dynet-seed", "1"])
+            for ph in phases:
+                got[name][ph].append(field(line, ph + "_ns_per_node"))
+    print("T5 overhead, ns per node (medians of %d interleaved rounds; the same program against both libraries)" % runs)
+    print()
+    print("| phase | dynet_lite | DyNet 2.1 | dynet_lite / DyNet |")
+    print("| --- | --- | --- | --- |")
+    for ph in phases:
+        ours, theirs = statistics.median(got["dynet_lite"][ph]), statistics.median(got["DyNet 2.1"][ph])
+        target = " (target <= 0.4x: %s)" % ("met" if ours / theirs <= 0.4 else "not met") if ph == "total" else ""
+        print("| %s | %.1f | %.1f | %.2fx%s |" % (ph, ours, theirs, ours / theirs, target))
 
 
 if __name__ == "__main__":

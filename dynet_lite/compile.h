@@ -132,9 +132,14 @@ class Program {
   /// graph, recorded at the first replay of a program run without batching,
   /// wholly on one GPU, whose only host inputs are its slots and which draws
   /// no random numbers (otherwise replays run kernel by kernel).  backward()
-  /// runs kernel by kernel.  While the graph is recorded no other thread may
-  /// use that GPU (its work would be recorded too).
+  /// after such a replay is a second recorded graph, from the second backward
+  /// on (the first after the capture runs kernel by kernel); an index slot set
+  /// between forward() and backward() is then an error (the recorded gradient
+  /// goes to the rows forward read).  While a graph is recorded no other
+  /// thread may use that GPU (its work would be recorded too).
   bool device_graph() const;
+  /// Whether the last backward() launched a recorded device graph.
+  bool backward_device_graph() const;
 
   /// Host memory of a slot (for the device graph's inputs).
   struct SlotRange {
@@ -169,6 +174,7 @@ class Program {
   std::vector<std::weak_ptr<const void>> parameters_;  // every parameter it reads
   uint64_t replays_ = 0;
   std::vector<VariableIndex> checked_;  // nodes indexing by slots (device graph)
+  const Slot* index_set_after_forward_ = nullptr;  // an index slot set since the last forward()
   SharedMemory* shared_ = nullptr;  // its cache's, or null (a program of its own)
   bool shares_ = false;             // takes turns with shared_ (on the CPU)
   bool shares_all_ = false;         // ... with all its memory (plain execution), not only gradients

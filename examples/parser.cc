@@ -23,10 +23,15 @@
 // Evaluation: greedy decoding among the valid transitions; UAS and LAS over all
 // tokens, punctuation included.
 //
+// Inference with --compile runs the encoder of each sentence length as a
+// compiled program (dynet_lite/compile.h) and every transition through one
+// compiled scorer program, fed the four slot columns of the encoder's output.
+//
 // Run `parser --help` for the options (training, --load, --predict).
 #include <algorithm>
 #include <fstream>
 #include <iostream>
+#include <memory>
 #include <numeric>
 #include <random>
 #include <sstream>
@@ -38,6 +43,7 @@
 #include "common/onnx_reference.h"
 #include "common/util.h"
 #include "common/vocab_file.h"
+#include "dynet_lite/compile.h"
 #include "dynet_lite/dict.h"
 #include "dynet_lite/expr.h"
 #include "dynet_lite/init.h"
@@ -282,8 +288,14 @@ class Parser {
     tag_in_.resize(n);
     for (size_t i = 0; i < n; ++i) {
       const unsigned w = drop && (*drop)[i] ? 0u : s.words[i];
-      Expression we = training_ ? lookup(*cg_, p_word, w) : const_lookup(*cg_, p_word, w);
-      Expression te = training_ ? lookup(*cg_, p_tag, s.tags[i]) : const_lookup(*cg_, p_tag, s.tags[i]);
+      Expression we, te;
+      if (program_) {  // the words and tags come from the program's slots (inference)
+        we = const_lookup(*cg_, p_word, program_->index("w" + std::to_string(i)));
+        te = const_lookup(*cg_, p_tag, program_->index("t" + std::to_string(i)));
+      } else {
+        we = training_ ? lookup(*cg_, p_word, w) : const_lookup(*cg_, p_word, w);
+        te = training_ ? lookup(*cg_, p_tag, s.tags[i]) : const_lookup(*cg_, p_tag, s.tags[i]);
+      }
       word_in_[i] = we;
       tag_in_[i] = te;
       layer_[i] = concatenate({we, te});
@@ -303,6 +315,58 @@ class Parser {
     proj_.resize(NUM_SLOTS);
     for (unsigned k = 0; k < NUM_SLOTS; ++k) proj_[k] = W1[k] * H;
     size_ = static_cast<unsigned>(n);
+  }
+
+  // ---- compiled inference (--compile)
+
+  /// While set, encode() reads token i's word and tag from the slots "w<i>"
+  /// and "t<i>" of `p` (new_graph(p->graph(), false) first).
+  void use_program(Program* p) { program_ = p; }
+  static void bind(Program& p, const Sentence& s) {
+    for (size_t i = 0; i < s.size(); ++i) {
+      p.set("w" + std::to_string(i), s.words[i]);
+      p.set("t" + std::to_string(i), s.tags[i]);
+    }
+  }
+  /// After encode(): every token's vector (and the empty slot's, column size)
+  /// through each slot's first-layer weights, slot after slot: {MLP_DIM,
+  /// NUM_SLOTS (size + 1)}.
+  Expression slot_features() const { return concatenate_cols(proj_); }
+  /// The scorer of configurations fed from the four slots' feature columns
+  /// (inputs "s0".."s3" of `p`); the same sum as scores(), so the same values.
+  void build_scorer(Program& p) {
+    new_graph(p.graph(), false);
+    std::vector<Expression> terms;
+    for (unsigned k = 0; k < NUM_SLOTS; ++k) terms.push_back(p.input("s" + std::to_string(k), {MLP_DIM}));
+    terms.push_back(b1);
+    p.set_output(affine_transform({b2, W2, tanh(sum(terms))}));
+  }
+  /// Greedy decoding through compiled programs: the encoder of `s`'s length
+  /// from `encoders`, then `scorer` (build_scorer) once per transition.
+  Configuration parse_compiled(const Sentence& s, ProgramCache& encoders, Program& scorer) {
+    Program& enc = encoders.get(s.size(), [&](Program& p) {
+      new_graph(p.graph(), false);
+      use_program(&p);
+      encode(s, nullptr);
+      use_program(nullptr);
+      p.set_output(slot_features());
+    });
+    bind(enc, s);
+    const std::vector<float> f = as_vector(enc.forward());
+    const size_t n = s.size(), cols = n + 1;
+    thread_local std::vector<float> column(MLP_DIM);
+    Configuration c(n);
+    while (!c.terminal()) {
+      const unsigned at[NUM_SLOTS] = {c.stack_at(0, n), c.stack_at(1, n), c.stack_at(2, n),
+                                      c.next <= c.n ? c.next : static_cast<unsigned>(n)};
+      for (unsigned k = 0; k < NUM_SLOTS; ++k) {
+        const float* from = f.data() + (k * cols + at[k]) * MLP_DIM;
+        column.assign(from, from + MLP_DIM);
+        scorer.set("s" + std::to_string(k), column);
+      }
+      apply_best(c, as_vector(scorer.forward()));
+    }
+    return c;
   }
 
   /// Scores of all labelled transitions in configuration `c` (after encode()).
@@ -342,6 +406,13 @@ class Parser {
         slots->push_back(c.next <= c.n ? c.next : size_);
         all_scores->insert(all_scores->end(), v.begin(), v.end());
       }
+      apply_best(c, v);
+    }
+    return c;
+  }
+
+  /// Applies the best-scoring valid transition of `v` to `c`.
+  void apply_best(Configuration& c, const std::vector<float>& v) const {
       int best_kind = -1, best_label = -1;
       float best = -1e30f;
       auto consider = [&](int kind, int label, float score) {
@@ -353,8 +424,6 @@ class Parser {
       if (c.can_right())
         for (unsigned l = 0; l < num_labels; ++l) consider(2, l, v[1 + num_labels + l]);
       c.apply(best_kind, best_label);
-    }
-    return c;
   }
 
 #ifdef DYNET_LITE_ONNX
@@ -408,6 +477,7 @@ class Parser {
   std::vector<VanillaLSTMBuilder> fwd, bwd;
   ComputationGraph* cg_ = nullptr;
   bool training_ = false;
+  Program* program_ = nullptr;
   Expression empty, b1, W2, b2;
   std::vector<Expression> W1, layer_, fh_, bh_, proj_, losses_, word_in_, tag_in_;
   unsigned size_ = 0;
@@ -419,13 +489,27 @@ struct Score {
   double las() const { return tokens ? 100.0 * labelled / tokens : 0; }
 };
 
+/// Compiled inference (--compile): an encoder program per sentence length and
+/// the transition scorer.
+struct CompiledParser {
+  explicit CompiledParser(Parser& parser) : encoders(512) { parser.build_scorer(scorer); }
+  ProgramCache encoders;
+  Program scorer;
+};
+
+/// The parse of `s`, through `compiled` when given.
+Configuration parse(Parser& parser, const Sentence& s, CompiledParser* compiled) {
+  if (compiled) return parser.parse_compiled(s, compiled->encoders, compiled->scorer);
+  ComputationGraph cg;
+  parser.new_graph(cg, false);
+  return parser.parse(s);
+}
+
 /// UAS / LAS over every token (punctuation included).
-Score evaluate(Parser& parser, const std::vector<Sentence>& data) {
+Score evaluate(Parser& parser, const std::vector<Sentence>& data, CompiledParser* compiled = nullptr) {
   Score sc;
   for (const auto& s : data) {
-    ComputationGraph cg;
-    parser.new_graph(cg, false);
-    Configuration c = parser.parse(s);
+    Configuration c = parse(parser, s, compiled);
     for (size_t i = 1; i < s.size(); ++i) {
       ++sc.tokens;
       if (c.heads[i] == s.heads[i]) {
@@ -439,6 +523,7 @@ Score evaluate(Parser& parser, const std::vector<Sentence>& data) {
 
 struct Options : examples::CorpusOptions {
   std::string model_path = "parser.model", load, predict, export_path, reference_path;
+  bool compile = false;
   unsigned epochs = 10, max_train = 0, max_dev = 0, max_test = 0;
   float learning_rate = 0.001f;
 };
@@ -465,6 +550,9 @@ void add_options(CLI::App& app, Options& o) {
       "UAS / LAS of the saved model on --test; with --predict, parse IN", "--predict", o.predict,
       "parse the CoNLL-U file IN (FORM and UPOS are read), writing\nCoNLL-U with HEAD and DEPREL filled "
       "to standard output;\n'-' reads standard input");
+  app.add_flag("--compile", o.compile,
+               "with --load: parse through compiled programs (an encoder per\nsentence length, one transition "
+               "scorer); the same parses");
   examples::add_export_options(app, o.export_path, o.reference_path,
                                " (the BiLSTM encoder);\nthe transition scorer goes to STEM-scorer.onnx (STEM: FILE\n"
                                "without .onnx)");
@@ -473,6 +561,7 @@ void add_options(CLI::App& app, Options& o) {
 void finish_options(Options& o) {
   o.resolve_corpus(UD_EWT);
   DYNET_LITE_ARG_CHECK(o.predict.empty() || !o.load.empty(), "--predict needs --load MODEL");
+  DYNET_LITE_ARG_CHECK(!o.compile || !o.load.empty(), "--compile needs --load MODEL (it is for inference)");
   DYNET_LITE_ARG_CHECK(o.reference_path.empty() || !o.export_path.empty(), "--export-reference needs --export FILE");
   examples::check_export_available(o.export_path);
 }
@@ -491,6 +580,10 @@ std::string format_score(const Score& sc) {
 
 // ---------------------------------------------------------------- modes
 
+/// The columns training and evaluation read (the others stay empty, so the
+/// parsed corpora take less memory).
+constexpr ConlluColumns kGoldColumns = ConlluColumns::form | ConlluColumns::upos | ConlluColumns::deprel;
+
 int run_predict(const Options& o) {
   examples::SavedModel<Vocabulary, Parser> saved(o.load);
   std::vector<ConlluSentence> input;
@@ -499,12 +592,12 @@ int run_predict(const Options& o) {
   } else {
     input = read_conllu(o.predict);
   }
+  std::unique_ptr<CompiledParser> compiled;
+  if (o.compile) compiled = std::make_unique<CompiledParser>(saved.model);
   for (const auto& cs : input) {
     if (cs.tokens.empty()) continue;
     Sentence s = saved.vocab.convert(cs, false);
-    ComputationGraph cg;
-    saved.model.new_graph(cg, false);
-    Configuration c = saved.model.parse(s);
+    Configuration c = parse(saved.model, s, compiled.get());
     for (size_t i = 0; i < cs.tokens.size(); ++i) {
       const ConlluToken& t = cs.tokens[i];
       auto col = [](const std::string& x) { return x.empty() ? std::string("_") : x; };
@@ -541,7 +634,7 @@ std::string json_list(const std::vector<T>& v) {
 /// (tests/onnx_check.py --parser recomputes them in ONNX Runtime).
 int run_export(const Options& o, const std::string& path) {
   examples::SavedModel<Vocabulary, Parser> saved(path);
-  std::vector<Sentence> test = saved.vocab.convert_gold(read_conllu(o.test), o.test);
+  std::vector<Sentence> test = saved.vocab.convert_gold(read_conllu(o.test, kGoldColumns), o.test);
   if (o.max_test && test.size() > o.max_test) test.resize(o.max_test);
   auto sample = std::find_if(test.begin(), test.end(), [](const Sentence& s) { return s.size() >= 3; });
   DYNET_LITE_CHECK(sample != test.end(), std::runtime_error, "--export: no test sentence of two tokens in " << o.test);
@@ -572,10 +665,12 @@ int run_export(const Options&, const std::string&) { return 1; }  // refused by 
 
 int run_evaluate(const Options& o) {
   examples::SavedModel<Vocabulary, Parser> saved(o.load);
-  std::vector<Sentence> test = saved.vocab.convert_gold(read_conllu(o.test), o.test);
+  std::vector<Sentence> test = saved.vocab.convert_gold(read_conllu(o.test, kGoldColumns), o.test);
   if (o.max_test && test.size() > o.max_test) test.resize(o.max_test);
   examples::Timer t;
-  const Score sc = evaluate(saved.model, test);
+  std::unique_ptr<CompiledParser> compiled;
+  if (o.compile) compiled = std::make_unique<CompiledParser>(saved.model);
+  const Score sc = evaluate(saved.model, test, compiled.get());
   std::cout << "test " << format_score(sc) << " (" << sc.tokens << " tokens of " << o.test
             << ", punctuation included, " << std::fixed << std::setprecision(1) << t.seconds() << " s)\n";
   return 0;
@@ -583,14 +678,14 @@ int run_evaluate(const Options& o) {
 
 int run_train(const Options& o) {
   examples::Timer total_time;
-  std::vector<ConlluSentence> train_raw = read_conllu(o.train);
+  std::vector<ConlluSentence> train_raw = read_conllu(o.train, kGoldColumns);
   DYNET_LITE_CHECK(!train_raw.empty(), std::runtime_error, "no sentences in '" << o.train << "'");
   if (o.max_train && train_raw.size() > o.max_train) train_raw.resize(o.max_train);
   Vocabulary vocab = Vocabulary::build(train_raw);
   DYNET_LITE_CHECK(vocab.labels.size() > 0, std::runtime_error, o.train << ": no token has a HEAD and DEPREL");
   std::vector<Sentence> all_train = vocab.convert_gold(train_raw, o.train);
   std::vector<ConlluSentence>().swap(train_raw);  // the parsed corpus goes before the model and graphs come
-  std::vector<Sentence> dev = vocab.convert_gold(read_conllu(o.dev), o.dev);
+  std::vector<Sentence> dev = vocab.convert_gold(read_conllu(o.dev, kGoldColumns), o.dev);
   if (o.max_dev && dev.size() > o.max_dev) dev.resize(o.max_dev);
 
   // The oracle's transitions; sentences it cannot derive are left out.
@@ -663,7 +758,7 @@ int run_train(const Options& o) {
 
   // The test figure comes from the best model as saved, read back from disk.
   examples::SavedModel<Vocabulary, Parser> best(o.model_path);
-  std::vector<Sentence> test = best.vocab.convert_gold(read_conllu(o.test), o.test);
+  std::vector<Sentence> test = best.vocab.convert_gold(read_conllu(o.test, kGoldColumns), o.test);
   if (o.max_test && test.size() > o.max_test) test.resize(o.max_test);
   const Score sc = evaluate(best.model, test);
   std::cout << "best dev " << format_score(best_dev) << "; test " << format_score(sc) << " (" << sc.tokens

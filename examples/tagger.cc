@@ -73,6 +73,15 @@ std::vector<std::string> utf8_chars(const std::string& s) {
   return out;
 }
 
+/// Calls f(sentence) for the first `max` sentences of the CoNLL-U file `path`
+/// (0: all), one at a time, with only FORM and UPOS read.
+template <class F>
+void for_each_sentence(const std::string& path, size_t max, F&& f) {
+  ConlluReader reader(path, ConlluColumns::form | ConlluColumns::upos);
+  ConlluSentence s;
+  for (size_t n = 0; (max == 0 || n < max) && reader.next(s); ++n) f(s);
+}
+
 /// One token ready for the network: a word id, or (by_chars) a character sequence.
 /// A model with characters keeps the characters of every word (word dropout may
 /// spell out a known word).
@@ -91,8 +100,9 @@ struct Vocabulary {
   Dict words, tags, chars;
   std::vector<unsigned> word_counts;  ///< training count per word id (not saved)
 
-  /// From the training sentences: words by count threshold, every tag, every character.
-  static Vocabulary build(const std::vector<ConlluSentence>& train, bool use_char) {
+  /// From the first `max` training sentences of the CoNLL-U file `path` (0:
+  /// all): words by count threshold, every tag, every character.
+  static Vocabulary build(const std::string& path, size_t max, bool use_char) {
     Vocabulary v;
     v.use_char = use_char;
     // The 17 universal tags, in a fixed order: the output layer does not depend
@@ -103,12 +113,13 @@ struct Vocabulary {
     v.tags.freeze();
     std::unordered_map<std::string, unsigned> counts;
     std::vector<std::string> order;  // first-appearance order, so ids do not depend on hashing
-    for (const auto& s : train)
+    for_each_sentence(path, max, [&](const ConlluSentence& s) {
       for (const auto& t : s.tokens) {
         if (counts[t.form]++ == 0) order.push_back(t.form);
         if (use_char)
           for (const auto& c : utf8_chars(t.form)) v.chars.convert(c);
       }
+    });
     const unsigned min_count = use_char ? MIN_WORD_COUNT_CHAR : MIN_WORD_COUNT;
     v.words.convert(UNK);
     v.word_counts.push_back(0);
@@ -138,23 +149,26 @@ struct Vocabulary {
     return t;
   }
 
-  /// Converts a CoNLL-U corpus.  A tag outside the universal set is an error
-  /// naming the tag and the sentence.
-  std::vector<Sentence> convert(const std::vector<ConlluSentence>& corpus, const std::string& name) {
+  /// Reads the first `max` sentences of the CoNLL-U file `path` (0: all), one
+  /// at a time, converting each as it comes: the parsed text of the corpus is
+  /// never held whole.  A tag outside the universal set is an error naming the
+  /// tag and the sentence.
+  std::vector<Sentence> read(const std::string& path, size_t max = 0) {
     std::vector<Sentence> out;
-    out.reserve(corpus.size());
-    for (size_t si = 0; si < corpus.size(); ++si) {
+    for_each_sentence(path, max, [&](const ConlluSentence& cs) {
       Sentence s;
-      for (const auto& ct : corpus[si].tokens) {
+      s.reserve(cs.size());
+      for (const auto& ct : cs.tokens) {
         Token t = token(ct.form);
         DYNET_LITE_CHECK(tags.contains(ct.upos), std::runtime_error,
-                         name << ": sentence " << si + 1 << ", token " << ct.id << " '" << ct.form
+                         path << ": sentence " << out.size() + 1 << ", token " << ct.id << " '" << ct.form
                               << "' has the tag '" << ct.upos << "', not one of the 17 universal POS tags");
         t.tag = static_cast<unsigned>(tags.convert(ct.upos));
         s.push_back(std::move(t));
       }
-      if (!s.empty()) out.push_back(std::move(s));
-    }
+      out.push_back(std::move(s));
+    });
+    out.shrink_to_fit();
     return out;
   }
 
@@ -758,7 +772,7 @@ int run_predict(const Options& o) {
 /// test sentence's word ids and dynet_lite's tag scores (compared by argmax).
 int run_export(const Options& o, const std::string& path) {
   examples::SavedModel<Vocabulary, Tagger> saved(path);
-  std::vector<Sentence> test = saved.vocab.convert(read_conllu(o.test), o.test);
+  std::vector<Sentence> test = saved.vocab.read(o.test);
   auto sample = std::find_if(test.begin(), test.end(), [](const Sentence& s) { return s.size() >= 2; });
   DYNET_LITE_CHECK(sample != test.end(), std::runtime_error, "--export: no test sentence of two tokens in " << o.test);
   saved.model.export_onnx(*sample, o.export_path);
@@ -795,7 +809,7 @@ int run_export(const Options&, const std::string&) { return 1; }  // refused by 
 
 int run_evaluate(const Options& o) {
   examples::SavedModel<Vocabulary, Tagger> saved(o.load);
-  std::vector<Sentence> test = saved.vocab.convert(read_conllu(o.test), o.test);
+  std::vector<Sentence> test = saved.vocab.read(o.test);
   examples::Timer t;
   ProgramCache programs(kPrograms);
   const double acc = accuracy(saved.model, test, o.compile ? &programs : nullptr);
@@ -806,13 +820,10 @@ int run_evaluate(const Options& o) {
 
 int run_train(const Options& o) {
   examples::Timer total_time;
-  std::vector<ConlluSentence> train_raw = read_conllu(o.train);
-  DYNET_LITE_CHECK(!train_raw.empty(), std::runtime_error, "no sentences in '" << o.train << "'");
-  if (o.max_train && train_raw.size() > o.max_train) train_raw.resize(o.max_train);
-  Vocabulary vocab = Vocabulary::build(train_raw, o.use_char);
-  std::vector<Sentence> train = vocab.convert(train_raw, o.train);
-  std::vector<ConlluSentence>().swap(train_raw);  // the parsed corpus goes before the model and graphs come
-  std::vector<Sentence> dev = vocab.convert(read_conllu(o.dev), o.dev);
+  Vocabulary vocab = Vocabulary::build(o.train, o.max_train, o.use_char);
+  std::vector<Sentence> train = vocab.read(o.train, o.max_train);
+  DYNET_LITE_CHECK(!train.empty(), std::runtime_error, "no sentences in '" << o.train << "'");
+  std::vector<Sentence> dev = vocab.read(o.dev);
   std::cerr << "train " << train.size() << " sentences (" << count_words(train) << " tokens), dev " << dev.size()
             << "; vocabulary " << vocab.words.size() << " words, " << vocab.tags.size() << " tags";
   if (o.use_char) std::cerr << ", " << vocab.chars.size() << " characters";
@@ -897,7 +908,7 @@ int run_train(const Options& o) {
 
   // The test figure comes from the best model as saved, read back from disk.
   examples::SavedModel<Vocabulary, Tagger> best(o.model_path);
-  std::vector<Sentence> test = best.vocab.convert(read_conllu(o.test), o.test);
+  std::vector<Sentence> test = best.vocab.read(o.test);
   ProgramCache test_programs(kPrograms);
   const double test_acc = accuracy(best.model, test, o.compile ? &test_programs : nullptr);
   std::cout << "best dev accuracy " << std::fixed << std::setprecision(2) << 100 * best_dev << "% (epoch " << best_epoch
@@ -909,10 +920,8 @@ int run_train(const Options& o) {
 
 int run_bench(const Options& o) {
   const size_t WARMUP = 100, TIMED = 2000;
-  std::vector<ConlluSentence> train_raw = read_conllu(o.train);
-  Vocabulary vocab = Vocabulary::build(train_raw, o.use_char);
-  std::vector<Sentence> train = vocab.convert(train_raw, o.train);
-  std::vector<ConlluSentence>().swap(train_raw);  // the parsed corpus goes before the model and graphs come
+  Vocabulary vocab = Vocabulary::build(o.train, 0, o.use_char);
+  std::vector<Sentence> train = vocab.read(o.train);
   DYNET_LITE_CHECK(train.size() >= WARMUP + TIMED, std::runtime_error,
                    "--bench needs " << WARMUP + TIMED << " training sentences, '" << o.train << "' has "
                                             << train.size());
@@ -924,7 +933,9 @@ int run_bench(const Options& o) {
   examples::BenchRecorder recorder(mode.autobatch != 0 && !o.compile);
   ProgramCache programs(kPrograms);
   if (o.compile) {
-    // The minibatches in file order, each through the program of its structures.
+    // The minibatches in file order, each through the program of its structures,
+    // batched as the mode says.
+    tagger.set_autobatch(mode.autobatch);
     std::vector<size_t> order(WARMUP + TIMED);
     std::iota(order.begin(), order.end(), 0);
     std::vector<std::vector<unsigned char>> none(mode.batch);
@@ -986,13 +997,10 @@ int run_static(const Options& o) {
   const size_t B = 64;
   const unsigned EPOCHS = 5;
   DYNET_LITE_ARG_CHECK(!o.use_char, "--bench-static runs T1 (no --char)");
-  std::vector<ConlluSentence> train_raw = read_conllu(o.train);
-  if (o.max_train && train_raw.size() > o.max_train) train_raw.resize(o.max_train);
-  Vocabulary vocab = Vocabulary::build(train_raw, false);
-  std::vector<Sentence> train = vocab.convert(train_raw, o.train);
-  std::vector<ConlluSentence>().swap(train_raw);  // the parsed corpus goes before the model and graphs come
-  std::vector<Sentence> dev = vocab.convert(read_conllu(o.dev), o.dev);
-  std::vector<Sentence> test = vocab.convert(read_conllu(o.test), o.test);
+  Vocabulary vocab = Vocabulary::build(o.train, o.max_train, false);
+  std::vector<Sentence> train = vocab.read(o.train, o.max_train);
+  std::vector<Sentence> dev = vocab.read(o.dev);
+  std::vector<Sentence> test = vocab.read(o.test);
   const bool padded = o.bench_static != "instances";
   std::vector<std::vector<size_t>> batches = minibatches(train, B, o.bench_static == "bucketed");
   size_t positions = 0, words = count_words(train);

@@ -13,6 +13,7 @@
 #include "dynet_lite/treelstm.h"
 
 #include <algorithm>
+#include <array>
 #include <fstream>
 #include <iostream>
 #include <numeric>
@@ -69,19 +70,26 @@ std::string tree_key(const PTBTree& t) {
 }
 
 /// A tree ready for the network, nodes in post-order (children first, root last).
+/// A node has at most two children, kept in place (-1 where there is none): a
+/// training set holds some 300,000 nodes.
 struct Tree {
-  std::vector<int> word;                   ///< per node: word id, -1 for an inner node
-  std::vector<std::vector<int>> children;  ///< per node
-  std::vector<unsigned> label;             ///< per node, 0..4
+  std::vector<int> word;                      ///< per node: word id, -1 for an inner node
+  std::vector<std::array<int, 2>> child_ids;  ///< per node: its children, -1 for none
+  std::vector<unsigned> label;                ///< per node, 0..4
   size_t size() const { return word.size(); }
   unsigned root_label() const { return label.back(); }
   size_t leaves() const { return static_cast<size_t>(std::count_if(word.begin(), word.end(), [](int w) { return w >= 0; })); }
+  size_t num_children(size_t k) const { return (child_ids[k][0] >= 0) + (child_ids[k][1] >= 0); }
+  /// The children of node k, as the Tree-LSTM builder takes them.
+  std::vector<int> children(size_t k) const {
+    return std::vector<int>(child_ids[k].begin(), child_ids[k].begin() + num_children(k));
+  }
   /// The tree's shape (the wiring of its nodes, not its words or labels), as a key.
   uint64_t shape_key() const {
     std::vector<unsigned> shape;
-    for (const auto& c : children) {
-      shape.push_back(static_cast<unsigned>(c.size()));
-      for (int k : c) shape.push_back(static_cast<unsigned>(k));
+    for (size_t k = 0; k < size(); ++k) {
+      shape.push_back(static_cast<unsigned>(num_children(k)));
+      for (size_t l = 0; l < num_children(k); ++l) shape.push_back(static_cast<unsigned>(child_ids[k][l]));
     }
     return dynet_lite::ProgramCache::key_of(shape);
   }
@@ -90,38 +98,53 @@ struct Tree {
 struct Vocabulary {
   Dict words;
 
-  static Vocabulary build(const std::vector<PTBTree>& train) {
+  /// The vocabulary of the training trees, and the trees converted: they are
+  /// read one at a time (the parsed text is never held whole), each word added
+  /// at its first appearance.  A tree `skip` returns true for is left out (it
+  /// sees every tree of the file); the first `max` others are kept (0: all).
+  template <class Skip>
+  static Vocabulary build(const std::string& path, size_t max, Skip skip, std::vector<Tree>& trees) {
     Vocabulary v;
     v.words.convert(UNK);
-    for (const auto& t : train)
-      for (const auto& n : t.nodes)
-        if (n.is_leaf()) v.words.convert(n.word);
+    PTBTreeReader reader(path);
+    for (PTBTree t; reader.next(t);)
+      if (!skip(t) && (max == 0 || trees.size() < max)) v.add(t, trees.size(), path, trees);
+    trees.shrink_to_fit();
     v.words.freeze();
     v.words.set_unk(UNK);
     return v;
   }
 
-  /// Converts trees; a label outside 0..4 is an error naming the file and tree.
-  std::vector<Tree> convert(const std::vector<PTBTree>& trees, const std::string& name) {
+  /// The trees of `path` (unknown words are <unk>), read one at a time.
+  std::vector<Tree> read(const std::string& path) {
     std::vector<Tree> out;
-    out.reserve(trees.size());
-    for (size_t ti = 0; ti < trees.size(); ++ti) {
-      const PTBTree& t = trees[ti];
-      Tree r;
-      for (const auto& n : t.nodes) {
-        DYNET_LITE_CHECK(n.label >= 0 && n.label < static_cast<int>(NUM_CLASSES), std::runtime_error,
-                         name << ": tree " << ti + 1 << " has the label " << n.label << ", expected 0.."
-                              << NUM_CLASSES - 1);
-        DYNET_LITE_CHECK(n.children.size() <= 2, std::runtime_error,
-                         name << ": tree " << ti + 1 << " has a node with " << n.children.size()
-                              << " children; the binary Tree-LSTM needs at most 2");
-        r.word.push_back(n.is_leaf() ? words.convert(n.word) : -1);
-        r.children.push_back(n.children);
-        r.label.push_back(static_cast<unsigned>(n.label));
-      }
-      if (r.size()) out.push_back(std::move(r));
-    }
+    PTBTreeReader reader(path);
+    for (PTBTree t; reader.next(t);) add(t, out.size(), path, out);
+    out.shrink_to_fit();
     return out;
+  }
+
+  /// Converts tree `t` (number `index` of the file `name`) onto `out`; a label
+  /// outside 0..4 is an error naming the file and tree.
+  void add(const PTBTree& t, size_t index, const std::string& name, std::vector<Tree>& out) {
+    Tree r;
+    r.word.reserve(t.size());
+    r.child_ids.reserve(t.size());
+    r.label.reserve(t.size());
+    for (const auto& n : t.nodes) {
+      DYNET_LITE_CHECK(n.label >= 0 && n.label < static_cast<int>(NUM_CLASSES), std::runtime_error,
+                       name << ": tree " << index + 1 << " has the label " << n.label << ", expected 0.."
+                            << NUM_CLASSES - 1);
+      DYNET_LITE_CHECK(n.children.size() <= 2, std::runtime_error,
+                       name << ": tree " << index + 1 << " has a node with " << n.children.size()
+                            << " children; the binary Tree-LSTM needs at most 2");
+      r.word.push_back(n.is_leaf() ? words.convert(n.word) : -1);
+      std::array<int, 2> c{-1, -1};
+      std::copy(n.children.begin(), n.children.end(), c.begin());
+      r.child_ids.push_back(c);
+      r.label.push_back(static_cast<unsigned>(n.label));
+    }
+    if (r.size()) out.push_back(std::move(r));
   }
 
   /// The vocabulary file's content (examples::save_model writes it).
@@ -166,7 +189,7 @@ class TreeClassifier {
     h_.resize(t.size());
     for (size_t k = 0; k < t.size(); ++k) {
       Expression x = t.word[k] < 0 ? Expression() : leaf_input(t, k);  // an inner node: only its children
-      h_[k] = builder.add_input(static_cast<int>(k), t.children[k], x);
+      h_[k] = builder.add_input(static_cast<int>(k), t.children(k), x);
     }
   }
 
@@ -221,7 +244,7 @@ class TreeClassifier {
     const double gates = (3 + 2) * HIDDEN_DIM;
     double macs = 0;
     for (size_t k = 0; k < t.size(); ++k)
-      macs += t.word[k] >= 0 ? 3.0 * HIDDEN_DIM * EMB_DIM : t.children[k].size() * gates * HIDDEN_DIM;
+      macs += t.word[k] >= 0 ? 3.0 * HIDDEN_DIM * EMB_DIM : t.num_children(k) * gates * HIDDEN_DIM;
     macs += (all_nodes ? t.size() : 1) * double(NUM_CLASSES) * HIDDEN_DIM;
     return macs;
   }
@@ -379,7 +402,9 @@ int run_predict(const Options& o) {
     examples::check_input_length(static_cast<size_t>(std::count(line.begin(), line.end(), '(')) / 2, name, lineno);
     PTBTree pt = parse_ptb_tree(line, name, lineno);
     for (auto& n : pt.nodes) n.label = 0;  // the input's labels play no part
-    Tree t = saved.vocab.convert({pt}, name)[0];
+    std::vector<Tree> one;
+    saved.vocab.add(pt, 0, name, one);
+    const Tree& t = one[0];
     std::vector<float> p;
     if (o.compile) {
       p = root_probabilities_compiled(saved.model, programs, t);
@@ -406,7 +431,7 @@ int run_predict(const Options& o) {
 /// their argmax (the predicted label).
 int run_export(const Options& o, const std::string& path) {
   examples::SavedModel<Vocabulary, TreeClassifier> saved(path);
-  std::vector<Tree> test = saved.vocab.convert(read_ptb_trees(o.test), o.test);
+  std::vector<Tree> test = saved.vocab.read(o.test);
   auto sample = std::find_if(test.begin(), test.end(), [](const Tree& t) { return t.size() >= 3; });
   DYNET_LITE_CHECK(sample != test.end(), std::runtime_error, "--export: no test tree with an inner node in " << o.test);
   saved.model.export_onnx(*sample, o.export_path);
@@ -419,7 +444,7 @@ int run_export(const Options& o, const std::string& path) {
     std::vector<long> words, children;
     for (size_t k = 0; k < t.size(); ++k) {
       words.push_back(t.word[k]);
-      for (size_t l = 0; l < 2; ++l) children.push_back(l < t.children[k].size() ? t.children[k][l] : -1);
+      for (size_t l = 0; l < 2; ++l) children.push_back(t.child_ids[k][l]);
     }
     const long n = static_cast<long>(t.size());
     ref.begin_run();
@@ -437,7 +462,7 @@ int run_export(const Options&, const std::string&) { return 1; }  // refused by 
 
 int run_evaluate(const Options& o) {
   examples::SavedModel<Vocabulary, TreeClassifier> saved(o.load);
-  std::vector<Tree> test = saved.vocab.convert(read_ptb_trees(o.test), o.test);
+  std::vector<Tree> test = saved.vocab.read(o.test);
   ProgramCache programs(kPrograms);
   examples::Timer t;
   std::cout << "test " << format(evaluate(saved.model, test, o.compile ? &programs : nullptr)) << " ("
@@ -455,9 +480,8 @@ int run_evaluate(const Options& o) {
 int run_tree_shapes(const Options& o) {
   std::unordered_map<uint64_t, unsigned> seen;
   for (const std::string& path : {o.train, o.dev, o.test}) {
-    std::vector<PTBTree> raw = read_ptb_trees(path);
-    Vocabulary vocab = Vocabulary::build(raw);
-    std::vector<Tree> trees = vocab.convert(raw, path);
+    std::vector<Tree> trees;
+    Vocabulary::build(path, 0, [](const PTBTree&) { return false; }, trees);
     std::unordered_map<uint64_t, unsigned> in_file;
     size_t repeats_in_file = 0, repeats_so_far = 0;
     for (const Tree& t : trees) {
@@ -475,25 +499,24 @@ int run_tree_shapes(const Options& o) {
 
 int run_train(const Options& o) {
   examples::Timer total_time;
-  std::vector<PTBTree> train_raw = read_ptb_trees(o.train);
-  std::vector<PTBTree> dev_raw = read_ptb_trees(o.dev);
-  size_t removed = 0;
+  std::unordered_set<std::string> dev_keys;  // the dev trees, left out of train
   if (!o.keep_dev_in_train) {
-    std::unordered_set<std::string> dev_keys;
-    for (const auto& t : dev_raw) dev_keys.insert(tree_key(t));
-    const size_t before = train_raw.size();
-    train_raw.erase(std::remove_if(train_raw.begin(), train_raw.end(),
-                                   [&](const PTBTree& t) { return dev_keys.count(tree_key(t)) > 0; }),
-                    train_raw.end());
-    removed = before - train_raw.size();
+    PTBTreeReader dev_reader(o.dev);
+    for (PTBTree t; dev_reader.next(t);) dev_keys.insert(tree_key(t));
   }
-  DYNET_LITE_CHECK(!train_raw.empty(), std::runtime_error, "no training trees in '" << o.train << "'");
-  if (o.max_train && train_raw.size() > o.max_train) train_raw.resize(o.max_train);
-  Vocabulary vocab = Vocabulary::build(train_raw);
-  std::vector<Tree> train = vocab.convert(train_raw, o.train);
-  std::vector<PTBTree>().swap(train_raw);  // the parsed trees go before the model and graphs come
-  std::vector<Tree> dev = vocab.convert(dev_raw, o.dev);
-  std::vector<PTBTree>().swap(dev_raw);
+  size_t removed = 0;
+  std::vector<Tree> train;
+  Vocabulary vocab = Vocabulary::build(
+      o.train, o.max_train,
+      [&](const PTBTree& t) {
+        const bool in_dev = !dev_keys.empty() && dev_keys.count(tree_key(t)) > 0;
+        removed += in_dev;
+        return in_dev;
+      },
+      train);
+  std::unordered_set<std::string>().swap(dev_keys);
+  DYNET_LITE_CHECK(!train.empty(), std::runtime_error, "no training trees in '" << o.train << "'");
+  std::vector<Tree> dev = vocab.read(o.dev);
   std::cerr << "train " << train.size() << " trees";
   if (removed) std::cerr << " (" << removed << " trees that are also in the dev file left out)";
   std::cerr << ", dev " << dev.size() << "; vocabulary " << vocab.words.size() << " words; loss at "
@@ -545,7 +568,7 @@ int run_train(const Options& o) {
   if (!o.export_path.empty()) run_export(o, o.model_path);
   // The test figures come from the best model as saved, read back from disk.
   examples::SavedModel<Vocabulary, TreeClassifier> best(o.model_path);
-  std::vector<Tree> test = best.vocab.convert(read_ptb_trees(o.test), o.test);
+  std::vector<Tree> test = best.vocab.read(o.test);
   std::cout << "best dev fine-grained " << std::fixed << std::setprecision(2) << 100 * best_dev << "%; test "
             << format(evaluate(best.model, test)) << "; training " << std::setprecision(1) << train_seconds
             << " s, total " << total_time.seconds() << " s\n";
@@ -554,10 +577,8 @@ int run_train(const Options& o) {
 
 int run_bench(const Options& o) {
   const size_t WARMUP = 50, TIMED = 1000;
-  std::vector<PTBTree> train_raw = read_ptb_trees(o.train);
-  Vocabulary vocab = Vocabulary::build(train_raw);
-  std::vector<Tree> train = vocab.convert(train_raw, o.train);
-  std::vector<PTBTree>().swap(train_raw);  // the parsed trees go before the model and graphs come
+  std::vector<Tree> train;
+  Vocabulary vocab = Vocabulary::build(o.train, 0, [](const PTBTree&) { return false; }, train);
   DYNET_LITE_CHECK(train.size() >= WARMUP + TIMED, std::runtime_error,
                    "--bench needs " << WARMUP + TIMED << " training trees, '" << o.train << "' has "
                                               << train.size());

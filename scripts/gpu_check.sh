@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # On a machine with an NVIDIA GPU: the GPU test suite, compute-sanitizer's memory
-# check of it (when installed), then every benchmark task on the GPU.
+# check of it (when installed), every benchmark task on the GPU, then compiled
+# programs (CUDA graphs) against rebuilt graphs (bench/compiled.py).
 #
 #   scripts/gpu_check.sh [BUILD_DIR] [DATA_DIR]
 #
@@ -34,4 +35,6 @@ fi
 [ "$rc" -eq 0 ] || exit "$rc"
 [ "${BENCH:-1}" = 0 ] && exit 0
 python3 bench/run_all.py --build "$build" --no-build --gpu --runs "${RUNS:-3}" \
-  --tasks "${TASKS:-tagger,tagger-char,treelstm,rnnlm,overhead}" ${data:+--data-dir "$data"}
+  --tasks "${TASKS:-tagger,tagger-char,treelstm,rnnlm,overhead}" ${data:+--data-dir "$data"} || exit
+# Compiled programs (CUDA graphs) against rebuilt graphs, in the same rounds.
+python3 bench/compiled.py --build "$build" --gpu --runs "${RUNS:-3}" ${data:+--data-dir "$data"}

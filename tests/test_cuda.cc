@@ -7,6 +7,7 @@
 #include <cmath>
 #include <functional>
 #include <memory>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -486,7 +487,7 @@ BOOST_AUTO_TEST_CASE(adaptive_trainers_on_gpu) {
         cg.backward(loss);
         trainer.update();
       },
-      {"EGTrainer", "'W'", "GPU:0"});
+      {"EGTrainer", "'/W'", "GPU:0"});
 }
 
 BOOST_AUTO_TEST_CASE(mixed_cpu_gpu_graph) {
@@ -710,7 +711,12 @@ BOOST_AUTO_TEST_CASE(replays_launch_a_cuda_graph_with_new_inputs) {
     const float replayed = dl::as_scalar(p.forward());
     p.backward();
     const std::vector<float> grad_replayed = dl::as_vector(g.W.get_storage().g);
+    const std::vector<float> dE_replayed = dl::as_vector(g.E.get_storage().all_grads);
+    const std::set<unsigned> rows_replayed(g.E.get_storage().non_zero_grads.begin(),
+                                           g.E.get_storage().non_zero_grads.end());
     if (r >= 1) BOOST_CHECK_MESSAGE(p.device_graph(), "round " << r << ": replay ran kernel by kernel");
+    // The first backward after the capture records the tape, the next one the graph.
+    if (r >= 2) BOOST_CHECK_MESSAGE(p.backward_device_graph(), "round " << r << ": backward ran kernel by kernel");
     g.m.reset_gradient();
     dl::ComputationGraph cg;
     E loss = tagger_loss(cg, g, dl::lookup(cg, g.E, in.word), dl::lookup(cg, g.E, in.words), dl::input(cg, Dim({4}), in.x),
@@ -721,8 +727,29 @@ BOOST_AUTO_TEST_CASE(replays_launch_a_cuda_graph_with_new_inputs) {
     cg.backward(loss);
     check_vectors({replayed}, {rebuilt}, "loss of round " + std::to_string(r));
     check_vectors(grad_replayed, dl::as_vector(g.W.get_storage().g), "dW of round " + std::to_string(r));
+    check_vectors(dE_replayed, dl::as_vector(g.E.get_storage().all_grads), "dE of round " + std::to_string(r));
+    const std::set<unsigned> rows_rebuilt(g.E.get_storage().non_zero_grads.begin(),
+                                          g.E.get_storage().non_zero_grads.end());
+    BOOST_CHECK_MESSAGE(rows_replayed == rows_rebuilt, "round " << r << ": other rows marked with gradients");
     trainer.update();  // the next round reads the updated parameters
   }
+  // Training through the program alone: the sparse update sees the rows the
+  // launched backward graph wrote (their gradients are cleared after it).
+  for (unsigned r = 0; r < 4; ++r) {
+    const Inputs in = inputs_of_round(r + 20);
+    p.set("w", in.word), p.set("t", in.tag), p.set("ws", in.words), p.set("ts", in.tags), p.set("x", in.x);
+    p.forward();
+    p.backward();
+    trainer.update();
+    const std::vector<float> left = dl::as_vector(g.E.get_storage().all_grads);
+    BOOST_CHECK_MESSAGE(std::all_of(left.begin(), left.end(), [](float v) { return v == 0.f; }),
+                        "round " << r << ": lookup gradients left after the update");
+  }
+  // The recorded gradient goes to the rows forward read: a slot set in between is refused.
+  p.set("w", 1u);
+  p.forward();
+  p.set("w", 2u);
+  test::check_throws_with<std::logic_error>([&] { p.backward(); }, {"index slot 'w'", "after forward"});
   // The kernels' index checks are made before a launch.
   p.set("w", 9u);
   test::check_throws_with<std::out_of_range>([&] { p.forward(); }, {"index 9 out of range"});

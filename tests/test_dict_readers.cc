@@ -151,6 +151,58 @@ BOOST_AUTO_TEST_CASE(malformed_lines_name_file_and_line) {
   }
 }
 
+BOOST_AUTO_TEST_CASE(reader_hands_out_one_sentence_at_a_time) {
+  std::istringstream in(kConllu);
+  ConlluReader reader(in, "fixture");
+  ConlluSentence s;
+  BOOST_REQUIRE(reader.next(s));
+  BOOST_REQUIRE_EQUAL(s.size(), 4u);
+  BOOST_CHECK_EQUAL(s.tokens[1].form, "do");
+  BOOST_CHECK_EQUAL(s.tokens[1].lemma, "do");
+  BOOST_CHECK_EQUAL(s.tokens[1].xpos, "VBP");
+  BOOST_CHECK_EQUAL(s.tokens[1].deprel, "aux");
+  BOOST_CHECK_EQUAL(reader.line_number(), 9u);  // the blank line that ends it
+  BOOST_REQUIRE(reader.next(s));
+  BOOST_REQUIRE_EQUAL(s.size(), 1u);  // the tokens of the first sentence are gone
+  BOOST_CHECK_EQUAL(s.tokens[0].form, "Hi");
+  BOOST_CHECK_EQUAL(s.tokens[0].id, 1);
+  BOOST_CHECK(!reader.next(s));
+  BOOST_CHECK_EQUAL(s.size(), 0u);
+  BOOST_CHECK(!reader.next(s));  // stays at the end
+}
+
+BOOST_AUTO_TEST_CASE(reader_keeps_only_the_columns_asked_for) {
+  std::istringstream in(kConllu);
+  ConlluReader reader(in, "fixture", ConlluColumns::form | ConlluColumns::upos);
+  ConlluSentence s;
+  BOOST_REQUIRE(reader.next(s));
+  const ConlluToken& t = s.tokens[1];
+  BOOST_CHECK_EQUAL(t.form, "do");
+  BOOST_CHECK_EQUAL(t.upos, "AUX");
+  BOOST_CHECK(t.lemma.empty() && t.xpos.empty() && t.feats.empty() && t.deprel.empty());
+  BOOST_CHECK_EQUAL(t.id, 2);
+  BOOST_CHECK_EQUAL(t.head, 3);  // ID and HEAD are always read
+  BOOST_CHECK(has_columns(ConlluColumns::all, ConlluColumns::deprel | ConlluColumns::form));
+  BOOST_CHECK(!has_columns(ConlluColumns::form, ConlluColumns::form | ConlluColumns::upos));
+  // The whole corpus with some columns: the same sentences.
+  std::istringstream again(kConllu);
+  auto all = read_conllu(again, "fixture", ConlluColumns::upos);
+  BOOST_REQUIRE_EQUAL(all.size(), 2u);
+  BOOST_CHECK_EQUAL(all[0].tokens[3].upos, "PUNCT");
+  BOOST_CHECK(all[0].tokens[3].form.empty());
+  BOOST_CHECK_EQUAL(all[0].tokens.capacity(), all[0].tokens.size());
+}
+
+BOOST_AUTO_TEST_CASE(reader_errors_name_file_and_line) {
+  TempFile f("1\ta\ta\tDET\tDT\t_\t0\troot\t_\t_\n\n1\tb\tb\tNOUN\n", "conllu_reader_bad");
+  ConlluReader reader(f.path, ConlluColumns::form);
+  ConlluSentence s;
+  BOOST_REQUIRE(reader.next(s));  // the first sentence is good
+  BOOST_CHECK_EQUAL(s.tokens[0].form, "a");
+  test::check_throws_with<io_error>([&] { reader.next(s); }, {f.path.c_str(), ":3:", "10 tab-separated"});
+  test::check_throws_with<io_error>([&] { ConlluReader r("/nonexistent/x.conllu"); }, {"/nonexistent/x.conllu"});
+}
+
 BOOST_AUTO_TEST_CASE(real_ewt_train) {
   with_corpus("ud-english-ewt/en_ewt-ud-train.conllu", [](const std::string& path) {
     auto s = read_conllu(path);
@@ -163,6 +215,18 @@ BOOST_AUTO_TEST_CASE(real_ewt_train) {
     BOOST_CHECK(tokens > 200000 && tokens < 210000);
     BOOST_CHECK_EQUAL(s[0].tokens[0].form, "Al");
     BOOST_CHECK_EQUAL(s[0].tokens[0].upos, "PROPN");
+    // Sentence by sentence, the same corpus.
+    ConlluReader reader(path, ConlluColumns::form | ConlluColumns::upos);
+    size_t n = 0;
+    for (ConlluSentence x; reader.next(x); ++n) {
+      BOOST_REQUIRE_LT(n, s.size());
+      BOOST_REQUIRE_EQUAL(x.size(), s[n].size());
+      for (size_t i = 0; i < x.size(); ++i) {
+        BOOST_REQUIRE_EQUAL(x.tokens[i].form, s[n].tokens[i].form);
+        BOOST_REQUIRE_EQUAL(x.tokens[i].upos, s[n].tokens[i].upos);
+      }
+    }
+    BOOST_CHECK_EQUAL(n, s.size());
   });
 }
 
@@ -209,6 +273,27 @@ BOOST_AUTO_TEST_CASE(malformed_trees_name_file_and_line) {
   test::check_throws_with<io_error>([&] { read_ptb_trees("/nonexistent/t.txt"); }, {"/nonexistent/t.txt"});
 }
 
+BOOST_AUTO_TEST_CASE(reader_hands_out_one_tree_at_a_time) {
+  std::istringstream in("(3 (2 a) (2 b))\n\n  \n(1 (0 -LRB-) (2 c))\n");
+  PTBTreeReader reader(in, "mem", true);
+  PTBTree t;
+  BOOST_REQUIRE(reader.next(t));
+  BOOST_CHECK_EQUAL(t.size(), 3u);
+  BOOST_CHECK_EQUAL(t.root_label(), 3);
+  BOOST_CHECK_EQUAL(reader.line_number(), 1u);
+  BOOST_REQUIRE(reader.next(t));  // blank lines skipped
+  BOOST_CHECK_EQUAL(reader.line_number(), 4u);
+  BOOST_CHECK_EQUAL(t.nodes[0].word, "(");
+  BOOST_CHECK_EQUAL(t.root_label(), 1);
+  BOOST_CHECK(!reader.next(t));
+  BOOST_CHECK_EQUAL(t.size(), 0u);
+  std::istringstream bad("(3 (2 a) (2 b))\n(3 (2 a)\n");
+  PTBTreeReader bad_reader(bad, "mem");
+  BOOST_REQUIRE(bad_reader.next(t));
+  test::check_throws_with<io_error>([&] { bad_reader.next(t); }, {"mem:2:"});
+  test::check_throws_with<io_error>([&] { PTBTreeReader r("/nonexistent/t.txt"); }, {"/nonexistent/t.txt"});
+}
+
 BOOST_AUTO_TEST_CASE(real_sst_train) {
   with_corpus("sst/train.txt", [](const std::string& path) {
     auto trees = read_ptb_trees(path);
@@ -219,6 +304,14 @@ BOOST_AUTO_TEST_CASE(real_sst_train) {
     }
     BOOST_CHECK_EQUAL(trees[0].words()[0], "The");
     BOOST_CHECK_EQUAL(trees[0].root_label(), 3);
+    PTBTreeReader reader(path);
+    size_t n = 0;
+    for (PTBTree t; reader.next(t); ++n) {
+      BOOST_REQUIRE_LT(n, trees.size());
+      BOOST_REQUIRE_EQUAL(t.size(), trees[n].size());
+      BOOST_REQUIRE(t.words() == trees[n].words());
+    }
+    BOOST_CHECK_EQUAL(n, trees.size());
   });
 }
 

@@ -1,6 +1,7 @@
 #pragma once
 // A device's work recorded once and launched again as one unit: a compiled
-// program's forward pass on a GPU as a CUDA graph (exec/replay.cc).  The
+// program's forward pass, and the backward pass after it, on a GPU as CUDA
+// graphs (exec/replay.cc).  The
 // backend records the kernels, copies and library calls queued on the device
 // between begin_device_graph() and end_device_graph() instead of running them.
 // Copies from host memory inside `live` ranges (a program's slots) are read
@@ -37,5 +38,19 @@ void begin_device_graph(Device* d, std::vector<HostRange> live);
 /// Ends the recording: the graph, or null when the recorded work cannot be
 /// replayed as one (a kernel waited for the device); nothing recorded has run.
 std::unique_ptr<DeviceGraph> end_device_graph(Device* d);
+
+/// While it lives, the parameters' and lookups' accumulate functions on `d` do
+/// only their host side (which parameters and rows now have gradients): the
+/// device work they queued when recorded runs in a launched graph.
+class HostEffectsOnly {
+ public:
+  explicit HostEffectsOnly(Device* d);
+  ~HostEffectsOnly();
+  HostEffectsOnly(const HostEffectsOnly&) = delete;
+  HostEffectsOnly& operator=(const HostEffectsOnly&) = delete;
+
+ private:
+  Device* d_;
+};
 
 }  // namespace dynet_lite

@@ -55,4 +55,9 @@ void begin_device_graph(Device* d, std::vector<HostRange>) {
 
 std::unique_ptr<DeviceGraph> end_device_graph(Device*) { return nullptr; }
 
+// Nothing is ever recorded without the CUDA backend: the accumulate functions
+// have no device side to leave out.
+HostEffectsOnly::HostEffectsOnly(Device* d) : d_(d) {}
+HostEffectsOnly::~HostEffectsOnly() = default;
+
 }  // namespace dynet_lite

@@ -77,9 +77,14 @@ class Executor {
   void use_device_graph(Device* d, std::vector<HostRange> live);
   /// Whether replays launch a recorded device graph.
   bool has_device_graph() const { return device_graph_ != nullptr; }
-  /// Forgets the device graph (the values' memory is laid out anew).
+  /// Whether backward passes after such replays launch one too: the backward
+  /// tape (exec/plain_tape.h) recorded on the device once the forward pass is
+  /// a device graph.
+  bool has_backward_device_graph() const { return backward_graph_ != nullptr; }
+  /// Forgets the device graphs (the values' memory is laid out anew).
   void drop_device_graph() {
     device_graph_.reset();
+    drop_backward_device_graph();
     graph_device_ = nullptr;
     graph_failed_ = false;
   }
@@ -106,6 +111,14 @@ class Executor {
   void write_forward_tape(VariableIndex last);
   void replay_forward_tape();
   bool replay_backward_tape(VariableIndex last, bool full);
+  /// After a forward pass launched as a device graph: launches the backward
+  /// tape's graph (recording it the first time); false when the pass must run
+  /// the ordinary way.
+  bool backward_device_graph(VariableIndex last, bool full);
+  void drop_backward_device_graph() {
+    backward_graph_.reset();
+    backward_graph_failed_ = false;
+  }
   PlainTape tape_;
 
   static constexpr VariableIndex kNotCaptured = ~VariableIndex(0);
@@ -114,6 +127,8 @@ class Executor {
   std::vector<HostRange> graph_live_;
   std::unique_ptr<DeviceGraph> device_graph_;
   bool graph_failed_ = false;
+  std::unique_ptr<DeviceGraph> backward_graph_;  // of tape_.backward
+  bool backward_graph_failed_ = false;
 
   GraphMemory& m_;
   std::mt19937& rng_;

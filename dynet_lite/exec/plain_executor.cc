@@ -68,7 +68,7 @@ class PlainBackward {
       : m_(m), device_(m, rng), ops_(op_rows()), full_(full), options_(options), tape_(tape) {}
 
   void run(VariableIndex last) {
-    if (m_.device_arenas.size() == 1) allocate_block(last);
+    if (Device* one = single_device(last)) allocate_block(last, one);
     if (tape_) {
       tape_->backward_from = last;
       tape_->full = full_;
@@ -86,11 +86,20 @@ class PlainBackward {
   }
 
  private:
-  /// One zeroed block for the gradients of every node up to `last`, padded.
-  void allocate_block(VariableIndex last) {
+  /// The device of every node up to `last`, or null when they lie on several.
+  Device* single_device(VariableIndex last) const {
+    if (m_.device_arenas.size() == 1) return m_.device_arenas.front()->device;
+    Device* d = m_.node(0).value.device;
+    for (VariableIndex j = 1; j <= last; ++j)
+      if (m_.node(j).value.device != d) return nullptr;
+    return d;
+  }
+
+  /// One zeroed block on `dev` for the gradients of every node up to `last`, padded.
+  void allocate_block(VariableIndex last, Device* dev) {
     size_t bound = 0;
     for (VariableIndex j = 0; j <= last; ++j) bound += padded(m_.node(j).value.d.size());
-    DeviceArenas& da = *m_.device_arenas.front();
+    DeviceArenas& da = m_.arenas(dev);
     block_ = da.grads.allocate_floats(bound);
     block_floats_ = bound;
     da.device->fill(block_, 0.f, bound);
@@ -236,6 +245,10 @@ void Executor::backward_plain(VariableIndex last, bool full, const RunOptions& o
   // A captured graph on one device follows its tape (which leaves the marks
   // as the recorded pass set them), or records it.
   const bool taped = !tape_.forward.empty() && !options.check_validity;
+  if (flows && taped && device_graph_ && backward_device_graph(last, full)) {
+    m_.batch_state().stats.backward_seconds += seconds_since(t0);
+    return;
+  }
   if (flows && taped && replay_backward_tape(last, full)) {
     m_.batch_state().stats.backward_seconds += seconds_since(t0);
     return;
@@ -243,6 +256,7 @@ void Executor::backward_plain(VariableIndex last, bool full, const RunOptions& o
   m_.marks.assign(last + 1, GradientMark::None);
   if (!flows) return;
   tape_.drop_backward();
+  drop_backward_device_graph();
   PlainBackward(m_, rng_, full, options, taped ? &tape_ : nullptr).run(last);
   tape_.has_backward = taped;
   m_.batch_state().stats.backward_seconds += seconds_since(t0);
@@ -250,7 +264,7 @@ void Executor::backward_plain(VariableIndex last, bool full, const RunOptions& o
 
 void Executor::write_forward_tape(VariableIndex last) {
   tape_.clear();
-  if (m_.device_arenas.size() != 1 || m_.has_batch_groups()) return;
+  if (m_.has_batch_groups()) return;
   const OpInfo* ops = op_rows();
   Device* dev = m_.node(0).value.device;
   for (VariableIndex i = 0; i <= last; ++i) {
@@ -268,7 +282,7 @@ void Executor::write_forward_tape(VariableIndex last) {
 }
 
 void Executor::replay_forward_tape() {
-  DeviceArenas& da = *m_.device_arenas.front();
+  DeviceArenas& da = m_.arenas(tape_.device);
   ExecContext ctx(&da.values, &da.scratch, &rng_, tape_.device, &m_.meta);
   const Tensor* const* args = tape_.args.data();
   const auto t0 = std::chrono::steady_clock::now();
@@ -288,7 +302,7 @@ void Executor::replay_forward_tape() {
 
 bool Executor::replay_backward_tape(VariableIndex last, bool full) {
   if (!tape_.has_backward || tape_.backward_from != last || tape_.full != full) return false;
-  DeviceArenas& da = *m_.device_arenas.front();
+  DeviceArenas& da = m_.arenas(tape_.device);
   // The recorded pass's gradients lie in one block; the tape holds only if the
   // block lands where it did (a reorganised arena puts it elsewhere).
   float* block = da.grads.allocate_floats(tape_.block_floats);

@@ -163,6 +163,7 @@ void Program::set(SlotRef ref, unsigned index) {
   Slot& s = check_kind(ref, kIndexSlot, "one index");
   s.index = index;
   s.set = true;
+  index_set_after_forward_ = &s;
 }
 
 void Program::set(SlotRef ref, const std::vector<unsigned>& indices) {
@@ -173,6 +174,7 @@ void Program::set(SlotRef ref, const std::vector<unsigned>& indices) {
                                                                                   << indices.size());
   std::copy(indices.begin(), indices.end(), s.indices.begin());
   s.set = true;
+  index_set_after_forward_ = &s;
 }
 
 void Program::set_output(const Expression& e) {
@@ -187,6 +189,7 @@ const Tensor& Program::forward() {
 }
 
 bool Program::device_graph() const { return cg_->executor_->has_device_graph(); }
+bool Program::backward_device_graph() const { return cg_->executor_->has_backward_device_graph(); }
 
 void Program::backward() {
   DYNET_LITE_ARG_CHECK(has_output_, "Program::backward: no expression given and no output set (set_output)");
@@ -194,6 +197,9 @@ void Program::backward() {
 }
 
 void Program::backward(const Expression& e, bool full) {
+  DYNET_LITE_CHECK(!(index_set_after_forward_ && cg_->executor_->has_device_graph()), std::logic_error,
+                   "Program::backward: index slot '" << index_set_after_forward_->name
+                                                     << "' was set after forward(); run forward() again first");
   // After another program of the cache ran, the forward is computed again first.
   if (shares_ && captured_ && cg_->executor_->captured()) {
     check_replayable(e.i);
@@ -222,6 +228,7 @@ const Tensor& Program::forward(const Expression& e) {
     cg_->executor_->replay_forward(RunOptions{autobatch_strategy(cg_->autobatch_), cg_->check_validity_, cg_->fusion_});
     ++replays_;
   }
+  index_set_after_forward_ = nullptr;
   return cg_->node(e.i).value;
 }
 

@@ -70,8 +70,9 @@ void Executor::replay_forward(const RunOptions& options) {
     if (!graph_failed_ && record_device_graph(options)) return;
   }
   // A run kernel by kernel lays the values out otherwise than the recording
-  // (a looked-up row is used in place): the graph is recorded again later.
+  // (a looked-up row is used in place): the graphs are recorded again later.
   device_graph_.reset();
+  drop_backward_device_graph();
   for (size_t d = 0; d < m_.device_arenas.size(); ++d) m_.device_arenas[d]->values.rewind(c.values_before[d]);
   evaluated_ = 0;
   if (!tape_.forward.empty() && !options.check_validity)
@@ -93,6 +94,7 @@ bool Executor::record_device_graph(const RunOptions& options) {
   const GraphMemory::CaptureMarks& c = m_.capture;
   for (size_t d = 0; d < m_.device_arenas.size(); ++d) m_.device_arenas[d]->values.rewind(c.values_before[d]);
   evaluated_ = 0;
+  drop_backward_device_graph();  // it read the values where the last pass left them
   begin_device_graph(graph_device_, graph_live_);
   try {
     forward_plain(captured_last_, options);
@@ -114,6 +116,53 @@ bool Executor::record_device_graph(const RunOptions& options) {
   }
   // Recording ran the kernels' host side only: now the pass itself.
   device_graph_->launch();
+  return true;
+}
+
+bool Executor::backward_device_graph(VariableIndex last, bool full) {
+  if (!tape_.has_backward || tape_.backward_from != last || tape_.full != full || tape_.device != graph_device_)
+    return false;
+  if (backward_graph_) {
+    // The gradients must lie where the recorded pass put them.
+    DeviceArenas& da = m_.arenas(graph_device_);
+    if (da.grads.allocate_floats(tape_.block_floats) != tape_.block) {
+      da.grads.reset();
+      drop_backward_device_graph();
+      return false;
+    }
+    backward_graph_->launch();
+    // Which parameters and rows received gradient: the accumulate functions'
+    // host side, for the trainers' sparse updates.
+    HostEffectsOnly host_only(graph_device_);
+    for (const PlainTape::Backward& step : tape_.backward)
+      if (step.kind == PlainTape::Backward::kAccumulate) step.accumulate(*step.n, step.n->grad);
+    return true;
+  }
+  if (backward_graph_failed_) return false;
+  begin_device_graph(graph_device_, graph_live_);
+  bool taped;
+  try {
+    taped = replay_backward_tape(last, full);
+  } catch (const std::logic_error&) {
+    end_device_graph(graph_device_);
+    throw;
+  } catch (const std::runtime_error&) {  // a call the device cannot record
+    end_device_graph(graph_device_);
+    backward_graph_failed_ = true;
+    m_.arenas(graph_device_).grads.reset();
+    return false;
+  }
+  std::unique_ptr<DeviceGraph> g = end_device_graph(graph_device_);
+  if (!taped) return false;  // the gradients would lie elsewhere: the ordinary pass records the tape again
+  if (!g) {
+    backward_graph_failed_ = true;
+    m_.arenas(graph_device_).grads.reset();
+    return false;
+  }
+  // Recording ran the host side only (the accumulate functions' bookkeeping
+  // included): now the pass itself.
+  backward_graph_ = std::move(g);
+  backward_graph_->launch();
   return true;
 }
 

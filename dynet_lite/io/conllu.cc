@@ -2,6 +2,7 @@
 #include "dynet_lite/io/conllu.h"
 
 #include <fstream>
+#include <string_view>
 
 #include "dynet_lite/except.h"
 
@@ -9,93 +10,121 @@ namespace dynet_lite {
 
 namespace {
 
-bool all_digits(const std::string& s) {
+bool all_digits(std::string_view s) {
   if (s.empty()) return false;
   for (char ch : s)
     if (ch < '0' || ch > '9') return false;
   return true;
 }
 
-/// Splits on tabs (empty fields kept).
-void split_tabs(const std::string& line, std::vector<std::string>& out) {
-  out.clear();
-  size_t start = 0;
+/// Splits on tabs (empty fields kept) into at most `max` views; returns the
+/// number of fields the line has (which may exceed `max`).
+size_t split_tabs(std::string_view line, std::string_view* out, size_t max) {
+  size_t n = 0, start = 0;
   while (true) {
-    size_t tab = line.find('\t', start);
-    if (tab == std::string::npos) {
-      out.push_back(line.substr(start));
-      return;
-    }
-    out.push_back(line.substr(start, tab - start));
+    const size_t tab = line.find('\t', start);
+    const std::string_view field = line.substr(start, tab == std::string_view::npos ? std::string_view::npos : tab - start);
+    if (n < max) out[n] = field;
+    ++n;
+    if (tab == std::string_view::npos) return n;
     start = tab + 1;
   }
 }
 
+constexpr size_t kColumns = 10;
+
 }  // namespace
 
-std::vector<ConlluSentence> read_conllu(std::istream& in, const std::string& name) {
-  std::vector<ConlluSentence> sentences;
-  ConlluSentence cur;
-  std::string line;
-  std::vector<std::string> cols;
-  size_t lineno = 0;
+ConlluReader::ConlluReader(const std::string& path, ConlluColumns keep)
+    : file_(std::make_unique<std::ifstream>(path)), in_(file_.get()), name_(path), keep_(keep) {
+  DYNET_LITE_CHECK(file_->is_open(), io_error, "read_conllu: cannot open '" << path << "'");
+}
+
+ConlluReader::ConlluReader(std::istream& in, const std::string& name, ConlluColumns keep)
+    : in_(&in), name_(name), keep_(keep) {}
+
+ConlluReader::~ConlluReader() = default;
+
+bool ConlluReader::next(ConlluSentence& s) {
+  s.tokens.clear();
   auto fail = [&](const std::string& why) {
-    DYNET_LITE_CHECK(false, io_error, "read_conllu: " << name << ":" << lineno << ": " << why);
+    DYNET_LITE_CHECK(false, io_error, "read_conllu: " << name_ << ":" << lineno_ << ": " << why);
   };
   // A field or line quoted in a message is cut: a malformed file may hold megabytes on one line.
-  auto shown = [](const std::string& text) { return text.size() > 80 ? text.substr(0, 80) + "..." : text; };
-  // IDs and HEADs: digits (checked) of at most 9 of them, so within int.
-  auto number = [&](const std::string& field, const char* what) {
-    if (field.size() > 9) fail(std::string(what) + " '" + shown(field) + "' out of range");
-    return std::stoi(field);
+  auto shown = [](std::string_view text) {
+    return text.size() > 80 ? std::string(text.substr(0, 80)) + "..." : std::string(text);
   };
-  while (std::getline(in, line)) {
-    ++lineno;
-    if (!line.empty() && line.back() == '\r') line.pop_back();
-    if (line.empty()) {
-      if (!cur.tokens.empty()) sentences.push_back(std::move(cur));
-      cur = ConlluSentence();
+  // IDs and HEADs: digits (checked) of at most 9 of them, so within int.
+  auto number = [&](std::string_view field, const char* what) {
+    if (field.size() > 9) fail(std::string(what) + " '" + shown(field) + "' out of range");
+    int v = 0;
+    for (char ch : field) v = 10 * v + (ch - '0');
+    return v;
+  };
+  auto keep = [&](ConlluColumns c, std::string_view field, std::string& into) {
+    if (has_columns(keep_, c)) into.assign(field.data(), field.size());
+  };
+  std::string_view cols[kColumns];
+  while (std::getline(*in_, line_)) {
+    ++lineno_;
+    if (!line_.empty() && line_.back() == '\r') line_.pop_back();
+    if (line_.empty()) {
+      if (!s.tokens.empty()) return true;
       continue;
     }
-    if (line[0] == '#') continue;
-    split_tabs(line, cols);
-    if (cols.size() != 10)
-      fail("expected 10 tab-separated columns, got " + std::to_string(cols.size()) + " in '" + shown(line) + "'");
-    const std::string& id = cols[0];
-    if (id.find('-') != std::string::npos || id.find('.') != std::string::npos) {
+    if (line_[0] == '#') continue;
+    const size_t num_cols = split_tabs(line_, cols, kColumns);
+    if (num_cols != kColumns)
+      fail("expected 10 tab-separated columns, got " + std::to_string(num_cols) + " in '" + shown(line_) + "'");
+    const std::string_view id = cols[0];
+    const size_t sep = id.find_first_of("-.");
+    if (sep != std::string_view::npos) {
       // multiword token or empty node: check its shape, then skip it
-      const size_t sep = id.find_first_of("-.");
-      if (!all_digits(id.substr(0, sep)) || !all_digits(id.substr(sep + 1)))
-        fail("malformed ID '" + shown(id) + "'");
+      if (!all_digits(id.substr(0, sep)) || !all_digits(id.substr(sep + 1))) fail("malformed ID '" + shown(id) + "'");
       continue;
     }
     if (!all_digits(id)) fail("malformed ID '" + shown(id) + "'");
-    ConlluToken t;
+    ConlluToken& t = s.tokens.emplace_back();
     t.id = number(id, "ID");
-    if (t.id != static_cast<int>(cur.tokens.size()) + 1)
-      fail("token ID " + id + " out of sequence (expected " + std::to_string(cur.tokens.size() + 1) + ")");
-    t.form = cols[1];
-    t.lemma = cols[2];
-    t.upos = cols[3];
-    t.xpos = cols[4];
-    t.feats = cols[5];
+    if (t.id != static_cast<int>(s.tokens.size()))
+      fail("token ID " + std::string(id) + " out of sequence (expected " + std::to_string(s.tokens.size()) + ")");
+    keep(ConlluColumns::form, cols[1], t.form);
+    keep(ConlluColumns::lemma, cols[2], t.lemma);
+    keep(ConlluColumns::upos, cols[3], t.upos);
+    keep(ConlluColumns::xpos, cols[4], t.xpos);
+    keep(ConlluColumns::feats, cols[5], t.feats);
     if (cols[6] == "_")
       t.head = -1;
     else if (all_digits(cols[6]))
       t.head = number(cols[6], "HEAD");
     else
       fail("malformed HEAD '" + shown(cols[6]) + "'");
-    t.deprel = cols[7];
-    cur.tokens.push_back(std::move(t));
+    keep(ConlluColumns::deprel, cols[7], t.deprel);
   }
-  if (!cur.tokens.empty()) sentences.push_back(std::move(cur));
+  return !s.tokens.empty();
+}
+
+std::vector<ConlluSentence> read_conllu(std::istream& in, const std::string& name, ConlluColumns keep) {
+  ConlluReader reader(in, name, keep);
+  std::vector<ConlluSentence> sentences;
+  for (ConlluSentence s; reader.next(s);) {
+    s.tokens.shrink_to_fit();
+    sentences.push_back(std::move(s));
+  }
+  sentences.shrink_to_fit();
   return sentences;
 }
 
-std::vector<ConlluSentence> read_conllu(const std::string& path) {
+std::vector<ConlluSentence> read_conllu(const std::string& path, ConlluColumns keep) {
   std::ifstream in(path);
   DYNET_LITE_CHECK(in.is_open(), io_error, "read_conllu: cannot open '" << path << "'");
-  return read_conllu(in, path);
+  return read_conllu(in, path, keep);
 }
+
+std::vector<ConlluSentence> read_conllu(std::istream& in, const std::string& name) {
+  return read_conllu(in, name, ConlluColumns::all);
+}
+
+std::vector<ConlluSentence> read_conllu(const std::string& path) { return read_conllu(path, ConlluColumns::all); }
 
 }  // namespace dynet_lite

@@ -115,14 +115,33 @@ PTBTree parse_ptb_tree(const std::string& text, const std::string& name, size_t 
   return tree;
 }
 
+PTBTreeReader::PTBTreeReader(const std::string& path, bool unescape)
+    : file_(std::make_unique<std::ifstream>(path)), in_(file_.get()), name_(path), unescape_(unescape) {
+  DYNET_LITE_CHECK(file_->is_open(), io_error, "read_ptb_trees: cannot open '" << path << "'");
+}
+
+PTBTreeReader::PTBTreeReader(std::istream& in, const std::string& name, bool unescape)
+    : in_(&in), name_(name), unescape_(unescape) {}
+
+PTBTreeReader::~PTBTreeReader() = default;
+
+bool PTBTreeReader::next(PTBTree& t) {
+  while (std::getline(*in_, line_)) {
+    ++lineno_;
+    if (line_.find_first_not_of(" \t\r") == std::string::npos) continue;
+    t = parse_ptb_tree(line_, name_, lineno_, unescape_);
+    return true;
+  }
+  t.nodes.clear();
+  return false;
+}
+
 std::vector<PTBTree> read_ptb_trees(std::istream& in, const std::string& name, bool unescape) {
+  PTBTreeReader reader(in, name, unescape);
   std::vector<PTBTree> trees;
-  std::string line;
-  size_t lineno = 0;
-  while (std::getline(in, line)) {
-    ++lineno;
-    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
-    trees.push_back(parse_ptb_tree(line, name, lineno, unescape));
+  for (PTBTree t; reader.next(t);) {
+    t.nodes.shrink_to_fit();
+    trees.push_back(std::move(t));
   }
   return trees;
 }

@@ -4,7 +4,9 @@
 /// line, as in the Stanford Sentiment Treebank: `(3 (2 The) (2 Rock))`.  Every
 /// node carries an integer label; a leaf is `(label word)`, an internal node
 /// `(label left right)`.  Parentheses inside words are escaped as -LRB- / -RRB-.
+#include <iosfwd>
 #include <istream>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -34,6 +36,39 @@ struct PTBTree {
 /// binary, text after the tree).
 PTBTree parse_ptb_tree(const std::string& text, const std::string& name = "<string>", size_t lineno = 1,
                        bool unescape_brackets = false);
+/// Reads a file or stream of trees one tree at a time (blank lines are skipped),
+/// so that a program converting the trees to its own form never holds the text
+/// of more than one:
+/// \code
+///   PTBTreeReader reader(path);
+///   for (PTBTree t; reader.next(t);) ...
+/// \endcode
+/// Errors are those of parse_ptb_tree(), raised by the next() that meets them.
+class PTBTreeReader {
+ public:
+  /// Opens `path`; throws io_error naming it when it cannot be opened.
+  explicit PTBTreeReader(const std::string& path, bool unescape_brackets = false);
+  /// Reads from `in`, which must outlive the reader; `name` is used in error messages.
+  PTBTreeReader(std::istream& in, const std::string& name, bool unescape_brackets = false);
+  ~PTBTreeReader();
+  PTBTreeReader(const PTBTreeReader&) = delete;
+  PTBTreeReader& operator=(const PTBTreeReader&) = delete;
+
+  /// The next tree into `t`; false at the end of the input (`t` is then empty).
+  bool next(PTBTree& t);
+  /// The number of the last line read (1-based).
+  size_t line_number() const { return lineno_; }
+  const std::string& name() const { return name_; }
+
+ private:
+  std::unique_ptr<std::ifstream> file_;
+  std::istream* in_;
+  std::string name_;
+  bool unescape_;
+  size_t lineno_ = 0;
+  std::string line_;
+};
+
 /// Reads every tree of a file (blank lines are skipped).
 std::vector<PTBTree> read_ptb_trees(const std::string& path, bool unescape_brackets = false);
 std::vector<PTBTree> read_ptb_trees(std::istream& in, const std::string& name, bool unescape_brackets = false);

@@ -55,6 +55,10 @@ class CudaDevice final : public Device {
   Recording* recording() const { return recording_.get(); }
   void set_recording(std::unique_ptr<Recording> r);
   std::unique_ptr<Recording> take_recording();
+  /// Set while a launched graph's host side is replayed (HostEffectsOnly,
+  /// backends/device_graph.h): the accumulate functions queue no work.
+  bool host_effects_only() const { return host_effects_only_; }
+  void set_host_effects_only(bool on) { host_effects_only_ = on; }
 
   cudaStream_t stream() const { return stream_; }
   cublasHandle_t cublas() const { return cublas_; }
@@ -73,6 +77,7 @@ class CudaDevice final : public Device {
   void* own_ = nullptr;
   size_t own_size_ = 0;
   std::unique_ptr<Recording> recording_;
+  bool host_effects_only_ = false;
 };
 
 namespace cuda {

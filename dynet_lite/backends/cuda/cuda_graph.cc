@@ -129,6 +129,9 @@ void record_upload(CudaDevice& dev, CudaDevice::Recording& r, void* dst, const v
 
 bool can_record_device_graph(const Device* d) { return d && d->type == DeviceType::GPU; }
 
+HostEffectsOnly::HostEffectsOnly(Device* d) : d_(d) { cuda::device_of(d).set_host_effects_only(true); }
+HostEffectsOnly::~HostEffectsOnly() { cuda::device_of(d_).set_host_effects_only(false); }
+
 void begin_device_graph(Device* d, std::vector<HostRange> live) {
   CudaDevice& dev = cuda::device_of(d);
   DYNET_LITE_CHECK(!dev.recording(), std::logic_error, dev.name << ": a graph is already being recorded");

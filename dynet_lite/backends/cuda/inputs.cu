@@ -91,13 +91,14 @@ void param_accumulate(const Node& n, const Tensor& dy) {
   }
   CudaDevice& dev = device_of(dy.device);
   const ParamParams& p = n.p<ParamParams>();
+  const bool queue = !dev.host_effects_only();  // else a launched graph added it
   if (p.p) {
     std::lock_guard<std::mutex> lock(p.p->mutex);
-    launch_add(dev, p.p->g.v, dy.v, p.p->size());
+    if (queue) launch_add(dev, p.p->g.v, dy.v, p.p->size());
     p.p->nonzero_grad = true;
   } else {
     std::lock_guard<std::mutex> lock(p.lp->mutex);
-    launch_add(dev, p.lp->all_grads.v, dy.v, p.lp->size());
+    if (queue) launch_add(dev, p.lp->all_grads.v, dy.v, p.lp->size());
     p.lp->all_updated = true;
     p.lp->nonzero_grad = true;
   }
@@ -165,9 +166,13 @@ void lookup_accumulate(const Node& n, const Tensor& dy) {
   const unsigned* idx = lookup_indices(p, bd);
   size_t row = lp.dim.size();
   std::lock_guard<std::mutex> lock(lp.mutex);
-  if (bd == 1) {
+  if (dev.host_effects_only()) {
+    // A launched graph added the rows: only which rows have gradients is kept.
+  } else if (bd == 1 && !dev.recording()) {
     launch_add(dev, lp.grads[idx[0]].v, dy.v, row);
   } else {
+    // Recorded, the row goes by the device index the recorded forward left in
+    // node.aux (refilled at each launch), not by an address fixed now.
     const unsigned* didx = static_cast<const unsigned*>(n.aux);
     DYNET_LITE_ASSERT(didx != nullptr, "lookup: gradient of a batched lookup before its forward on " << dev.name);
     scatter_add_kernel<<<blocks_for(row * bd), kThreads, 0, dev.stream()>>>(lp.all_grads.v, dy.v, didx, row, row * bd);

@@ -1,0 +1,60 @@
+"""Compiled programs against rebuilt graphs (dynet_lite/compile.h): each task's
+`--bench MODE` with and without `--compile`, in interleaved rounds (A B A B ...),
+and the ratio of the medians of the same rounds (issue targets: tagger b1
+>= 1.3x on the CPU and >= 5x on a GPU, b64-auto >= 2x on a GPU, rnnlm
+manual-64 >= 1.1x).
+
+  bench/compiled.py [--build build] [--runs 3] [--gpu] [--data-dir DIR] [--pairs tagger:b1,...]
+"""
+import argparse
+import os
+import re
+import statistics
+import subprocess
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+PAIRS = [("tagger", "b1", "sent/s"), ("tagger", "b64-auto", "sent/s"),
+         ("rnnlm", "manual-16", "words/s"), ("rnnlm", "manual-64", "words/s")]
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--build", default=os.path.join(ROOT, "build"))
+    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--gpu", action="store_true", help="run with --dynet-gpus 1")
+    ap.add_argument("--data-dir", default=None)
+    ap.add_argument("--pairs", default=None, help="task:mode,... (default: %s)" %
+                    ",".join("%s:%s" % (t, m) for t, m, _ in PAIRS))
+    a = ap.parse_args()
+    pairs = PAIRS
+    if a.pairs:
+        units = {t: u for t, _, u in PAIRS}
+        pairs = [(p.split(":")[0], p.split(":")[1], units.get(p.split(":")[0], "sent/s")) for p in a.pairs.split(",")]
+    extra = (["--dynet-gpus", "1"] if a.gpu else []) + (["--data-dir", a.data_dir] if a.data_dir else [])
+    got = {}
+    for r in range(a.runs):
+        for task, mode, unit in pairs:
+            for compiled in (False, True):
+                cmd = [os.path.join(a.build, "examples", task), "--bench", mode] + (["--compile"] if compiled else []) + extra
+                out = subprocess.run(cmd, capture_output=True, text=True)
+                lines = [l for l in out.stdout.splitlines() if l.strip()]
+                line = lines[-1] if lines else ""
+                m = re.search(r"(?:^|\s)" + re.escape(unit) + r"=([0-9.eE+-]+)", line)
+                if out.returncode != 0 or not m:
+                    sys.exit("failed: %s\n%s%s" % (" ".join(cmd), out.stdout[-2000:], out.stderr[-2000:]))
+                got.setdefault((task, mode, compiled), []).append(float(m.group(1)))
+                print("round %d %s %s%s: %s" % (r + 1, task, mode, " --compile" if compiled else "", line[:200]),
+                      flush=True)
+    print()
+    print("| task | mode | rebuilt | compiled | compiled / rebuilt |")
+    print("| --- | --- | --- | --- | --- |")
+    for task, mode, unit in pairs:
+        reb, comp = got[(task, mode, False)], got[(task, mode, True)]
+        print("| %s | %s | %.1f %s (%.1f-%.1f) | %.1f (%.1f-%.1f) | %.2fx |" % (
+            task, mode, statistics.median(reb), unit, min(reb), max(reb), statistics.median(comp), min(comp),
+            max(comp), statistics.median(comp) / statistics.median(reb)))
+
+
+if __name__ == "__main__":
+    main()
