@@ -76,8 +76,10 @@ void ComputationGraph::revert() {
   mem_->checkpoints.pop_back();
   ++revert_count_;
   num_nodes_ = c.num_nodes;
-  mem_->meta.rewind(c.meta);
+  // The executor first: it reads the batch groups made after the checkpoint,
+  // whose member lists are in the graph memory the rewind frees.
   executor_->revert(c.evaluated);
+  mem_->meta.rewind(c.meta);
   for (size_t k = 0; k < c.values.size(); ++k) {
     mem_->device_arenas[k]->values.rewind(c.values[k]);
     mem_->device_arenas[k]->gathers.rewind(c.gathers[k]);
