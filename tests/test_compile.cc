@@ -238,7 +238,9 @@ BOOST_AUTO_TEST_CASE(misuse_is_a_clear_error) {
   p.set("w", 5u);
   BOOST_CHECK_NO_THROW(p.forward());
   // Another default device than at the capture.
-  Device* second = new test::HostMemoryDevice(DeviceType::CPU, 1, "CPU:1");
+  // Static: the library may keep a device pointer until the program ends.
+  static test::HostMemoryDevice second_device(DeviceType::CPU, 1, "CPU:1");
+  Device* second = &second_device;
   Device* first = default_device();
   set_default_device(second);
   check_throws_containing<std::invalid_argument>([&] { p.forward(); }, "the default device is now CPU:1");
