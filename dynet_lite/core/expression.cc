@@ -13,8 +13,9 @@ namespace {
 // Throws unless e is usable: assigned, and its graph neither destroyed nor cleared.
 void check_usable(const Expression& e, const char* what) {
   DYNET_LITE_ARG_CHECK(e.pg != nullptr, what << ": empty expression (never assigned)");
-  DYNET_LITE_ARG_CHECK(e.graph_is_live(),
-                       what << ": stale expression: its graph was destroyed or cleared since it was made");
+  // DyNet's type for a stale expression read (its own tests expect it).
+  DYNET_LITE_CHECK(e.graph_is_live(), std::runtime_error,
+                   what << ": stale expression: its graph was destroyed or cleared since it was made");
 }
 }  // namespace
 
