@@ -36,19 +36,17 @@ constexpr size_t kColumns = 10;
 }  // namespace
 
 ConlluReader::ConlluReader(const std::string& path, ConlluColumns keep)
-    : file_(std::make_unique<std::ifstream>(path)), in_(file_.get()), name_(path), keep_(keep) {
-  DYNET_LITE_CHECK(file_->is_open(), io_error, "read_conllu: cannot open '" << path << "'");
-}
+    : lines_(path, "read_conllu"), keep_(keep) {}
 
 ConlluReader::ConlluReader(std::istream& in, const std::string& name, ConlluColumns keep)
-    : in_(&in), name_(name), keep_(keep) {}
+    : lines_(in, name), keep_(keep) {}
 
 ConlluReader::~ConlluReader() = default;
 
 bool ConlluReader::next(ConlluSentence& s) {
   s.tokens.clear();
   auto fail = [&](const std::string& why) {
-    DYNET_LITE_CHECK(false, io_error, "read_conllu: " << name_ << ":" << lineno_ << ": " << why);
+    DYNET_LITE_CHECK(false, io_error, "read_conllu: " << lines_.name() << ":" << lines_.line_number() << ": " << why);
   };
   // A field or line quoted in a message is cut: a malformed file may hold megabytes on one line.
   auto shown = [](std::string_view text) {
@@ -65,17 +63,17 @@ bool ConlluReader::next(ConlluSentence& s) {
     if (has_columns(keep_, c)) into.assign(field.data(), field.size());
   };
   std::string_view cols[kColumns];
-  while (std::getline(*in_, line_)) {
-    ++lineno_;
-    if (!line_.empty() && line_.back() == '\r') line_.pop_back();
-    if (line_.empty()) {
+  while (lines_.next()) {
+    std::string& line = lines_.line();
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (line.empty()) {
       if (!s.tokens.empty()) return true;
       continue;
     }
-    if (line_[0] == '#') continue;
-    const size_t num_cols = split_tabs(line_, cols, kColumns);
+    if (line[0] == '#') continue;
+    const size_t num_cols = split_tabs(line, cols, kColumns);
     if (num_cols != kColumns)
-      fail("expected 10 tab-separated columns, got " + std::to_string(num_cols) + " in '" + shown(line_) + "'");
+      fail("expected 10 tab-separated columns, got " + std::to_string(num_cols) + " in '" + shown(line) + "'");
     const std::string_view id = cols[0];
     const size_t sep = id.find_first_of("-.");
     if (sep != std::string_view::npos) {

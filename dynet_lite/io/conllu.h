@@ -15,6 +15,8 @@
 #include <string>
 #include <vector>
 
+#include "dynet_lite/io/line_reader.h"
+
 namespace dynet_lite {
 
 struct ConlluToken {
@@ -69,16 +71,12 @@ class ConlluReader {
   /// end of the input (`s` is then empty).  The columns not kept are empty strings.
   bool next(ConlluSentence& s);
   /// The number of the last line read (1-based).
-  size_t line_number() const { return lineno_; }
-  const std::string& name() const { return name_; }
+  size_t line_number() const { return lines_.line_number(); }
+  const std::string& name() const { return lines_.name(); }
 
  private:
-  std::unique_ptr<std::ifstream> file_;
-  std::istream* in_;
-  std::string name_;
+  LineReader lines_;
   ConlluColumns keep_;
-  size_t lineno_ = 0;
-  std::string line_;
 };
 
 /// Reads every sentence of a CoNLL-U file.  Throws io_error naming the file when

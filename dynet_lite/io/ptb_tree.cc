@@ -116,20 +116,18 @@ PTBTree parse_ptb_tree(const std::string& text, const std::string& name, size_t 
 }
 
 PTBTreeReader::PTBTreeReader(const std::string& path, bool unescape)
-    : file_(std::make_unique<std::ifstream>(path)), in_(file_.get()), name_(path), unescape_(unescape) {
-  DYNET_LITE_CHECK(file_->is_open(), io_error, "read_ptb_trees: cannot open '" << path << "'");
-}
+    : lines_(path, "read_ptb_trees"), unescape_(unescape) {}
 
 PTBTreeReader::PTBTreeReader(std::istream& in, const std::string& name, bool unescape)
-    : in_(&in), name_(name), unescape_(unescape) {}
+    : lines_(in, name), unescape_(unescape) {}
 
 PTBTreeReader::~PTBTreeReader() = default;
 
 bool PTBTreeReader::next(PTBTree& t) {
-  while (std::getline(*in_, line_)) {
-    ++lineno_;
-    if (line_.find_first_not_of(" \t\r") == std::string::npos) continue;
-    t = parse_ptb_tree(line_, name_, lineno_, unescape_);
+  while (lines_.next()) {
+    const std::string& line = lines_.line();
+    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+    t = parse_ptb_tree(line, lines_.name(), lines_.line_number(), unescape_);
     return true;
   }
   t.nodes.clear();

@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "dynet_lite/io/line_reader.h"
+
 namespace dynet_lite {
 
 struct TreeNode {
@@ -57,16 +59,12 @@ class PTBTreeReader {
   /// The next tree into `t`; false at the end of the input (`t` is then empty).
   bool next(PTBTree& t);
   /// The number of the last line read (1-based).
-  size_t line_number() const { return lineno_; }
-  const std::string& name() const { return name_; }
+  size_t line_number() const { return lines_.line_number(); }
+  const std::string& name() const { return lines_.name(); }
 
  private:
-  std::unique_ptr<std::ifstream> file_;
-  std::istream* in_;
-  std::string name_;
+  LineReader lines_;
   bool unescape_;
-  size_t lineno_ = 0;
-  std::string line_;
 };
 
 /// Reads every tree of a file (blank lines are skipped).
