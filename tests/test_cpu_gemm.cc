@@ -114,6 +114,18 @@ BOOST_AUTO_TEST_CASE(large_operands_take_the_librarys_path) {
   check_shape(4099, 257, 33, gen);
 }
 
+#ifdef DYNET_LITE_EXPECT_GEMM_LIBRARY
+BOOST_AUTO_TEST_CASE(gemm_library_loads_on_first_use) {
+  // oneDNN is loaded when the first product needs it; C = A B + C with A 3x2,
+  // B 2x2 (column-major) through it.
+  const float a[6] = {1, 2, 3, 4, 5, 6}, b[4] = {1, 0, 1, 1};
+  float c[6] = {1, 1, 1, 1, 1, 1};
+  BOOST_REQUIRE(dynet_lite::cpu::detail::library_gemm(false, false, 3, 2, 2, a, 3, b, 2, 1.f, c, 3));
+  const float want[6] = {2, 3, 4, 6, 8, 10};
+  for (int i = 0; i < 6; ++i) BOOST_CHECK_EQUAL(c[i], want[i]);
+}
+#endif
+
 BOOST_AUTO_TEST_CASE(packed_products_every_block_edge) {
   std::mt19937 gen(17);
   // Weights of 48K floats and more with 32 columns and more are packed.  Rows not

@@ -26,6 +26,26 @@ void write_back(const Tensor& t, const std::vector<float>& host) {
   t.device->copy_from_host(t.v, host.data(), host.size());
 }
 Device* dev_of(const Tensor& t) { return t.device ? t.device : cpu_device(); }
+
+// Sets every element of t to next() in order: straight into the tensor on the
+// CPU, through a bounded host buffer elsewhere (a table of millions of floats
+// is never copied whole).
+template <class Next>
+void fill_each(const Tensor& t, Next next) {
+  const size_t n = t.d.size();
+  Device* dev = dev_of(t);
+  if (dev->type == DeviceType::CPU) {
+    for (size_t i = 0; i < n; ++i) t.v[i] = next();
+    return;
+  }
+  constexpr size_t kChunk = size_t(1) << 16;
+  std::vector<float> h(std::min(n, kChunk));
+  for (size_t at = 0; at < n; at += kChunk) {
+    const size_t len = std::min(kChunk, n - at);
+    for (size_t i = 0; i < len; ++i) h[i] = next();
+    dev->copy_from_host(t.v + at, h.data(), len);
+  }
+}
 }  // namespace
 
 std::vector<Tensor> Tensor::batch_elems() const {
@@ -78,31 +98,25 @@ void TensorTools::identity(Tensor& val) {
   write_back(val, h);
 }
 void TensorTools::randomize_bernoulli(Tensor& val, real p, real scale) {
-  std::vector<float> h(val.d.size());
   with_global_rng([&](std::mt19937& g) {
     std::bernoulli_distribution dist(p);
-    for (float& x : h) x = dist(g) ? scale : 0.f;
+    fill_each(val, [&] { return dist(g) ? scale : 0.f; });
     return 0;
   });
-  write_back(val, h);
 }
 void TensorTools::randomize_normal(Tensor& val, real mean, real stddev) {
-  std::vector<float> h(val.d.size());
   with_global_rng([&](std::mt19937& g) {
     std::normal_distribution<float> dist(mean, stddev);
-    for (float& x : h) x = dist(g);
+    fill_each(val, [&] { return dist(g); });
     return 0;
   });
-  write_back(val, h);
 }
 void TensorTools::randomize_uniform(Tensor& val, real left, real right) {
-  std::vector<float> h(val.d.size());
   with_global_rng([&](std::mt19937& g) {
     std::uniform_real_distribution<float> dist(left, right);
-    for (float& x : h) x = dist(g);
+    fill_each(val, [&] { return dist(g); });
     return 0;
   });
-  write_back(val, h);
 }
 void TensorTools::randomize_orthonormal(Tensor& val, real scale) {
   DYNET_LITE_DIM_CHECK(val.d.nd == 2 && val.d[0] == val.d[1],
