@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "dynet_lite/backends/cpu/eigen.h"
+#include "dynet_lite/backends/cpu/isa.h"
 #include "dynet_lite/backends/update_rules.h"
 #include "dynet_lite/except.h"
 #include "dynet_lite/train/schedule.h"
@@ -15,15 +16,9 @@ using ConstArr = Eigen::Map<const Eigen::ArrayXf>;
 inline cpu::ArrMap arr(float* p, size_t n) { return cpu::ArrMap(p, static_cast<Eigen::Index>(n)); }
 inline ConstArr carr(const float* p, size_t n) { return ConstArr(p, static_cast<Eigen::Index>(n)); }
 
-// x -= rate * g; g = 0.  The hot loop of SimpleSGD: blocks small enough to stay
-// in L1 between the step and the clearing, so memory is streamed once.
+// x -= rate * g; g = 0: the hot loop of SimpleSGD, in the instruction set in use.
 void sgd_step_and_clear_cpu(const UpdateSpan& s, float rate) {
-  constexpr size_t kBlock = 2048;
-  for (size_t off = 0; off < s.size; off += kBlock) {
-    size_t n = std::min(kBlock, s.size - off);
-    arr(s.values + off, n) -= rate * carr(s.grads + off, n);
-    arr(s.grads + off, n).setZero();
-  }
+  cpu::active_vector_kernels().sgd_step_and_clear(s.values, s.grads, s.size, rate);
 }
 }  // namespace
 

@@ -5,6 +5,7 @@
 #include <iostream>
 
 #include "dynet_lite/backends/cpu/eigen.h"
+#include "dynet_lite/backends/cpu/isa.h"
 #include "dynet_lite/except.h"
 #include "dynet_lite/training.h"
 
@@ -12,12 +13,9 @@ namespace dynet_lite {
 
 namespace {
 
-using ConstArr = Eigen::Map<const Eigen::ArrayXf>;
 
 // Float (vectorised) within a parameter; the caller sums parameters in double.
-double squared_norm(const float* g, size_t n) {
-  return ConstArr(g, static_cast<Eigen::Index>(n)).matrix().squaredNorm();
-}
+double squared_norm(const float* g, size_t n) { return cpu::active_vector_kernels().squared_norm(g, n); }
 
 }  // namespace
 

@@ -13,9 +13,11 @@ namespace cpu {
 
 #if DYNET_LITE_HAVE_ISA_AVX2
 extern "C" const ProductKernels* dynet_lite_product_kernels_avx2();
+extern "C" const VectorKernels* dynet_lite_vector_kernels_avx2();
 #endif
 #if DYNET_LITE_HAVE_ISA_AVX512
 extern "C" const ProductKernels* dynet_lite_product_kernels_avx512();
+extern "C" const VectorKernels* dynet_lite_vector_kernels_avx512();
 #endif
 
 namespace {
@@ -143,6 +145,26 @@ const ProductKernels* product_kernels(Isa isa) {
     case Isa::Avx512:
 #if DYNET_LITE_HAVE_ISA_AVX512
       return dynet_lite_product_kernels_avx512();
+#else
+      return nullptr;
+#endif
+  }
+  return nullptr;
+}
+
+const VectorKernels* vector_kernels(Isa isa) {
+  switch (isa) {
+    case Isa::Baseline:
+      return nullptr;
+    case Isa::Avx2:
+#if DYNET_LITE_HAVE_ISA_AVX2
+      return dynet_lite_vector_kernels_avx2();
+#else
+      return nullptr;
+#endif
+    case Isa::Avx512:
+#if DYNET_LITE_HAVE_ISA_AVX512
+      return dynet_lite_vector_kernels_avx512();
 #else
       return nullptr;
 #endif

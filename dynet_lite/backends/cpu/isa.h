@@ -4,7 +4,8 @@
 // (cmake/DynetLiteIsa.cmake); at first use the widest set that the CPU, the OS
 // and the build support is chosen, or the one the environment variable
 // DYNET_LITE_ISA names (baseline, avx2 or avx512).  The op table takes its CPU
-// kernels from the chosen set, and so do the products (gemm.h).
+// kernels from the chosen set, and so do the products (gemm.h) and the passes
+// over whole parameters (VectorKernels).
 #include <cstddef>
 #include <cstdint>
 
@@ -35,6 +36,19 @@ struct ProductKernels {
 };
 /// The products of `isa`, or null for the baseline (compiled into the library).
 const ProductKernels* product_kernels(Isa isa);
+
+/// Passes over whole parameters (vector_kernels.cc): the gradient norm of
+/// clipping, a parameter node's gradient added to its parameter's, SimpleSGD's step.
+struct VectorKernels {
+  double (*squared_norm)(const float* x, size_t n);
+  void (*add)(float* dst, const float* src, size_t n);  ///< dst += src
+  /// values -= rate * grads, then grads = 0.
+  void (*sgd_step_and_clear)(float* values, float* grads, size_t n, float rate);
+};
+/// The passes of `isa`, or null for the baseline.
+const VectorKernels* vector_kernels(Isa isa);
+/// The passes of the set in use.
+const VectorKernels& active_vector_kernels();
 
 }  // namespace cpu
 }  // namespace dynet_lite
