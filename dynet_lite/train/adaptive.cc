@@ -1,18 +1,13 @@
 // Trainers with per-element adaptive rates: Adagrad, Adadelta, RMSProp, Adam, AMSGrad.
 #include <cmath>
 
-#include "dynet_lite/backends/cpu/eigen.h"
-#include "dynet_lite/backends/update_rules.h"
 #include "dynet_lite/except.h"
+#include "dynet_lite/train/rules.h"
 #include "dynet_lite/training.h"
 
 namespace dynet_lite {
 
 namespace {
-using ConstArr = Eigen::Map<const Eigen::ArrayXf>;
-inline cpu::ArrMap arr(float* p, size_t n) { return cpu::ArrMap(p, static_cast<Eigen::Index>(n)); }
-inline ConstArr carr(const float* p, size_t n) { return ConstArr(p, static_cast<Eigen::Index>(n)); }
-
 void check_decay_rate(const char* who, const char* what, float r) {
   DYNET_LITE_ARG_CHECK(r >= 0 && r < 1, who << ": " << what << " must be in [0, 1), got " << r);
 }
@@ -25,24 +20,6 @@ void check_adam_args(const char* who, float b1, float b2, float eps) {
   check_decay_rate(who, "beta_1", b1);
   check_decay_rate(who, "beta_2", b2);
   check_eps(who, eps);
-}
-
-// Adam's step with the bias-corrected `rate` (AMSGrad's with `amsgrad`):
-// m = b1 m + (1-b1) g;  v = b2 v + (1-b2) g^2;  x -= rate * m / (sqrt(v) + eps),
-// AMSGrad with vhat = max(vhat, v) in place of v.
-void adam_step(const UpdateSpan& span, float gscale, float rate, float b1, float b2, float eps, bool amsgrad) {
-  auto g = carr(span.grads, span.size) * gscale;
-  auto m = arr(span.state[0], span.size);
-  auto v = arr(span.state[1], span.size);
-  m = b1 * m + (1 - b1) * g;
-  v = b2 * v + (1 - b2) * g.square();
-  if (!amsgrad) {
-    arr(span.values, span.size) -= rate * m / (v.sqrt() + eps);
-    return;
-  }
-  auto vhat = arr(span.state[2], span.size);
-  vhat = vhat.max(v);
-  arr(span.values, span.size) -= rate * m / (vhat.sqrt() + eps);
 }
 
 // lr * sqrt(1 - b2^t) / (1 - b1^t): Adam's bias-corrected rate for step t.
@@ -60,11 +37,7 @@ AdagradTrainer::AdagradTrainer(ParameterCollection& m, real lr, real eps) : Trai
 
 // s += (gscale g)^2;  x -= lr * gscale g / sqrt(s + eps)
 void AdagradTrainer::update_rule(real gscale, const UpdateSpan& span) {
-  if (rule_on_device(span, DeviceRule::Adagrad, {learning_rate, gscale, 0.f, 0.f, epsilon})) return;
-  auto g = carr(span.grads, span.size) * gscale;
-  auto s = arr(span.state[0], span.size);
-  s += g.square();
-  arr(span.values, span.size) -= learning_rate * g / (s + epsilon).sqrt();
+  cpu_or_device_rule(span, DeviceRule::Adagrad, {learning_rate, gscale, 0.f, 0.f, epsilon});
 }
 
 // ------------------------------------------------------------ Adadelta
@@ -76,20 +49,7 @@ AdadeltaTrainer::AdadeltaTrainer(ParameterCollection& m, real eps, real r) : Tra
 
 // hg = rho hg + (1-rho) g^2;  d = -g sqrt(hd+eps)/sqrt(hg+eps);  hd = rho hd + (1-rho) d^2;  x += lr d
 void AdadeltaTrainer::update_rule(real gscale, const UpdateSpan& span) {
-  if (rule_on_device(span, DeviceRule::Adadelta, {learning_rate, gscale, rho, 0.f, epsilon})) return;
-  const Eigen::Index n = static_cast<Eigen::Index>(span.size);
-  const float* g = span.grads;
-  float* hg = span.state[0];
-  float* hd = span.state[1];
-  float* x = span.values;
-  // One scalar loop: d is needed twice and an Eigen expression would evaluate it twice.
-  for (Eigen::Index i = 0; i < n; ++i) {
-    float gi = g[i] * gscale;
-    hg[i] = rho * hg[i] + (1 - rho) * gi * gi;
-    float d = -gi * std::sqrt(hd[i] + epsilon) / std::sqrt(hg[i] + epsilon);
-    hd[i] = rho * hd[i] + (1 - rho) * d * d;
-    x[i] += learning_rate * d;
-  }
+  cpu_or_device_rule(span, DeviceRule::Adadelta, {learning_rate, gscale, rho, 0.f, epsilon});
 }
 
 // ------------------------------------------------------------ RMSProp
@@ -102,11 +62,7 @@ RMSPropTrainer::RMSPropTrainer(ParameterCollection& m, real lr, real eps, real r
 
 // s = rho s + (1-rho) (gscale g)^2;  x -= lr * gscale g / sqrt(s + eps)
 void RMSPropTrainer::update_rule(real gscale, const UpdateSpan& span) {
-  if (rule_on_device(span, DeviceRule::RMSProp, {learning_rate, gscale, rho, 0.f, epsilon})) return;
-  auto g = carr(span.grads, span.size) * gscale;
-  auto s = arr(span.state[0], span.size);
-  s = rho * s + (1 - rho) * g.square();
-  arr(span.values, span.size) -= learning_rate * g / (s + epsilon).sqrt();
+  cpu_or_device_rule(span, DeviceRule::RMSProp, {learning_rate, gscale, rho, 0.f, epsilon});
 }
 
 // ------------------------------------------------------------ Adam
@@ -120,8 +76,7 @@ void AdamTrainer::begin_update() { step_rate_ = adam_rate(learning_rate, beta_1,
 
 // m = b1 m + (1-b1) g;  v = b2 v + (1-b2) g^2;  x -= rate_t * m / (sqrt(v) + eps)
 void AdamTrainer::update_rule(real gscale, const UpdateSpan& span) {
-  if (rule_on_device(span, DeviceRule::Adam, {step_rate_, gscale, beta_1, beta_2, epsilon})) return;
-  adam_step(span, gscale, step_rate_, beta_1, beta_2, epsilon, false);
+  cpu_or_device_rule(span, DeviceRule::Adam, {step_rate_, gscale, beta_1, beta_2, epsilon});
 }
 
 // ------------------------------------------------------------ AMSGrad
@@ -135,8 +90,7 @@ void AmsgradTrainer::begin_update() { step_rate_ = adam_rate(learning_rate, beta
 
 // as Adam, with vhat = max(vhat, v) in place of v
 void AmsgradTrainer::update_rule(real gscale, const UpdateSpan& span) {
-  if (rule_on_device(span, DeviceRule::Amsgrad, {step_rate_, gscale, beta_1, beta_2, epsilon})) return;
-  adam_step(span, gscale, step_rate_, beta_1, beta_2, epsilon, true);
+  cpu_or_device_rule(span, DeviceRule::Amsgrad, {step_rate_, gscale, beta_1, beta_2, epsilon});
 }
 
 // ------------------------------------------------------------ saved scalars

@@ -2,20 +2,16 @@
 #include <algorithm>
 #include <cmath>
 
-#include "dynet_lite/backends/cpu/eigen.h"
 #include "dynet_lite/backends/cpu/isa.h"
 #include "dynet_lite/backends/update_rules.h"
 #include "dynet_lite/except.h"
+#include "dynet_lite/train/rules.h"
 #include "dynet_lite/train/schedule.h"
 #include "dynet_lite/training.h"
 
 namespace dynet_lite {
 
 namespace {
-using ConstArr = Eigen::Map<const Eigen::ArrayXf>;
-inline cpu::ArrMap arr(float* p, size_t n) { return cpu::ArrMap(p, static_cast<Eigen::Index>(n)); }
-inline ConstArr carr(const float* p, size_t n) { return ConstArr(p, static_cast<Eigen::Index>(n)); }
-
 // x -= rate * g; g = 0: the hot loop of SimpleSGD, in the instruction set in use.
 void sgd_step_and_clear_cpu(const UpdateSpan& s, float rate) {
   cpu::active_vector_kernels().sgd_step_and_clear(s.values, s.grads, s.size, rate);
@@ -86,10 +82,7 @@ MomentumSGDTrainer::MomentumSGDTrainer(ParameterCollection& m, real lr, real mom
 
 // v = mom * v - lr * gscale * g;  x += v
 void MomentumSGDTrainer::update_rule(real gscale, const UpdateSpan& span) {
-  if (rule_on_device(span, DeviceRule::Momentum, {learning_rate, gscale, momentum})) return;
-  auto v = arr(span.state[0], span.size);
-  v = momentum * v - (learning_rate * gscale) * carr(span.grads, span.size);
-  arr(span.values, span.size) += v;
+  cpu_or_device_rule(span, DeviceRule::Momentum, {learning_rate, gscale, momentum});
 }
 
 void CyclicalSGDTrainer::fields(std::vector<TrainerField>& out) {

@@ -10,6 +10,10 @@
 #include <cstdint>
 
 namespace dynet_lite {
+
+enum class DeviceRule;
+struct DeviceRuleArgs;
+
 namespace cpu {
 
 enum class Isa : uint8_t { Baseline, Avx2, Avx512 };
@@ -38,12 +42,15 @@ struct ProductKernels {
 const ProductKernels* product_kernels(Isa isa);
 
 /// Passes over whole parameters (vector_kernels.cc): the gradient norm of
-/// clipping, a parameter node's gradient added to its parameter's, SimpleSGD's step.
+/// clipping, a parameter node's gradient added to its parameter's, the trainers' steps.
 struct VectorKernels {
   double (*squared_norm)(const float* x, size_t n);
   void (*add)(float* dst, const float* src, size_t n);  ///< dst += src
-  /// values -= rate * grads, then grads = 0.
+  /// SimpleSGD: values -= rate * grads, then grads = 0.
   void (*sgd_step_and_clear)(float* values, float* grads, size_t n, float rate);
+  /// An adaptive trainer's rule (backends/update_rules.h: DeviceRule, DeviceRuleArgs).
+  void (*update_rule)(DeviceRule rule, const DeviceRuleArgs& args, float* values, const float* grads,
+                      float* const* state, size_t n);
 };
 /// The passes of `isa`, or null for the baseline.
 const VectorKernels* vector_kernels(Isa isa);
