@@ -124,9 +124,9 @@ BOOST_AUTO_TEST_CASE(grows_past_the_first_chunk) {
   BOOST_CHECK_EQUAL(a.capacity_bytes(), cap);
 }
 
-// Graphs that keep growing add chunks; past Arena::kMaxChunks they are merged
-// into one at reset, so the count stays bounded and the next graph of the same
-// size fits without growth.
+// Graphs that keep growing add chunks; past Arena::kMaxChunks (or when they
+// hold far more than the graphs use) they are merged into one at reset, so the
+// count stays bounded and the next graph of the same size fits without growth.
 BOOST_AUTO_TEST_CASE(chunk_count_stays_bounded) {
   Arena a(dl::cpu_device(), 64 * 1024);
   for (int r = 0; r < 14; ++r) {
@@ -137,9 +137,44 @@ BOOST_AUTO_TEST_CASE(chunk_count_stays_bounded) {
       float* f = a.allocate_floats(16 * 1024 + 16 * r);
       f[0] = f[16 * 1024 - 1] = 1.f;
     }
+    a.reset();  // the chunks may be merged here, never below the graph's need
     const size_t cap = a.capacity_bytes();
-    a.reset();  // the same graph again: no new memory
-    for (size_t k = 0; k < pieces; ++k) a.allocate_floats(16 * 1024 + 16 * r);
+    for (size_t k = 0; k < pieces; ++k) a.allocate_floats(16 * 1024 + 16 * r);  // the same graph: no new memory
+    BOOST_CHECK_EQUAL(a.capacity_bytes(), cap);
+  }
+}
+
+// Doubling can leave most of the memory unused: a graph that needs one large
+// block after small ones adds a chunk of twice the last, and the next graph
+// needs little.  Chunks holding more than twice the most ever used (and
+// kMergeSlack more) become one chunk of that peak and a quarter more, in which
+// the largest graph seen fits again without growth.
+BOOST_AUTO_TEST_CASE(wasted_chunks_are_merged_to_the_peak) {
+  Arena a(dl::cpu_device(), 64 * 1024);
+  const size_t block = 3 * 1024 * 1024;  // floats: 12 MB
+  auto graph = [&] {
+    float* f = a.allocate_floats(block);
+    f[0] = f[block - 1] = 1.f;
+    // Scratch taken and given back: part of the peak though not in use at reset.
+    const Arena::Mark m = a.mark();
+    a.allocate_floats(block / 4)[0] = 2.f;
+    a.rewind(m);
+  };
+  for (int k = 0; k < 8; ++k) a.allocate_floats(64 * 1024);  // 2 MB in growing chunks
+  graph();
+  const size_t peak = a.peak_bytes();
+  BOOST_CHECK_EQUAL(peak, (2 + 12 + 3) * (size_t(1) << 20));
+  BOOST_CHECK_GT(a.capacity_bytes(), 2 * peak + Arena::kMergeSlack);
+  a.reset();
+  BOOST_CHECK_EQUAL(a.num_chunks(), 1u);
+  BOOST_CHECK_GE(a.capacity_bytes(), peak);
+  BOOST_CHECK_LE(a.capacity_bytes(), peak + peak / 4 + (64 << 10));
+  const size_t cap = a.capacity_bytes();
+  for (int r = 0; r < 3; ++r) {
+    for (int k = 0; k < 8; ++k) a.allocate_floats(64 * 1024);
+    graph();
+    BOOST_CHECK_EQUAL(a.num_chunks(), 1u);
+    a.reset();
     BOOST_CHECK_EQUAL(a.capacity_bytes(), cap);
   }
 }

@@ -50,14 +50,17 @@ void* Arena::allocate_slow(size_t rounded, size_t bytes) {
 }
 
 void Arena::reset() {
-  if (chunks_.size() > kMaxChunks) {
-    size_t total = capacity_bytes();
+  note_peak();
+  const size_t capacity = capacity_bytes();
+  if (chunks_.size() > kMaxChunks || (chunks_.size() > 1 && capacity > 2 * peak_ + kMergeSlack)) {
+    constexpr size_t kRound = size_t(64) << 10;
+    const size_t merged = std::min(capacity, (peak_ + peak_ / 4 + kRound - 1) / kRound * kRound);
     for (Chunk& c : chunks_) {
       unpoison(c.base, c.size);
       device_->release(c.base);
     }
     chunks_.clear();
-    chunks_.push_back({static_cast<char*>(device_->allocate(total)), total});
+    chunks_.push_back({static_cast<char*>(device_->allocate(merged)), merged});
   }
   // Everything handed out since the last reset: the chunks up to the current one.
   for (size_t c = 0; c <= current_ && c < chunks_.size(); ++c) poison(chunks_[c].base, chunks_[c].size);
@@ -66,6 +69,7 @@ void Arena::reset() {
 }
 
 void Arena::rewind_slow(const Mark& m) {
+  note_peak();
   poison(chunks_[m.chunk].base + m.offset, chunks_[m.chunk].size - m.offset);
   for (size_t c = m.chunk + 1; c <= current_; ++c) poison(chunks_[c].base, chunks_[c].size);
   // Recompute the bytes used before the marked chunk.

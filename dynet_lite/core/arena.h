@@ -2,6 +2,9 @@
 // A bump allocator over chunks of device memory.  allocate() is a pointer bump;
 // reset() is O(1) and keeps every chunk for the next graph; when a request does not
 // fit, a new chunk (at least twice the last) is added, so arenas grow by themselves.
+// Growth by doubling can leave most of the chunks unused: when the chunks hold
+// more than twice what any graph has used, reset() trades them for one chunk of
+// that use and a quarter more.
 //
 // Under AddressSanitizer the part of each host chunk not handed out is poisoned
 // (unpoisoned by allocate(), poisoned again by reset() and rewind()), so that an
@@ -52,10 +55,13 @@ class Arena {
   /// Forgets every allocation.  The chunks are kept as they are (their pages are
   /// already mapped and touched; a merged chunk would be fresh memory again, whose
   /// first touch costs a page fault and a kernel zeroing per page), so the next
-  /// graph of the same size needs no new chunk.  Only when more than kMaxChunks
-  /// have accumulated are they merged into one.
+  /// graph of the same size needs no new chunk.  They are merged into one only
+  /// when more than kMaxChunks have accumulated, or when they hold more than twice
+  /// the most this arena ever had in use (and kMergeSlack more): the merged chunk
+  /// holds that peak and a quarter more.
   void reset();
   static constexpr size_t kMaxChunks = 6;
+  static constexpr size_t kMergeSlack = size_t(1) << 20;
 
   struct Mark {
     size_t chunk = 0;
@@ -66,6 +72,7 @@ class Arena {
   void rewind(const Mark& m) {
     if (m.chunk == current_) {
       if (m.offset < offset_) {
+        note_peak();
         poison(base_ + m.offset, offset_ - m.offset);
         offset_ = m.offset;
       }
@@ -83,10 +90,13 @@ class Arena {
     std::swap(offset_, other.offset_);
     std::swap(limit_, other.limit_);
     std::swap(used_before_current_, other.used_before_current_);
+    std::swap(peak_, other.peak_);
   }
 
   size_t capacity_bytes() const;
   size_t used_bytes() const;
+  /// The most bytes in use at once since the arena was made.
+  size_t peak_bytes() const { return used_bytes() > peak_ ? used_bytes() : peak_; }
   size_t num_chunks() const { return chunks_.size(); }
   Device* device() const { return device_; }
 
@@ -94,6 +104,11 @@ class Arena {
   void* allocate_slow(size_t rounded, size_t bytes);
   void rewind_slow(const Mark& m);
   void select(size_t chunk, size_t offset);
+  // Use only falls at a rewind or a reset: noting it there catches every peak.
+  void note_peak() {
+    const size_t used = used_before_current_ + offset_;
+    if (used > peak_) peak_ = used;
+  }
 
   struct Chunk {
     char* base;
@@ -106,6 +121,7 @@ class Arena {
   size_t offset_ = 0;
   size_t limit_ = 0;
   size_t used_before_current_ = 0;  // bytes allocated in chunks before the current one
+  size_t peak_ = 0;                 // see peak_bytes()
 
 #ifdef DYNET_LITE_ARENA_POISON
   bool host_ = false;  // only host memory has ASan shadow

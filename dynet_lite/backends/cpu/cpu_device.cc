@@ -1,13 +1,18 @@
-// The CPU device: 64-byte aligned heap memory and plain copies.  Large blocks
-// (the arenas' chunks) are asked to be backed by transparent huge pages: a new
-// chunk is then touched in 2 MiB pages instead of 4 KiB ones, which removes most
-// of the page faults of a growing arena and many TLB misses of batched kernels.
+// The CPU device: 64-byte aligned heap memory and plain copies.  Blocks of a
+// megabyte or more (the arenas' chunks) are mapped from the kernel directly,
+// the largest asked to be backed by transparent huge pages: a new chunk is then touched in 2 MiB pages
+// instead of 4 KiB ones, which removes most of the page faults of a growing
+// arena and many TLB misses of batched kernels; and a released chunk goes back
+// to the kernel at once (the C library would keep a freed block of up to 32 MiB
+// in its heap, so that an arena trading its chunks for one would hold both).
 #include <algorithm>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <mutex>
 #include <new>
+#include <unordered_map>
 #if defined(__linux__)
 #include <sys/mman.h>
 #endif
@@ -20,25 +25,58 @@ namespace dynet_lite {
 namespace {
 
 class CpuDevice final : public Device {
+  static constexpr size_t kHugePage = size_t(2) << 20;
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+  static constexpr size_t kMapFrom = size_t(1) << 20;
+  // Pages of the kernel; from two huge pages on, whole huge pages aligned to
+  // one (a mapping one page longer, trimmed).
+  void* map(size_t bytes) {
+    const bool huge = bytes >= 2 * kHugePage;
+    const size_t page = huge ? kHugePage : size_t(4096);
+    const size_t rounded = (bytes + page - 1) / page * page, span = huge ? rounded + kHugePage : rounded;
+    void* raw = mmap(nullptr, span, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (raw == MAP_FAILED) throw std::bad_alloc();
+    char* p = static_cast<char*>(raw);
+    if (huge) {
+      char* begin = p;
+      p = begin + (kHugePage - reinterpret_cast<uintptr_t>(begin) % kHugePage) % kHugePage;
+      if (p > begin) munmap(begin, static_cast<size_t>(p - begin));
+      if (begin + span > p + rounded) munmap(p + rounded, static_cast<size_t>(begin + span - (p + rounded)));
+      madvise(p, rounded, MADV_HUGEPAGE);  // advice only: failure changes nothing
+    }
+    std::lock_guard<std::mutex> lock(mapped_mutex_);
+    mapped_.emplace(p, rounded);
+    return p;
+  }
+  std::mutex mapped_mutex_;
+  std::unordered_map<void*, size_t> mapped_;  // the mapped blocks and their lengths
+#endif
+
  public:
   CpuDevice() : Device(DeviceType::CPU, 0, "CPU") {}
   void* allocate(size_t bytes) override {
-    constexpr size_t kHugePage = size_t(2) << 20;
 #if defined(__linux__) && defined(MADV_HUGEPAGE)
-    if (bytes >= 2 * kHugePage) {
-      const size_t rounded = (bytes + kHugePage - 1) / kHugePage * kHugePage;
-      void* p = std::aligned_alloc(kHugePage, rounded);
-      if (!p) throw std::bad_alloc();
-      madvise(p, rounded, MADV_HUGEPAGE);  // advice only: failure changes nothing
-      return p;
-    }
+    if (bytes >= kMapFrom) return map(bytes);
 #endif
     size_t rounded = (bytes + 63) / 64 * 64;
     void* p = std::aligned_alloc(64, rounded ? rounded : 64);
     if (!p) throw std::bad_alloc();
     return p;
   }
-  void release(void* p) override { std::free(p); }
+  void release(void* p) override {
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+    {
+      std::lock_guard<std::mutex> lock(mapped_mutex_);
+      auto it = mapped_.find(p);
+      if (it != mapped_.end()) {
+        munmap(p, it->second);
+        mapped_.erase(it);
+        return;
+      }
+    }
+#endif
+    std::free(p);
+  }
   void copy_to_host(float* host, const float* dev, size_t n) const override {
     if (n) std::memcpy(host, dev, n * sizeof(float));
   }
