@@ -42,10 +42,10 @@ struct ProductKernels {
 const ProductKernels* product_kernels(Isa isa);
 
 /// Passes over whole parameters (vector_kernels.cc): the gradient norm of
-/// clipping, a parameter node's gradient added to its parameter's, the trainers' steps.
+/// clipping and the trainers' steps.  (A parameter node's gradient is added to
+/// its parameter's by the op's own kernel, ops/inputs.cc, in the same set.)
 struct VectorKernels {
   double (*squared_norm)(const float* x, size_t n);
-  void (*add)(float* dst, const float* src, size_t n);  ///< dst += src
   /// SimpleSGD: values -= rate * grads, then grads = 0.
   void (*sgd_step_and_clear)(float* values, float* grads, size_t n, float rate);
   /// An adaptive trainer's rule (backends/update_rules.h: DeviceRule, DeviceRuleArgs).
