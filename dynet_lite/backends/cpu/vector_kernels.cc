@@ -1,7 +1,7 @@
 // Passes over whole parameters, compiled for every instruction set like the op
 // kernels (isa.h): the trainers call them once per parameter and update, and
 // on small models (a tagger trained one sentence at a time) they are a sixth
-// of the time, where AVX2 runs them about 1.5x faster than SSE2.  The
+// of the time, where AVX2 runs them 1.25-2.1x faster than SSE2 (bench/param_passes).  The
 // adaptive trainers' rules are here too (each trainer in train/*.cc states its formula).
 #include <algorithm>
 #include <cmath>
