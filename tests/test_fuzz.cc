@@ -15,6 +15,7 @@
 #include "dynet_lite/io/conllu.h"
 #include "dynet_lite/io/ptb_tree.h"
 #include "dynet_lite/training.h"
+#include "test_files.h"
 #include "test_utils.h"
 #ifdef DYNET_LITE_FUZZ_VOCABULARY
 #include "common/util.h"
@@ -42,17 +43,6 @@ std::string slice(const std::string& rel, size_t skip_lines, size_t bytes) {
   }
   while (out.size() < bytes && std::getline(in, line)) out += line + "\n";
   return out;
-}
-
-std::string read_all(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-void write_all(const std::string& path, const std::string& content) {
-  std::ofstream(path, std::ios::binary | std::ios::trunc) << content;
 }
 
 /// The model every saved input is loaded into: its shapes are those saved.
@@ -111,9 +101,8 @@ std::string damage(const std::string& s, std::mt19937& rng, bool& truncated) {
 }  // namespace
 
 BOOST_AUTO_TEST_CASE(damaged_inputs_load_or_throw_cleanly) {
-  const std::string dir = "/tmp/dynet_lite_fuzz_" + std::to_string(::getpid());
-  BOOST_REQUIRE_EQUAL(::system(("rm -rf " + dir + " && mkdir -p " + dir).c_str()), 0);
-  const std::string path = dir + "/input";
+  const test::TempDir dir("dynet_lite_fuzz");
+  const std::string path = dir.file("input");
 
   // The originals: corpus slices, and files written by the library.
   std::vector<std::string> originals;
@@ -125,7 +114,7 @@ BOOST_AUTO_TEST_CASE(damaged_inputs_load_or_throw_cleanly) {
   Model saved;
   {
     dl::TextFileSaver(path).save(saved.pc);
-    originals.push_back(read_all(path));
+    originals.push_back(test::read_file(path));
     dl::SimpleSGDTrainer sgd(saved.pc);
     dl::AdamTrainer adam(saved.pc);
     for (dl::Trainer* t : {static_cast<dl::Trainer*>(&sgd), static_cast<dl::Trainer*>(&adam)}) {
@@ -142,7 +131,7 @@ BOOST_AUTO_TEST_CASE(damaged_inputs_load_or_throw_cleanly) {
     v.number("layers", 2);
     v.dict("words", words);
     v.save(path, "1234-00000000deadbeef");
-    originals.push_back(read_all(path));
+    originals.push_back(test::read_file(path));
   }
 #endif
   originals.erase(std::remove(originals.begin(), originals.end(), std::string()), originals.end());
@@ -206,7 +195,7 @@ BOOST_AUTO_TEST_CASE(damaged_inputs_load_or_throw_cleanly) {
     for (unsigned k = 0; k < per_original; ++k) {
       bool truncated = false;
       const std::string input = damage(original, rng, truncated);
-      write_all(path, input);
+      test::write_file(path, input);
       ++c.inputs;
       for (const Reader& r : readers) {
         const auto start = std::chrono::steady_clock::now();
@@ -252,5 +241,4 @@ BOOST_AUTO_TEST_CASE(damaged_inputs_load_or_throw_cleanly) {
             << c.slowest << ")" << std::endl;
   // No reader may take long on an input of a few kilobytes.
   BOOST_CHECK_LT(c.slowest_ms, 2000.0);
-  BOOST_REQUIRE_EQUAL(::system(("rm -rf " + dir).c_str()), 0);
 }

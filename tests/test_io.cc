@@ -1,4 +1,5 @@
 #define BOOST_TEST_MODULE io
+#include "test_files.h"
 #include "test_utils.h"
 
 #include <sys/stat.h>
@@ -21,32 +22,12 @@ using dl::ParameterCollection;
 namespace {
 
 // A fresh directory per test case, removed afterwards.
-struct TempDir {
-  fs::path dir;
-  TempDir() {
-    char tmpl[] = "/tmp/dynet_lite_io_XXXXXX";
-    char* d = ::mkdtemp(tmpl);
-    BOOST_REQUIRE(d != nullptr);
-    dir = d;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(dir, ec);
-  }
-  std::string file(const std::string& name) const { return (dir / name).string(); }
+struct TempDir : test::TempDir {
+  TempDir() : test::TempDir("dynet_lite_io") {}
 };
 
-std::string slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-void write_file(const std::string& path, const std::string& content) {
-  std::ofstream out(path, std::ios::binary);
-  out << content;
-}
+using test::read_file;
+using test::write_file;
 
 std::vector<float> all_values(const dl::Parameter& p) { return dl::as_vector(p.get_storage().values); }
 std::vector<float> all_values(const dl::LookupParameter& p) { return dl::as_vector(p.get_storage().all_values); }
@@ -132,7 +113,7 @@ BOOST_AUTO_TEST_CASE(file_format) {
   dl::LookupParameter e = m.add_lookup_parameters(3, {2}, "e");
   for (unsigned r = 0; r < 3; ++r) e.initialize(r, {float(r), -float(r)});
   dl::TextFileSaver(t.file("f.txt")).save(m);
-  std::string text = slurp(t.file("f.txt"));
+  std::string text = read_file(t.file("f.txt"));
   std::istringstream in(text);
   std::string h1, d1, h2, d2;
   std::getline(in, h1);
@@ -155,7 +136,7 @@ BOOST_AUTO_TEST_CASE(pending_gradient_round_trip) {
   std::vector<float> ge{1.f, 2.f};
   e.get_storage().accumulate_grad(1, ge.data());
   dl::TextFileSaver(t.file("g.txt")).save(m);
-  std::string text = slurp(t.file("g.txt"));
+  std::string text = read_file(t.file("g.txt"));
   BOOST_CHECK(text.find("#Parameter# /p {3}") != std::string::npos);
   BOOST_CHECK(text.find("FULL_GRAD") != std::string::npos);
 
@@ -289,9 +270,9 @@ BOOST_AUTO_TEST_CASE(append_mode) {
   ParameterCollection m;
   dl::Parameter a = m.add_parameters({2}, "a"), b = m.add_parameters({3}, "b");
   dl::TextFileSaver(t.file("ap.txt")).save(a);
-  std::string first = slurp(t.file("ap.txt"));
+  std::string first = read_file(t.file("ap.txt"));
   dl::TextFileSaver(t.file("ap.txt"), true).save(b);
-  std::string both = slurp(t.file("ap.txt"));
+  std::string both = read_file(t.file("ap.txt"));
   BOOST_CHECK_EQUAL(both.compare(0, first.size(), first), 0);  // old content kept in front
   BOOST_CHECK((dl::TextFileLoader(t.file("ap.txt")).keys() == std::vector<std::string>{"/a", "/b"}));
   // Append to a file that does not exist yet: just creates it.
@@ -321,7 +302,7 @@ BOOST_AUTO_TEST_CASE(no_temporary_file_left) {
   m.add_parameters({2}, "a");
   dl::TextFileSaver(t.file("c.txt")).save(m);
   size_t n = 0;
-  for (auto& e : fs::directory_iterator(t.dir)) {
+  for (auto& e : fs::directory_iterator(t.path())) {
     ++n;
     BOOST_CHECK_EQUAL(e.path().filename().string(), "c.txt");
   }
@@ -334,34 +315,34 @@ BOOST_AUTO_TEST_CASE(failed_save_keeps_old_file) {
   dl::Parameter a = m.add_parameters({4}, "a");
   const std::string path = t.file("keep.txt");
   dl::TextFileSaver(path).save(m);
-  const std::string old = slurp(path);
+  const std::string old = read_file(path);
   a.set_value({1.f, 2.f, 3.f, 4.f});
 
   // The temporary file cannot be created (a directory sits at its path).
   const std::string tmp = path + ".tmp." + std::to_string(::getpid());
   fs::create_directory(tmp);
   test::check_throws_with<dl::io_error>([&] { dl::TextFileSaver(path).save(m); }, {"TextFileSaver", tmp.c_str()});
-  BOOST_CHECK(slurp(path) == old);
+  BOOST_CHECK(read_file(path) == old);
   test::check_throws_with<dl::io_error>([&] { dl::TextFileSaver(path, true).save(a); }, {tmp.c_str()});
-  BOOST_CHECK(slurp(path) == old);
+  BOOST_CHECK(read_file(path) == old);
   fs::remove(tmp);
 
   // A bad key and an empty parameter handle fail before anything is written.
   test::check_throws_with<std::invalid_argument>([&] { dl::TextFileSaver(path).save(a, "has space"); },
                                                  {"has space", path.c_str()});
-  BOOST_CHECK(slurp(path) == old);
+  BOOST_CHECK(read_file(path) == old);
   test::check_throws_with<std::invalid_argument>([&] { dl::TextFileSaver(path).save(dl::Parameter()); },
                                                  {"Parameter"});
-  BOOST_CHECK(slurp(path) == old);
+  BOOST_CHECK(read_file(path) == old);
 
   // A stale, truncated temporary file from a crashed save neither hurts the
   // old file nor the next save.
   write_file(tmp, "#Parameter# /a {4} 100 ZERO_GR");
-  BOOST_CHECK(slurp(path) == old);
+  BOOST_CHECK(read_file(path) == old);
   dl::TextFileLoader(path).populate(m);  // still loads the old values
   dl::TextFileSaver(path).save(m);
   BOOST_CHECK(!fs::exists(tmp));
-  BOOST_CHECK(slurp(path) == old);  // same values as before
+  BOOST_CHECK(read_file(path) == old);  // same values as before
 }
 
 BOOST_AUTO_TEST_CASE(missing_directory) {
@@ -412,7 +393,7 @@ BOOST_AUTO_TEST_CASE(truncated_file) {
   Model src;
   src.fill(0.f);
   dl::TextFileSaver(t.file("tr.txt")).save(src.m);
-  std::string text = slurp(t.file("tr.txt"));
+  std::string text = read_file(t.file("tr.txt"));
   write_file(t.file("tr.txt"), text.substr(0, text.size() - 10));
   Model dst;
   test::check_throws_with<dl::io_error>([&] { dl::TextFileLoader(t.file("tr.txt")).populate(dst.m); },

@@ -16,6 +16,7 @@
 #include "dynet_lite/dict.h"
 #include "dynet_lite/io.h"
 #include "dynet_lite/model.h"
+#include "test_files.h"
 #include "test_utils.h"
 
 // The examples save a model with its vocabulary as one (examples/common/util.h,
@@ -142,9 +143,9 @@ std::vector<std::string> temporaries(const std::string& dir) {
 }  // namespace
 
 BOOST_AUTO_TEST_CASE(killed_saves_leave_the_old_pair_or_the_new_one) {
-  const std::string dir = "/tmp/dynet_lite_save_kill_" + std::to_string(::getpid());
-  BOOST_REQUIRE_EQUAL(::system(("rm -rf " + dir + " && mkdir -p " + dir).c_str()), 0);
-  const std::string path = dir + "/model";
+  const test::TempDir scratch("dynet_lite_save_kill");
+  const std::string& dir = scratch.path();
+  const std::string path = scratch.file("model");
 
   // Generation 1, saved whole; the time of a whole save sets the range of the kills.
   // Generations 1 to 3, saved whole; the quickest of those saves sets the range
@@ -194,5 +195,4 @@ BOOST_AUTO_TEST_CASE(killed_saves_leave_the_old_pair_or_the_new_one) {
             << killed_new << " of them killed after the commit), neither 0; at most " << most_temporaries
             << " temporary files after a kill, 0 after the last save" << std::endl;
   BOOST_CHECK_EQUAL(old_pairs + new_pairs, 20u);
-  BOOST_REQUIRE_EQUAL(::system(("rm -rf " + dir).c_str()), 0);
 }
