@@ -1,5 +1,4 @@
 #define BOOST_TEST_MODULE fuzz
-#include <unistd.h>
 
 #include <chrono>
 #include <fstream>
