@@ -132,44 +132,36 @@ void set_active_isa(Isa isa) {
   g_active.store(static_cast<int>(isa), std::memory_order_release);
 }
 
-const ProductKernels* product_kernels(Isa isa) {
-  switch (isa) {
-    case Isa::Baseline:
-      return nullptr;
-    case Isa::Avx2:
+namespace {
+// The entry point `name` of each wider compile, or null where the build has none.
 #if DYNET_LITE_HAVE_ISA_AVX2
-      return dynet_lite_product_kernels_avx2();
+#define DYNET_LITE_AVX2_ENTRY(name) name##_avx2
 #else
-      return nullptr;
+#define DYNET_LITE_AVX2_ENTRY(name) nullptr
 #endif
-    case Isa::Avx512:
 #if DYNET_LITE_HAVE_ISA_AVX512
-      return dynet_lite_product_kernels_avx512();
+#define DYNET_LITE_AVX512_ENTRY(name) name##_avx512
 #else
-      return nullptr;
+#define DYNET_LITE_AVX512_ENTRY(name) nullptr
 #endif
-  }
-  return nullptr;
+
+// The table of `isa` from its compile's entry point; null for the baseline
+// (compiled into the library) and for a set the build lacks.
+template <class Kernels>
+const Kernels* table_of(Isa isa, const Kernels* (*avx2)(), const Kernels* (*avx512)()) {
+  const Kernels* (*entry)() = isa == Isa::Avx2 ? avx2 : isa == Isa::Avx512 ? avx512 : nullptr;
+  return entry ? entry() : nullptr;
+}
+}  // namespace
+
+const ProductKernels* product_kernels(Isa isa) {
+  return table_of<ProductKernels>(isa, DYNET_LITE_AVX2_ENTRY(dynet_lite_product_kernels),
+                                  DYNET_LITE_AVX512_ENTRY(dynet_lite_product_kernels));
 }
 
 const VectorKernels* vector_kernels(Isa isa) {
-  switch (isa) {
-    case Isa::Baseline:
-      return nullptr;
-    case Isa::Avx2:
-#if DYNET_LITE_HAVE_ISA_AVX2
-      return dynet_lite_vector_kernels_avx2();
-#else
-      return nullptr;
-#endif
-    case Isa::Avx512:
-#if DYNET_LITE_HAVE_ISA_AVX512
-      return dynet_lite_vector_kernels_avx512();
-#else
-      return nullptr;
-#endif
-  }
-  return nullptr;
+  return table_of<VectorKernels>(isa, DYNET_LITE_AVX2_ENTRY(dynet_lite_vector_kernels),
+                                 DYNET_LITE_AVX512_ENTRY(dynet_lite_vector_kernels));
 }
 
 }  // namespace cpu
