@@ -1,12 +1,10 @@
 // Leaves: user inputs, constants, random tensors, parameters and lookups.
 #include <cmath>
 #include <cstring>
-#include <mutex>
 #include <random>
 #include <type_traits>
 #include <vector>
 
-#include "dynet_lite/backends/cpu/eigen.h"
 #include "dynet_lite/backends/op_params.h"
 #include "dynet_lite/backends/random_leaves.h"
 #include "dynet_lite/core/exec_context.h"
@@ -84,10 +82,8 @@ void param_forward(const Tensor* const*, unsigned, Node& n, ExecContext&) {
 // grad(W) += dy
 void param_accumulate(const Node& n, const Tensor& dy) {
   const ParamParams& p = n.p<ParamParams>();
-  if (p.p) {  // ParameterStorage::accumulate_grad, in this file's instruction set
-    std::lock_guard<std::mutex> lock(p.p->mutex);
-    cpu::arr(p.p->g) += cpu::arr(dy);
-    p.p->nonzero_grad = true;
+  if (p.p) {
+    p.p->accumulate_grad(dy.v);
   } else {
     std::lock_guard<std::mutex> lock(p.lp->mutex);
     size_t sz = p.lp->size();

@@ -42,8 +42,7 @@ struct ProductKernels {
 const ProductKernels* product_kernels(Isa isa);
 
 /// Passes over whole parameters (vector_kernels.cc): the gradient norm of
-/// clipping and the trainers' steps.  (A parameter node's gradient is added to
-/// its parameter's by the op's own kernel, ops/inputs.cc, in the same set.)
+/// clipping and the trainers' steps.
 struct VectorKernels {
   double (*squared_norm)(const float* x, size_t n);
   /// SimpleSGD: values -= rate * grads, then grads = 0.
