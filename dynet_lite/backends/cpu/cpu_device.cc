@@ -1,10 +1,11 @@
 // The CPU device: 64-byte aligned heap memory and plain copies.  Blocks of a
-// megabyte or more (the arenas' chunks) are mapped from the kernel directly,
-// the largest asked to be backed by transparent huge pages: a new chunk is then touched in 2 MiB pages
-// instead of 4 KiB ones, which removes most of the page faults of a growing
-// arena and many TLB misses of batched kernels; and a released chunk goes back
-// to the kernel at once (the C library would keep a freed block of up to 32 MiB
-// in its heap, so that an arena trading its chunks for one would hold both).
+// megabyte or more (the arenas' chunks) are mapped from the kernel directly:
+// a released chunk goes back to it at once (the C library would keep a freed
+// block of up to 32 MiB in its heap, so that an arena trading its chunks for
+// one would hold both).  The largest are asked to be backed by transparent
+// huge pages: a new chunk is then touched in 2 MiB pages instead of 4 KiB
+// ones, which removes most of the page faults of a growing arena and many TLB
+// misses of batched kernels.
 #include <algorithm>
 #include <cstdint>
 #include <cstdlib>
