@@ -224,7 +224,7 @@ class RegionGradients {
 };
 
 /// Member j of step s backward: its gradient into its arguments'.  Every reader
-/// of the member has run (later in its lane, or after the region).
+/// of the member has run (in a later group of the region, or after it).
 void backward_task(GraphMemory& m, BatchState& st, const Step& s, unsigned j, RegionGradients& region) {
   const VariableIndex i = s.members[j];
   const bool zero = region.zero(i, s.out);
@@ -404,18 +404,23 @@ size_t replay_fused_region(GraphMemory& m, BatchState& st, size_t g) {
 
 size_t backward_fused_region(GraphMemory& m, BatchState& st, size_t g, FusedBackwardHost& host) {
   const size_t count = st.groups[g].fused, base = g + 1 - count;
-  const uint32_t* tasks = st.groups[base].fused_tasks;
   const Arena::Mark mark = m.meta.mark();
   Step* steps = static_cast<Step*>(m.meta.allocate(count * sizeof(Step)));
-  const size_t ntasks = make_steps(m, st, base, count, steps);
+  make_steps(m, st, base, count, steps);
   RegionGradients region(st, host);
   for (size_t gi = 0; gi < count; ++gi) {
     steps[gi].needs_gradient = st.backward.group_needs_gradient[base + gi] != 0;
     if (steps[gi].needs_gradient) region.claim_if_unwritten(st.groups[base + gi]);
   }
-  for (size_t t = ntasks; t-- > 0;) {
-    const Step& s = steps[tasks[2 * t]];
-    if (s.needs_gradient) backward_task(m, st, s, tasks[2 * t + 1], region);
+  // Group by group from the last, each group's members in memory order: the
+  // values and gradients read here were written long before, and whole blocks
+  // read in order stream from memory where the lanes' short pieces of many
+  // blocks would wait on it.  Every reader of a member in the region belongs
+  // to a later group, so its gradient is complete when the member is reached.
+  for (size_t gi = count; gi-- > 0;) {
+    const Step& s = steps[gi];
+    if (!s.needs_gradient) continue;
+    for (unsigned j = 0; j < s.k; ++j) backward_task(m, st, s, j, region);
   }
   m.meta.rewind(mark);
   return base;

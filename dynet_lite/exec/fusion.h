@@ -11,8 +11,8 @@
 // and a slice is a view of its argument: nothing is copied.  Every other node
 // writes its value into its group's block, members side by side in schedule
 // order, so the groups after the region find them as unfused groups would.
-// Backward runs the region in reverse the same way, adding each member's
-// gradient into its arguments' gradients where they lie.
+// Backward runs the region's groups in reverse, adding each member's gradient
+// into its arguments' gradients where they lie.
 //
 // The regions are found when a segment is scheduled (plan_fusion) and cached
 // with its schedule.
