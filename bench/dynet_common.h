@@ -26,6 +26,9 @@
 #include <vector>
 
 #include "bench_info.h"
+#ifdef DYNET_BENCH_PORTED
+#include "dynet_lite/exec/autobatch.h"
+#endif
 
 namespace dynet_bench {
 
@@ -163,8 +166,19 @@ inline double gemm512_gflops() {
 #define DYNET_BENCH_LIB "dynet dynet_version=2.1.2"
 #endif
 
-/// The end of every result line: the library, the machine and the flags.
+/// The end of every result line: the library, the machine and the flags; in a
+/// copy ported to dynet_lite also its execution counters over the timed graphs
+/// (train_timed resets them when the timer starts).
 inline void append_tail(std::ostream& line) {
+#ifdef DYNET_BENCH_PORTED
+  const dynet_lite::AutobatchStats s = dynet_lite::autobatch_totals();
+  line << " counters{nodes=" << s.nodes << " merged=" << s.cse_merged << " kernels=" << s.kernels
+       << " batched_groups=" << s.batched_groups << " fused_regions=" << s.fused_regions
+       << " fused_groups=" << s.fused_groups << " bytes_gathered=" << s.bytes_gathered
+       << " plan_hits=" << s.plan_hits << " plan_misses=" << s.plan_misses << std::setprecision(3)
+       << " build_s=" << s.build_seconds << " schedule_s=" << s.schedule_seconds
+       << " forward_s=" << s.forward_seconds << " backward_s=" << s.backward_seconds << "}";
+#endif
   line << " lib=" DYNET_BENCH_LIB " threads=1 cpu=\"" << bench::cpu_model() << "\" flags=\"" << DYNET_BENCH_FLAGS
        << "\"";
 }
@@ -277,6 +291,9 @@ TimedRun train_timed(size_t warmup, size_t timed, size_t batch, NewGraph new_gra
     }
   };
   train_range(0, warmup, false);
+#ifdef DYNET_BENCH_PORTED
+  dynet_lite::reset_autobatch_totals();
+#endif
   Timer timer;
   train_range(warmup, warmup + timed, true);
   r.seconds = timer.seconds();
