@@ -94,8 +94,11 @@ class ComputationGraph {
   VariableIndex size() const { return num_nodes_; }
   const Dim& get_dimension(VariableIndex i) const;
   /// Whether node i, as an expression made with graph id `graph_id` and `stamp`
-  /// saw it, still exists (not cleared, not reverted away).
-  bool is_live(VariableIndex i, unsigned graph_id, unsigned stamp) const;
+  /// saw it, still exists (not cleared, not reverted away).  Until a first
+  /// revert every stamp is 0, so the node itself need not be read.
+  bool is_live(VariableIndex i, unsigned graph_id, unsigned stamp) const {
+    return graph_id == id_ && i < num_nodes_ && (revert_count_ == 0 || node_stamp(i) == stamp);
+  }
   unsigned node_stamp(VariableIndex i) const;
   /// The stamp nodes added now receive.
   unsigned current_stamp() const { return revert_count_; }

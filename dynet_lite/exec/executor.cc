@@ -11,18 +11,6 @@ void throw_missing_kernel(const OpInfo& info, const Device* d, const char* pass)
   DYNET_LITE_CHECK(false, unsupported_error, info.name << " is not implemented on " << d->name << " (" << pass << ")");
 }
 
-ForwardFn forward_kernel(const OpInfo& info, const Device* device) {
-  ForwardFn f = info.forward[static_cast<unsigned>(device->type)];
-  if (!f) throw_missing_kernel(info, device, "forward");
-  return f;
-}
-
-BackwardFn backward_kernel(const OpInfo& info, const Device* device) {
-  BackwardFn b = info.backward[static_cast<unsigned>(device->type)];
-  if (!b) throw_missing_kernel(info, device, "backward");
-  return b;
-}
-
 void check_finite(const Tensor& t, const char* what, const char* op, VariableIndex i) {
   if (t.is_valid()) return;
   DYNET_LITE_CHECK(false, numeric_error,

@@ -17,6 +17,7 @@
 #include "dynet_lite/exec/autobatch.h"
 #include "dynet_lite/exec/graph_memory.h"
 #include "dynet_lite/exec/plain_tape.h"
+#include "dynet_lite/ops/op_table.h"
 
 namespace dynet_lite {
 
@@ -139,8 +140,16 @@ class Executor {
 };
 
 /// The kernels of `info` on `device`; throw unsupported_error when it has none.
-ForwardFn forward_kernel(const OpInfo& info, const Device* device);
-BackwardFn backward_kernel(const OpInfo& info, const Device* device);
+inline ForwardFn forward_kernel(const OpInfo& info, const Device* device) {
+  const ForwardFn f = info.forward[static_cast<unsigned>(device->type)];
+  if (!f) throw_missing_kernel(info, device, "forward");
+  return f;
+}
+inline BackwardFn backward_kernel(const OpInfo& info, const Device* device) {
+  const BackwardFn b = info.backward[static_cast<unsigned>(device->type)];
+  if (!b) throw_missing_kernel(info, device, "backward");
+  return b;
+}
 
 /// Throws numeric_error when node i's `what` ("value", "gradient") has a NaN or inf.
 void check_finite(const Tensor& t, const char* what, const char* op, VariableIndex i);

@@ -98,9 +98,6 @@ void ComputationGraph::check_index(VariableIndex i, const char* what) const {
                                                                << num_nodes_ << " nodes)");
 }
 
-bool ComputationGraph::is_live(VariableIndex i, unsigned graph_id, unsigned stamp) const {
-  return graph_id == id_ && i < num_nodes_ && mem_->node(i).stamp == stamp;
-}
 unsigned ComputationGraph::node_stamp(VariableIndex i) const { return node(i).stamp; }
 
 const Dim& ComputationGraph::get_dimension(VariableIndex i) const {
@@ -120,9 +117,10 @@ VariableIndex ComputationGraph::add_node(OpKind op, const Expression* args, unsi
   n.grad.v = nullptr;
   DYNET_LITE_ASSERT(params_size <= Node::kParamBytes, info.name << ": parameters too large");
   n.merged = false;
+  // Unused parameter bytes are zeroed so that batching can compare parameters
+  // (all of them first: a memset of constant size is a few stores).
+  std::memset(n.params, 0, Node::kParamBytes);
   if (params_size) std::memcpy(n.params, params, params_size);
-  // Unused parameter bytes are zeroed so that batching can compare parameters.
-  std::memset(n.params + params_size, 0, Node::kParamBytes - params_size);
   const Arena::Mark meta_mark = mem_->meta.mark();
   VariableIndex* a = num_args ? static_cast<VariableIndex*>(mem_->meta.allocate(num_args * sizeof(VariableIndex)))
                               : nullptr;
