@@ -105,6 +105,19 @@ const Dim& ComputationGraph::get_dimension(VariableIndex i) const {
   return node(i).value.d;
 }
 
+namespace {
+// A shape function returns its Dim written in pieces (a copy of an argument's,
+// then a dimension or two changed).  Read back word by word, every load takes
+// its word from one of those stores; a wide load over several of them would
+// wait until they reach the cache.
+inline void copy_dim_by_words(const Dim& from, Dim& to) {
+  const volatile Dim& src = from;
+  for (unsigned k = 0; k < DYNET_MAX_TENSOR_DIM; ++k) to.d[k] = src.d[k];
+  to.nd = src.nd;
+  to.bd = src.bd;
+}
+}  // namespace
+
 VariableIndex ComputationGraph::add_node(OpKind op, const Expression* args, unsigned num_args, const void* params,
                                          size_t params_size, bool trainable, Device* device,
                                          const Dim* leaf_dim) {
@@ -159,7 +172,7 @@ VariableIndex ComputationGraph::add_node(OpKind op, const Expression* args, unsi
   // The lookup's hash before the shape, so that its slot is fetched meanwhile.
   const uint64_t cse_hash = cse_on ? mem_->cse.prepare(*mem_, ops_, idx, params_size) : 0;
   if (leaf_dim) n.value.d = *leaf_dim;
-  n.value.d = info.shape(xs, num_args, n);
+  copy_dim_by_words(info.shape(xs, num_args, n), n.value.d);
   // Leaves stay apart (they cost nothing, and a lookup block read in place by
   // the next batched group keeps its layout); their consumers merge.
   if (cse_on) {
