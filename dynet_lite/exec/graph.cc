@@ -62,7 +62,7 @@ void ComputationGraph::clear() {
 }
 
 void ComputationGraph::checkpoint() {
-  GraphMemory::Checkpoint c{num_nodes_, executor_->evaluated(), mem_->meta.mark(), {}, {}};
+  GraphMemory::Checkpoint c{num_nodes_, executor_->evaluated(), mem_->padded_value_floats, mem_->meta.mark(), {}, {}};
   for (auto& a : mem_->device_arenas) {
     c.values.push_back(a->values.mark());
     c.gathers.push_back(a->gathers.mark());
@@ -76,6 +76,8 @@ void ComputationGraph::revert() {
   mem_->checkpoints.pop_back();
   ++revert_count_;
   num_nodes_ = c.num_nodes;
+  mem_->padded_value_floats = c.padded_value_floats;
+  mem_->padded_value_nodes = c.num_nodes;
   // The executor first: it reads the batch groups made after the checkpoint,
   // whose member lists are in the graph memory the rewind frees.
   executor_->revert(c.evaluated);
@@ -184,6 +186,8 @@ VariableIndex ComputationGraph::add_node(OpKind op, const Expression* args, unsi
     }
   }
   num_nodes_ = idx + 1;
+  mem_->padded_value_floats += padded_gradient_floats(n.value.d.size());
+  mem_->padded_value_nodes = num_nodes_;
   if (immediate_compute_) run_forward(idx);
   return idx;
 }

@@ -68,6 +68,8 @@ void GraphMemory::reset() {
   }
   checkpoints.clear();
   cse.reset();
+  padded_value_floats = 0;
+  padded_value_nodes = 0;
 }
 
 size_t GraphMemory::capacity_bytes() const {

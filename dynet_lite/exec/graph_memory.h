@@ -45,6 +45,11 @@ enum class GradientMark : unsigned char {
   PendingWeightGrads,
 };
 
+/// A node's gradient in plain backward's block: whole groups of 8 floats, so
+/// that every gradient starts 32-byte aligned.
+constexpr size_t kGradAlignFloats = 8;
+inline size_t padded_gradient_floats(size_t n) { return (n + kGradAlignFloats - 1) & ~(kGradAlignFloats - 1); }
+
 struct GraphMemory {
   static constexpr unsigned kChunkShift = 10;
   static constexpr unsigned kChunkNodes = 1u << kChunkShift;
@@ -80,10 +85,16 @@ struct GraphMemory {
   WeightGradSink weight_grads;       // backward: weight gradients left for later
   TransposedWeights transposes;      // backward: W^T of the CPU's products, for the pass
   SubexpressionTable cse;            // the nodes a new node may equal
+  /// The values' floats of every node so far, each padded as plain backward's
+  /// gradient block lays them out (padded_gradient_floats): that block's size
+  /// for a pass from the last node, known without reading every node again.
+  size_t padded_value_floats = 0;
+  VariableIndex padded_value_nodes = 0;  // the nodes it covers
 
   struct Checkpoint {
     VariableIndex num_nodes;
     VariableIndex evaluated;
+    size_t padded_value_floats;
     Arena::Mark meta;
     std::vector<Arena::Mark> values;
     std::vector<Arena::Mark> gathers;

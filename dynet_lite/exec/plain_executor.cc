@@ -25,8 +25,7 @@ inline const Tensor* const* gather_args(GraphMemory& m, const Node& n, const Ten
   return xs;
 }
 
-constexpr size_t kGradAlign = 8;  // floats: keeps every gradient 32-byte aligned
-inline size_t padded(size_t n) { return (n + kGradAlign - 1) & ~(kGradAlign - 1); }
+inline size_t padded(size_t n) { return padded_gradient_floats(n); }
 
 double seconds_since(std::chrono::steady_clock::time_point t) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
@@ -98,7 +97,10 @@ class PlainBackward {
   /// One zeroed block on `dev` for the gradients of every node up to `last`, padded.
   void allocate_block(VariableIndex last, Device* dev) {
     size_t bound = 0;
-    for (VariableIndex j = 0; j <= last; ++j) bound += padded(m_.node(j).value.d.size());
+    if (last + 1 == m_.padded_value_nodes)
+      bound = m_.padded_value_floats;
+    else
+      for (VariableIndex j = 0; j <= last; ++j) bound += padded(m_.node(j).value.d.size());
     DeviceArenas& da = m_.arenas(dev);
     block_ = da.grads.allocate_floats(bound);
     block_floats_ = bound;
