@@ -587,6 +587,7 @@ int run_bench(const Options& o) {
   const unsigned B = autobatch ? 64 : static_cast<unsigned>(std::stoul(o.bench.substr(o.bench.find('-') + 1)));
   DYNET_LITE_ARG_CHECK(!(autobatch && o.compile), "--compile applies to --bench manual-B, not b64-auto (its "
                                                   "graphs of 64 sentence lengths hardly ever repeat)");
+  examples::BenchRecorder recorder(autobatch);
   std::vector<std::vector<std::string>> train_text = read_text(o.train);
   Vocabulary vocab = Vocabulary::build(train_text);
   std::vector<Sentence> train = vocab.convert(train_text);
@@ -597,7 +598,6 @@ int run_bench(const Options& o) {
   ParameterCollection pc;
   RNNLanguageModel lm(pc, vocab.words.size());
   SimpleSGDTrainer trainer(pc, LEARNING_RATE);
-  examples::BenchRecorder recorder(autobatch);
   std::vector<const Sentence*> batch;
   std::vector<Expression> losses;
   ProgramCache programs(kPrograms);

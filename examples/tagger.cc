@@ -920,17 +920,17 @@ int run_train(const Options& o) {
 
 int run_bench(const Options& o) {
   const size_t WARMUP = 100, TIMED = 2000;
+  const examples::MinibatchMode mode = examples::minibatch_mode(o.bench);
+  examples::BenchRecorder recorder(mode.autobatch != 0 && !o.compile);
   Vocabulary vocab = Vocabulary::build(o.train, 0, o.use_char);
   std::vector<Sentence> train = vocab.read(o.train);
   DYNET_LITE_CHECK(train.size() >= WARMUP + TIMED, std::runtime_error,
                    "--bench needs " << WARMUP + TIMED << " training sentences, '" << o.train << "' has "
                                             << train.size());
-  const examples::MinibatchMode mode = examples::minibatch_mode(o.bench);
 
   ParameterCollection pc;
   Tagger tagger(pc, vocab);  // the builders are built once; per step only the graph
   SimpleSGDTrainer trainer(pc, LEARNING_RATE);
-  examples::BenchRecorder recorder(mode.autobatch != 0 && !o.compile);
   ProgramCache programs(kPrograms);
   if (o.compile) {
     // The minibatches in file order, each through the program of its structures,

@@ -577,17 +577,17 @@ int run_train(const Options& o) {
 
 int run_bench(const Options& o) {
   const size_t WARMUP = 50, TIMED = 1000;
+  const examples::MinibatchMode mode = examples::minibatch_mode(o.bench);
+  examples::BenchRecorder recorder(mode.autobatch != 0);
   std::vector<Tree> train;
   Vocabulary vocab = Vocabulary::build(o.train, 0, [](const PTBTree&) { return false; }, train);
   DYNET_LITE_CHECK(train.size() >= WARMUP + TIMED, std::runtime_error,
                    "--bench needs " << WARMUP + TIMED << " training trees, '" << o.train << "' has "
                                               << train.size());
-  const examples::MinibatchMode mode = examples::minibatch_mode(o.bench);
 
   ParameterCollection pc;
   TreeClassifier model(pc, vocab);  // the builder is built once; per step only the graph
   SimpleSGDTrainer trainer(pc, LEARNING_RATE);
-  examples::BenchRecorder recorder(mode.autobatch != 0);
   examples::bench_minibatches(
       recorder, mode, WARMUP, TIMED, trainer, [&](ComputationGraph& cg) { model.new_graph(cg, true); },
       [&](size_t k) { return model.loss(train[k], false); });

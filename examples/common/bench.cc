@@ -67,6 +67,8 @@ MinibatchMode minibatch_mode(const std::string& mode) {
   return {mode == "b1" ? 1u : 64u, mode == "b64-auto" ? 1 : mode == "b64-depth" ? 2 : 0};
 }
 
+BenchRecorder::BenchRecorder(bool autobatch) : autobatch_(autobatch), gemm512_gflops_(gemm512_gflops()) {}
+
 void BenchRecorder::start() {
   macs_before_ = dynet_lite::cpu::product_macs();
   timer_.reset();
@@ -86,11 +88,8 @@ void BenchRecorder::print(const std::string& head, const std::vector<std::pair<s
   // model_GFLOP/s the model's own count, which a library that merges nothing
   // must execute.  They differ by what merging (exec/cse.h) saved.
   const double executed = 2.0 * static_cast<double>(dynet_lite::cpu::product_macs() - macs_before_);
-  // The graphs' pooled memory goes before the reference product takes its
-  // matrices, which would otherwise add to the run's peak resident memory.
-  dynet_lite::cleanup();
   line << " GFLOP/s=" << std::setprecision(2) << executed / seconds_ / 1e9
-       << " model_GFLOP/s=" << model_flops / seconds_ / 1e9 << " gemm512_GFLOP/s=" << gemm512_gflops();
+       << " model_GFLOP/s=" << model_flops / seconds_ / 1e9 << " gemm512_GFLOP/s=" << gemm512_gflops_;
   const dynet_lite::AutobatchStats& s = stats_;
   if (autobatch_)
     line << " autobatch{nodes=" << s.nodes << " merged=" << s.cse_merged << " kernels=" << s.kernels

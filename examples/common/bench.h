@@ -39,7 +39,10 @@ void bench_minibatches(BenchRecorder& recorder, MinibatchMode mode, size_t warmu
 class BenchRecorder {
  public:
   /// `autobatch`: whether the graphs batch automatically (their counters are kept).
-  explicit BenchRecorder(bool autobatch) : autobatch_(autobatch) {}
+  /// Measures the machine's reference product rate (gemm512_GFLOP/s) now: made
+  /// before the program reads its data, its matrices do not add to the run's
+  /// peak resident memory.
+  explicit BenchRecorder(bool autobatch);
 
   /// Records a step's loss (the first three always; the sum and the counters of
   /// `cg` when `timed`).
@@ -70,6 +73,7 @@ class BenchRecorder {
 
  private:
   bool autobatch_;
+  double gemm512_gflops_;
   std::vector<float> first_losses_;
   double loss_sum_ = 0, seconds_ = 0;
   dynet_lite::AutobatchStats stats_;
