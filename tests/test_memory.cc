@@ -292,6 +292,37 @@ BOOST_AUTO_TEST_CASE(resident_memory_flat_over_100000_graphs, *boost::unit_test:
   BOOST_CHECK_LT(at_100000 - at_10000, 256);
 }
 
+// Plain backward sizes its gradient block from a running count of the nodes'
+// values: it must shrink with a revert and cover a pass from an inner node.
+BOOST_AUTO_TEST_CASE(gradients_after_a_revert_and_from_an_inner_node) {
+  dl::ParameterCollection m;
+  dl::Parameter p = m.add_parameters({4});
+  std::vector<float> want;
+  {
+    ComputationGraph fresh;
+    Expression w = dl::parameter(fresh, p);
+    Expression loss = dl::sum_elems(dl::square(w * 2.f));
+    fresh.forward(loss);
+    fresh.backward(loss);
+    want = dl::as_vector(w.gradient());
+  }
+  ComputationGraph cg;
+  Expression w = dl::parameter(cg, p);
+  cg.checkpoint();
+  Expression big = dl::sum_elems(dl::input(cg, Dim({5000}), std::vector<float>(5000, 1.f)) * 2.f);
+  cg.forward(big);
+  cg.revert();
+  Expression loss = dl::sum_elems(dl::square(w * 2.f));
+  cg.forward(loss);
+  cg.backward(loss);
+  test::check_close(dl::as_vector(w.gradient()), want);
+  // Nodes after the one backward starts from get no gradient.
+  Expression later = dl::concatenate({loss * 3.f, dl::input(cg, Dim({3000}), std::vector<float>(3000, 1.f))});
+  cg.forward(later);
+  cg.backward(loss);
+  test::check_close(dl::as_vector(w.gradient()), want);
+}
+
 BOOST_AUTO_TEST_CASE(checkpoint_and_revert) {
   dl::ParameterCollection m;
   dl::Parameter p = m.add_parameters({4});
