@@ -45,6 +45,10 @@ Run run_model(int autobatch) {
   Parameter w = m.add_parameters({160, 96});
   Parameter b = m.add_parameters({160});
   Parameter v = m.add_parameters({300, 160});
+  // A product below the small-product cut whose rows are a multiple of 8 and
+  // whose columns are not (AVX2's eight-column W^T dy and its remainder).
+  Parameter u = m.add_parameters({16, 29});
+  Parameter z = m.add_parameters({29});
   // Fixed, varied values: the generator's defaults could change with the library.
   for (auto& p : m.parameters_list()) {
     std::vector<float> vals = test::test_values(p->size(), 0.01f * p->size() / 7.f);
@@ -71,6 +75,8 @@ Run run_model(int autobatch) {
       losses.push_back(pickneglogsoftmax(scores, (s[t] * 7 + t) % 300));
     }
   }
+  Expression small = tanh(parameter(cg, u) * tanh(parameter(cg, z)));
+  losses.push_back(sum_elems(cmult(small, small)));
   Expression loss = sum(losses);
   run.losses.push_back(as_scalar(cg.forward(loss)));
   std::vector<float> sm = as_vector(cg.forward(softmax(losses[0] * losses[1])));
