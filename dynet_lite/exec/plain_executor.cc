@@ -25,8 +25,6 @@ inline const Tensor* const* gather_args(GraphMemory& m, const Node& n, const Ten
   return xs;
 }
 
-inline size_t padded(size_t n) { return padded_gradient_floats(n); }
-
 double seconds_since(std::chrono::steady_clock::time_point t) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
 }
@@ -100,7 +98,7 @@ class PlainBackward {
     if (last + 1 == m_.padded_value_nodes)
       bound = m_.padded_value_floats;
     else
-      for (VariableIndex j = 0; j <= last; ++j) bound += padded(m_.node(j).value.d.size());
+      for (VariableIndex j = 0; j <= last; ++j) bound += padded_gradient_floats(m_.node(j).value.d.size());
     DeviceArenas& da = m_.arenas(dev);
     block_ = da.grads.allocate_floats(bound);
     block_floats_ = bound;
@@ -112,7 +110,7 @@ class PlainBackward {
     float* g;
     if (block_) {
       g = block_;
-      block_ += padded(sz);
+      block_ += padded_gradient_floats(sz);
     } else {
       g = m_.arenas(n.value.device).grads.allocate_floats(sz);
       n.value.device->fill(g, 0.f, sz);
