@@ -313,3 +313,50 @@ BOOST_AUTO_TEST_CASE(bilstm_groups_split_into_in_place_runs_give_the_same_result
       BOOST_CHECK_LT(batched.stats.kernels * 4, batched.stats.nodes);
     }
 }
+
+BOOST_AUTO_TEST_CASE(output_layer_shared_by_merging_is_not_gathered_whole) {
+  // A language model's first prediction is the same for every sentence (the
+  // same start symbol, the same initial state): merging makes its output layer
+  // one node that every sentence's first loss reads.  The loss group then mixes
+  // that shared value with the per-word ones, which lie side by side; only the
+  // repeats are gathered, not every word's scores.
+  const unsigned V = 1000, D = 6;  // scores far larger than the LSTM's values
+  ParameterCollection pc;
+  LookupParameter emb = pc.add_lookup_parameters(V, {D});
+  VanillaLSTMBuilder lstm(1, D, 8, pc);
+  Parameter R = pc.add_parameters({V, 8}), bias = pc.add_parameters({V});
+  std::mt19937 gen(5);
+  std::vector<std::vector<unsigned>> sentences(32);
+  size_t tokens = 0;
+  for (auto& s : sentences) {
+    s.assign(1, 0);  // the start symbol
+    s.resize(20 + gen() % 10);  // long enough for the loss group's runs to pay
+    for (size_t t = 1; t < s.size(); ++t) s[t] = 1 + gen() % (V - 1);
+    tokens += s.size() - 1;
+  }
+  auto run = [&](int strategy, int cse) {
+    ComputationGraph cg;
+    cg.set_autobatch(strategy);
+    cg.set_cse(cse);
+    pc.reset_gradient();
+    lstm.new_graph(cg);
+    Expression r = parameter(cg, R), b = parameter(cg, bias);
+    std::vector<Expression> losses, outs;
+    for (const auto& s : sentences) {
+      lstm.start_new_sequence();
+      for (size_t t = 0; t + 1 < s.size(); ++t) {
+        outs.push_back(affine_transform({b, r, lstm.add_input(lookup(cg, emb, s[t]))}));
+        losses.push_back(pickneglogsoftmax(outs.back(), s[t + 1]));
+      }
+    }
+    return run_and_collect(cg, outs, losses, pc, emb);
+  };
+  Result plain = run(0, 0);
+  for (int strategy : {1, 2}) {
+    Result merged = run(strategy, 1);
+    check_same(plain, merged, 0, strategy);
+    BOOST_CHECK_GT(merged.stats.cse_merged, 0u);
+    // Gathering every word's scores for the loss group would copy this much.
+    BOOST_CHECK_LT(merged.stats.bytes_gathered, tokens * V * sizeof(float) / 2);
+  }
+}

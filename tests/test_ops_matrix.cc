@@ -1,6 +1,7 @@
 #define BOOST_TEST_MODULE ops_matrix
 #include "dynet_lite/backends/cpu/gemm.h"
 #include "dynet_lite/backends/cpu/transposed_weights.h"
+#include "dynet_lite/backends/cpu/weight_grads.h"
 #include "dynet_lite/core/arena.h"
 #include "dynet_lite/core/exec_context.h"
 #include "test_utils.h"
@@ -667,6 +668,30 @@ BOOST_AUTO_TEST_CASE(weight_used_many_times_gets_every_term) {
         });
     BOOST_CHECK_GT(n, 0u);
   }
+}
+
+// A weight with a tall gradient and many thin terms (a language model's output
+// layer): the flush stacks them a chunk at a time, so its scratch stays near
+// kFlushFloats however many terms there are, and the sum is every term's.
+BOOST_AUTO_TEST_CASE(weight_grad_flush_of_many_terms_works_in_chunks) {
+  const size_t m = 20000, k = 16, n = 7, terms = 40;
+  std::vector<float> a(m * n * terms), b(k * n * terms), dw(m * k, 0.5f);
+  for (size_t i = 0; i < a.size(); ++i) a[i] = std::sin(0.37f * float(i));
+  for (size_t i = 0; i < b.size(); ++i) b[i] = std::cos(0.11f * float(i));
+  WeightGradSink sink;
+  for (size_t t = 0; t < terms; ++t) sink.add(dw.data(), a.data() + t * m * n, b.data() + t * k * n, m, k, n);
+  Arena scratch(cpu_device(), 64 * 1024);
+  sink.flush(dw.data(), scratch);
+  BOOST_CHECK(sink.empty());
+  BOOST_CHECK_LE(scratch.peak_bytes(), (WeightGradSink::kFlushFloats + (m + k) * n) * sizeof(float) + 4096);
+  size_t bad = 0;
+  for (size_t r = 0; r < m; r += 97)
+    for (size_t c = 0; c < k; ++c) {
+      double want = 0.5;
+      for (size_t j = 0; j < n * terms; ++j) want += double(a[j * m + r]) * double(b[j * k + c]);
+      bad += std::fabs(dw[c * m + r] - want) > 1e-4 * (1 + std::fabs(want));
+    }
+  BOOST_CHECK_EQUAL(bad, 0u);
 }
 
 // The same with weights that are computed nodes, not parameters: a row range of a

@@ -15,6 +15,10 @@ namespace {
 /// below, one gather and one kernel call cost less than the extra calls.
 constexpr unsigned kMinRunLength = 8;
 
+/// Arguments whose sharing contiguous_runs() works out over the whole group;
+/// one further on is taken as shared where two neighbours share it.
+constexpr unsigned kMaxStackedArgs = 16;
+
 /// How far a group is from reading its stacked arguments in place, in this member
 /// order: for each stacked argument, its size times the number of members whose
 /// value does not follow the previous member's.  0: no copy at all; a few breaks:
@@ -56,23 +60,35 @@ unsigned largest_stacked_argument(const GraphMemory& m, const Node& n0) {
 }
 
 /// Splits an ordered group into runs whose stacked arguments already lie side by
-/// side: member j starts a new run when, for some argument that differs between
-/// members, its value does not follow member j-1's directly.  Writes the run
-/// lengths to `runs` and returns how many there are.  A group that mixes the
-/// outputs of two earlier groups (the forward and backward LSTMs' cells, say)
-/// splits into two runs that each read in place.
+/// side: member j starts a new run when, for some argument not passed once (the
+/// same value of batch 1 for every member), its value does not follow member
+/// j-1's directly.  Writes the run lengths to `runs` and returns how many there
+/// are.  A group that mixes the outputs of two earlier groups (the forward and
+/// backward LSTMs' cells, say) splits into two runs that each read in place.  An
+/// argument that some members share and others do not (a language model's first
+/// word, whose output layer merging made one node for every sentence) breaks
+/// the run at each repeat: those members are gathered, the rest read in place.
 unsigned contiguous_runs(const GraphMemory& m, const DenseView& dv, const VariableIndex* members, unsigned k,
                          uint32_t* runs) {
   const Node& n0 = m.node(members[0]);
+  // Members' arguments p have one shape (the signature says so): n0's.
+  bool stacked[kMaxStackedArgs];
+  const unsigned nargs = std::min<unsigned>(n0.num_args, kMaxStackedArgs);
+  for (unsigned p = 0; p < nargs; ++p) {
+    const float* v0 = dv.arg_value(members[0], p);
+    bool same = m.node(n0.args[p]).value.d.bd == 1;
+    for (unsigned j = 1; j < k && same; ++j) same = dv.arg_value(members[j], p) == v0;
+    stacked[p] = !same;
+  }
   unsigned count = 0, start = 0;
   for (unsigned j = 1; j < k; ++j) {
     bool follows = true;
     for (unsigned p = 0; p < n0.num_args && follows; ++p) {
+      if (p < nargs && !stacked[p]) continue;
       const float* a = dv.arg_value(members[j - 1], p);
       const float* b = dv.arg_value(members[j], p);
-      // Members' arguments p have one shape (the signature says so): n0's.
       const Dim& d = m.node(n0.args[p]).value.d;
-      if (a == b && d.bd == 1) continue;  // shared by both (broadcast if shared by all)
+      if (p >= nargs && a == b && d.bd == 1) continue;  // past the table: taken as shared
       follows = b == a + d.size();
     }
     if (!follows) {

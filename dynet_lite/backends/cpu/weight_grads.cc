@@ -1,5 +1,6 @@
 #include "dynet_lite/backends/cpu/weight_grads.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "dynet_lite/backends/cpu/gemm.h"
@@ -24,27 +25,36 @@ void WeightGradSink::flush(float* dw, Arena& scratch) {
   terms_.resize(keep);
   if (batch_.empty()) return;
   const size_t m = batch_[0].m, k = batch_[0].k;
-  if (batch_.size() == 1) {
-    cpu::gemm_nt(batch_[0].a, batch_[0].b, dw, m, k, batch_[0].n);
-    return;
-  }
   // Stack the terms' columns side by side (in the order of the uses) and run one
-  // product.  Terms whose columns already follow each other in memory could be
-  // read in place, but the copy is (m + k) floats a column against m * k
-  // multiply-adds, so it is not worth the bookkeeping.
-  size_t total = 0;
-  for (const Term& t : batch_) total += t.n;
-  Arena::Mark mark = scratch.mark();
-  float* a = scratch.allocate_floats(m * total);
-  float* b = scratch.allocate_floats(k * total);
-  size_t at = 0;
-  for (const Term& t : batch_) {
-    std::memcpy(a + at * m, t.a, size_t(t.n) * m * sizeof(float));
-    std::memcpy(b + at * k, t.b, size_t(t.n) * k * sizeof(float));
-    at += t.n;
+  // product per chunk of kFlushFloats stacked floats: a weight used by a
+  // thousand thin groups (a language model's output layer, sentence ends making
+  // the late groups thin) would otherwise stack all of them at once, tens of
+  // megabytes of scratch for a product that is as fast in chunks.  Terms whose
+  // columns already follow each other in memory could be read in place, but the
+  // copy is (m + k) floats a column against m * k multiply-adds, so it is not
+  // worth the bookkeeping.
+  const size_t chunk_columns = std::max<size_t>(kMaxColumns, kFlushFloats / (m + k));
+  size_t first = 0;
+  while (first < batch_.size()) {
+    size_t last = first, total = 0;
+    while (last < batch_.size() && (last == first || total + batch_[last].n <= chunk_columns)) total += batch_[last++].n;
+    if (last == first + 1) {
+      cpu::gemm_nt(batch_[first].a, batch_[first].b, dw, m, k, batch_[first].n);
+    } else {
+      Arena::Mark mark = scratch.mark();
+      float* a = scratch.allocate_floats(m * total);
+      float* b = scratch.allocate_floats(k * total);
+      size_t at = 0;
+      for (size_t t = first; t < last; ++t) {
+        std::memcpy(a + at * m, batch_[t].a, size_t(batch_[t].n) * m * sizeof(float));
+        std::memcpy(b + at * k, batch_[t].b, size_t(batch_[t].n) * k * sizeof(float));
+        at += batch_[t].n;
+      }
+      cpu::gemm_nt(a, b, dw, m, k, total);
+      scratch.rewind(mark);
+    }
+    first = last;
   }
-  cpu::gemm_nt(a, b, dw, m, k, total);
-  scratch.rewind(mark);
 }
 
 void WeightGradSink::flush_all(Arena& scratch) {

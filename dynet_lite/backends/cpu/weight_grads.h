@@ -29,6 +29,9 @@ class WeightGradSink {
   /// Terms of this many columns or more are added at once: their product is
   /// already efficient, and keeping their operands would cost memory.
   static constexpr size_t kMaxColumns = 32;
+  /// A flush stacks at most this many floats of operands at once (4 MB), or
+  /// kMaxColumns columns where those are more.
+  static constexpr size_t kFlushFloats = size_t(1) << 20;
   /// The sink a kernel should leave a term of n columns in, or null.
   static WeightGradSink* for_columns(WeightGradSink* sink, size_t n) { return n < kMaxColumns ? sink : nullptr; }
 
