@@ -50,17 +50,22 @@ struct ParameterStorage : std::enable_shared_from_this<ParameterStorage> {
 /// std::unordered_set<unsigned> DyNet uses for non_zero_grads.
 class RowSet {
  public:
-  void insert(unsigned r) {
-    if (r >= in_.size()) in_.resize(static_cast<size_t>(r) + 1, 0);
-    if (in_[r]) return;
-    in_[r] = 1;
+  /// Inserts r; returns its position in insertion order (its slot).  `added`:
+  /// whether r was not there before.
+  unsigned insert(unsigned r, bool* added = nullptr) {
+    if (r >= slot_.size()) slot_.resize(static_cast<size_t>(r) + 1, 0);
+    const bool fresh = slot_[r] == 0;
+    if (added) *added = fresh;
+    if (!fresh) return slot_[r] - 1;
     rows_.push_back(r);
+    slot_[r] = static_cast<unsigned>(rows_.size());
+    return slot_[r] - 1;
   }
-  size_t count(unsigned r) const { return r < in_.size() && in_[r] ? 1 : 0; }
+  size_t count(unsigned r) const { return r < slot_.size() && slot_[r] ? 1 : 0; }
   size_t size() const { return rows_.size(); }
   bool empty() const { return rows_.empty(); }
   void clear() {
-    for (unsigned r : rows_) in_[r] = 0;
+    for (unsigned r : rows_) slot_[r] = 0;
     rows_.clear();
   }
   /// The rows in insertion order, contiguous (for a device kernel's index list).
@@ -70,10 +75,18 @@ class RowSet {
 
  private:
   std::vector<unsigned> rows_;
-  std::vector<unsigned char> in_;  // in_[r]: r is in rows_
+  std::vector<unsigned> slot_;  // slot_[r]: 1 + position of r in rows_, 0: absent
 };
 
 /// A table of rows (embeddings).  Only the rows that received gradient are updated.
+///
+/// On the CPU the gradient is kept for those rows alone: row_grads holds the
+/// gradient of non_zero_grads' k-th row at row k, and a table of 100,000 words
+/// whose minibatch touches 2,000 holds 2,000 rows of gradient, not 100,000.
+/// The whole table's gradient (all_grads, grads) exists once something needs it
+/// as one tensor: dense_grads() makes it (a use of the whole table as a
+/// parameter, a gradient check, loading a gradient, gradients()), and the table
+/// keeps it from then on.  On other devices the gradient is always whole.
 struct LookupParameterStorage : std::enable_shared_from_this<LookupParameterStorage> {
   LookupParameterStorage(unsigned n, const Dim& d, const ParameterInit& init, const std::string& name,
                          Device* device);
@@ -99,17 +112,35 @@ struct LookupParameterStorage : std::enable_shared_from_this<LookupParameterStor
   void initialize(unsigned index, const std::vector<float>& val);
   float gradient_squared_l2_norm() const;
 
+  /// Whether the gradient is kept for the touched rows only (row_grads).
+  bool sparse_gradient() const { return all_grads.v == nullptr; }
+  /// The whole table's gradient, made (from the touched rows') on first use;
+  /// grads are its rows.  Takes the lock.
+  Tensor& dense_grads();
+  /// The gradient of the touched row at position k of non_zero_grads.
+  float* row_gradient(size_t k) {
+    return sparse_gradient() ? row_grads + k * dim.size() : all_grads.v + size_t(non_zero_grads.data()[k]) * dim.size();
+  }
+  /// The whole table's gradient, written to host memory `out` (size() floats),
+  /// without making it.
+  void copy_gradient_to_host(float* out) const;
+
   Dim all_dim;                   ///< {d..., n}
   Dim dim;                       ///< one row
-  Tensor all_values, all_grads;  ///< rows one after the other
+  Tensor all_values, all_grads;  ///< rows one after the other (all_grads: see dense_grads())
   std::vector<Tensor> values, grads;
   RowSet non_zero_grads;        ///< rows touched since the last update
+  float* row_grads = nullptr;   ///< sparse gradient: the touched rows' (see above)
+  size_t row_grads_capacity = 0;                ///< rows row_grads has room for
   bool all_updated = false;                     ///< dense gradient (no sparse tracking)
   bool nonzero_grad = false;                    ///< some gradient arrived since the last update
   std::string name;
   Device* device;
   bool updated = true;
   std::mutex mutex;
+
+ private:
+  Tensor& dense_grads_locked();
 };
 
 /// A handle to a ParameterStorage (cheap to copy).
@@ -140,7 +171,11 @@ struct LookupParameter {
   void zero() { get_storage().zero(); }
   Dim dim() const { return get_storage().dim; }
   std::vector<Tensor>* values() { return &get_storage().values; }
-  std::vector<Tensor>* gradients() { return &get_storage().grads; }
+  /// The rows of the table's gradient (made whole: LookupParameterStorage::dense_grads()).
+  std::vector<Tensor>* gradients() {
+    get_storage().dense_grads();
+    return &get_storage().grads;
+  }
   std::string get_fullname() const { return get_storage().name; }
   void set_updated(bool b) { get_storage().updated = b; }
   bool is_updated() { return get_storage().updated; }

@@ -55,7 +55,7 @@ Result run_and_collect(ComputationGraph& cg, const std::vector<Expression>& outs
   for (auto& e : outs) r.values.push_back(as_vector(e.value()));
   r.values.push_back(as_vector(loss.value()));
   for (auto& p : pc.parameters_list()) r.grads.push_back(as_vector(p->g));
-  r.grads.push_back(as_vector(emb.get_storage().all_grads));
+  r.grads.push_back(test::table_gradient(emb.get_storage()));
   // Every node's own gradient too (batched backward keeps them in a dense array
   // and writes a node's tensor only when asked), the nodes that get none included.
   if (!cg.cse())

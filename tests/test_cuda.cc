@@ -330,7 +330,7 @@ BOOST_AUTO_TEST_CASE(lookups_and_parameters) {
     cg.forward(loss);
     *value = dl::as_vector(cg.get_value(e));
     cg.backward(loss);
-    *grads = dl::as_vector(lp.get_storage().all_grads);
+    *grads = test::table_gradient(lp.get_storage());
     BOOST_CHECK_EQUAL(lp.get_storage().non_zero_grads.size(), 3u);
   };
   std::vector<float> cv, cg_, gv, gg;
@@ -398,7 +398,7 @@ BOOST_AUTO_TEST_CASE(autobatched_lookups_on_gpu) {
     E loss = dl::sum(losses);
     cg.forward(loss);
     cg.backward(loss);
-    *table_grad = dl::as_vector(lp.get_storage().all_grads);
+    *table_grad = test::table_gradient(lp.get_storage());
     *w_grad = dl::as_vector(W.get_storage().g);
     BOOST_CHECK_EQUAL(lp.get_storage().non_zero_grads.size(), 5u);  // rows 0, 1, 2, 4, 6
   };
@@ -711,7 +711,7 @@ BOOST_AUTO_TEST_CASE(replays_launch_a_cuda_graph_with_new_inputs) {
     const float replayed = dl::as_scalar(p.forward());
     p.backward();
     const std::vector<float> grad_replayed = dl::as_vector(g.W.get_storage().g);
-    const std::vector<float> dE_replayed = dl::as_vector(g.E.get_storage().all_grads);
+    const std::vector<float> dE_replayed = test::table_gradient(g.E.get_storage());
     const std::set<unsigned> rows_replayed(g.E.get_storage().non_zero_grads.begin(),
                                            g.E.get_storage().non_zero_grads.end());
     if (r >= 1) BOOST_CHECK_MESSAGE(p.device_graph(), "round " << r << ": replay ran kernel by kernel");
@@ -727,7 +727,7 @@ BOOST_AUTO_TEST_CASE(replays_launch_a_cuda_graph_with_new_inputs) {
     cg.backward(loss);
     check_vectors({replayed}, {rebuilt}, "loss of round " + std::to_string(r));
     check_vectors(grad_replayed, dl::as_vector(g.W.get_storage().g), "dW of round " + std::to_string(r));
-    check_vectors(dE_replayed, dl::as_vector(g.E.get_storage().all_grads), "dE of round " + std::to_string(r));
+    check_vectors(dE_replayed, test::table_gradient(g.E.get_storage()), "dE of round " + std::to_string(r));
     const std::set<unsigned> rows_rebuilt(g.E.get_storage().non_zero_grads.begin(),
                                           g.E.get_storage().non_zero_grads.end());
     BOOST_CHECK_MESSAGE(rows_replayed == rows_rebuilt, "round " << r << ": other rows marked with gradients");
@@ -741,7 +741,7 @@ BOOST_AUTO_TEST_CASE(replays_launch_a_cuda_graph_with_new_inputs) {
     p.forward();
     p.backward();
     trainer.update();
-    const std::vector<float> left = dl::as_vector(g.E.get_storage().all_grads);
+    const std::vector<float> left = test::table_gradient(g.E.get_storage());
     BOOST_CHECK_MESSAGE(std::all_of(left.begin(), left.end(), [](float v) { return v == 0.f; }),
                         "round " << r << ": lookup gradients left after the update");
   }

@@ -226,7 +226,7 @@ BOOST_AUTO_TEST_CASE(lookup_table_as_a_parameter) {
   Expression loss = weighted_sum(cg, all);
   cg.forward(loss);
   cg.backward(loss);
-  std::vector<float> g = as_vector(lp.get_storage().all_grads);
+  std::vector<float> g = test::table_gradient(lp.get_storage());
   for (size_t i = 0; i < g.size(); ++i) BOOST_CHECK_EQUAL(g[i], 1.f + i);
   // const: nothing
   m.reset_gradient();
@@ -234,7 +234,7 @@ BOOST_AUTO_TEST_CASE(lookup_table_as_a_parameter) {
   Expression l2 = weighted_sum(cg2, const_parameter(cg2, lp)) + sum_elems(parameter(cg2, m.add_parameters({1})));
   cg2.forward(l2);
   cg2.backward(l2);
-  for (float e : as_vector(lp.get_storage().all_grads)) BOOST_CHECK_EQUAL(e, 0.f);
+  for (float e : test::table_gradient(lp.get_storage())) BOOST_CHECK_EQUAL(e, 0.f);
 }
 
 BOOST_AUTO_TEST_CASE(parameter_gradient_check) {
@@ -263,11 +263,11 @@ BOOST_AUTO_TEST_CASE(lookup_single_row) {
   cg.backward(loss);
   BOOST_CHECK(touched(lp) == std::set<unsigned>({3}));
   for (unsigned r = 0; r < 5; ++r)
-    test::check_close(as_vector(lp.get_storage().grads[r]),
+    test::check_close(test::row_gradient(lp.get_storage(), r),
                       r == 3 ? std::vector<float>{1.f, 2.f, 3.f} : std::vector<float>{0.f, 0.f, 0.f}, 0.0);
   m.reset_gradient();
   BOOST_CHECK(touched(lp).empty());
-  for (float g : as_vector(lp.get_storage().all_grads)) BOOST_CHECK_EQUAL(g, 0.f);
+  for (float g : test::table_gradient(lp.get_storage())) BOOST_CHECK_EQUAL(g, 0.f);
 }
 
 BOOST_AUTO_TEST_CASE(lookup_batch_with_a_repeated_row) {
@@ -284,9 +284,9 @@ BOOST_AUTO_TEST_CASE(lookup_batch_with_a_repeated_row) {
   cg.forward(loss);
   cg.backward(loss);
   BOOST_CHECK(touched(lp) == std::set<unsigned>({0, 4}));
-  test::check_close(as_vector(lp.get_storage().grads[0]), {4.f, 5.f, 6.f}, 0.0);
-  test::check_close(as_vector(lp.get_storage().grads[4]), {1.f + 7.f, 2.f + 8.f, 3.f + 9.f}, 0.0);
-  for (unsigned r : {1u, 2u, 3u}) test::check_close(as_vector(lp.get_storage().grads[r]), {0.f, 0.f, 0.f}, 0.0);
+  test::check_close(test::row_gradient(lp.get_storage(), 0), {4.f, 5.f, 6.f}, 0.0);
+  test::check_close(test::row_gradient(lp.get_storage(), 4), {1.f + 7.f, 2.f + 8.f, 3.f + 9.f}, 0.0);
+  for (unsigned r : {1u, 2u, 3u}) test::check_close(test::row_gradient(lp.get_storage(), r), {0.f, 0.f, 0.f}, 0.0);
   // a one-element list is a batch of 1
   Expression one = lookup(cg, lp, std::vector<unsigned>{2});
   BOOST_CHECK_EQUAL(one.dim(), Dim({3}));
@@ -318,7 +318,7 @@ BOOST_AUTO_TEST_CASE(lookup_pointer_index_is_read_at_forward) {
   cg.forward(loss);
   cg.backward(loss);
   BOOST_CHECK(touched(lp) == std::set<unsigned>({4}));
-  test::check_close(as_vector(lp.get_storage().grads[4]), {1.f, 2.f, 3.f}, 0.0);
+  test::check_close(test::row_gradient(lp.get_storage(), 4), {1.f, 2.f, 3.f}, 0.0);
   // out of range only shows at forward time
   idx = 7;
   test::check_throws_with<index_error>([&] { cg.forward(e); }, {"lookup", "index 7", "E'", "5 rows"});
@@ -344,8 +344,8 @@ BOOST_AUTO_TEST_CASE(lookup_pointer_indices_are_read_at_forward) {
   cg.forward(loss);
   cg.backward(loss);
   BOOST_CHECK(touched(lp) == std::set<unsigned>({2, 3}));
-  test::check_close(as_vector(lp.get_storage().grads[3]), {1.f, 2.f, 3.f}, 0.0);
-  test::check_close(as_vector(lp.get_storage().grads[2]), {4.f, 5.f, 6.f}, 0.0);
+  test::check_close(test::row_gradient(lp.get_storage(), 3), {1.f, 2.f, 3.f}, 0.0);
+  test::check_close(test::row_gradient(lp.get_storage(), 2), {4.f, 5.f, 6.f}, 0.0);
   ids = {3, 9};
   test::check_throws_with<index_error>([&] { cg.forward(e); }, {"lookup", "index 9", "5 rows"});
   ids = {1, 2, 3};
@@ -372,7 +372,7 @@ BOOST_AUTO_TEST_CASE(const_lookup_gets_no_gradient) {
   cg.forward(loss);
   cg.backward(loss);
   BOOST_CHECK(touched(lp).empty());
-  for (float g : as_vector(lp.get_storage().all_grads)) BOOST_CHECK_EQUAL(g, 0.f);
+  for (float g : test::table_gradient(lp.get_storage())) BOOST_CHECK_EQUAL(g, 0.f);
   // w's gradient is the sum of everything it multiplied
   std::vector<float> want(3);
   for (unsigned k = 0; k < 3; ++k) want[k] = row_of(1)[k] + row_of(2)[k] + 2 * row_of(4)[k] + row_of(0)[k] + row_of(3)[k];

@@ -573,7 +573,7 @@ BOOST_AUTO_TEST_CASE(only_used_rows_change) {
     for (unsigned r : {1u, 3u}) BOOST_CHECK_MESSAGE(!bit_equal(row(tb.E, r), tb.init[r]), "kind " << kind << " row " << r);
     // Gradients consumed.
     BOOST_CHECK(tb.E.get_storage().non_zero_grads.empty());
-    for (float g : dl::as_vector(tb.E.get_storage().all_grads)) BOOST_CHECK_EQUAL(g, 0.f);
+    for (float g : test::table_gradient(tb.E.get_storage())) BOOST_CHECK_EQUAL(g, 0.f);
   }
 }
 
@@ -603,6 +603,85 @@ BOOST_AUTO_TEST_CASE(momentum_continues_only_when_dense) {
     BOOST_CHECK_EQUAL(bit_equal(row(tb.E, 1), after1), sparse);
     BOOST_CHECK(bit_equal(row(tb.E, 0), tb.init[0]));  // never used, zero momentum
   }
+}
+
+BOOST_AUTO_TEST_CASE(gradient_kept_for_touched_rows_only) {
+  // A table of 100,000 rows whose graph touches 3 holds 3 rows of gradient
+  // (room for 64), not the table's; its whole gradient reads as zero elsewhere.
+  ParameterCollection m;
+  dl::LookupParameter E = m.add_lookup_parameters(100000, {8}, "E");
+  {
+    dl::ComputationGraph cg;
+    dl::Expression l = dl::sum_batches(dl::sum_elems(dl::lookup(cg, E, std::vector<unsigned>{7, 99999, 7, 12})));
+    cg.forward(l);
+    cg.backward(l);
+  }
+  const dl::LookupParameterStorage& s = E.get_storage();
+  BOOST_CHECK(s.sparse_gradient());
+  BOOST_CHECK_EQUAL(s.non_zero_grads.size(), 3u);
+  BOOST_CHECK_EQUAL(s.row_grads_capacity, 64u);
+  BOOST_CHECK_EQUAL(s.grads.size(), 0u);  // no per-row views of a whole gradient
+  const std::vector<float> g = test::table_gradient(s);
+  size_t nonzero = 0;
+  for (float x : g) nonzero += x != 0.f;
+  BOOST_CHECK_EQUAL(nonzero, 3u * 8u);
+  BOOST_CHECK(bit_equal(test::row_gradient(s, 7), std::vector<float>(8, 2.f)));
+  BOOST_CHECK(bit_equal(test::row_gradient(s, 12), std::vector<float>(8, 1.f)));
+  BOOST_CHECK_CLOSE(s.gradient_squared_l2_norm(), 8.f * (4 + 1 + 1), 1e-4);
+}
+
+BOOST_AUTO_TEST_CASE(sparse_and_whole_gradients_train_alike) {
+  // Two equal tables trained in lockstep, one whose gradient was made whole
+  // (dense_grads(), as a gradient check or gradients() does) and one that keeps
+  // the touched rows' only: every trainer leaves them bit-equal, with more
+  // distinct rows in a step than the sparse store first has room for, clipping
+  // on, and sparse updates on and off.
+  for (int kind = 0; kind < 4; ++kind)
+    for (bool sparse_updates : {true, false}) {
+      Table a, b;
+      b.E.get_storage().dense_grads();
+      BOOST_CHECK(a.E.get_storage().sparse_gradient());
+      BOOST_CHECK(!b.E.get_storage().sparse_gradient());
+      auto make = [&](ParameterCollection& m) -> std::unique_ptr<dl::Trainer> {
+        if (kind == 0) return std::make_unique<dl::SimpleSGDTrainer>(m, 0.1f);
+        if (kind == 1) return std::make_unique<dl::AdamTrainer>(m, 0.05f);
+        if (kind == 2) return std::make_unique<dl::MomentumSGDTrainer>(m, 0.1f);
+        return std::make_unique<dl::AdagradTrainer>(m, 0.1f);
+      };
+      std::unique_ptr<dl::Trainer> ta = make(a.m), tb = make(b.m);
+      for (dl::Trainer* t : {ta.get(), tb.get()}) {
+        t->sparse_updates_enabled = sparse_updates;
+        t->clip_threshold = 0.5f;
+      }
+      std::mt19937 gen(3);
+      for (int step = 0; step < 6; ++step) {
+        std::vector<unsigned> rows(3 + gen() % 5);
+        for (auto& r : rows) r = gen() % 5;
+        a.backprop_rows(rows);
+        b.backprop_rows(rows);
+        ta->update();
+        tb->update();
+      }
+      for (unsigned r = 0; r < 5; ++r)
+        BOOST_CHECK_MESSAGE(bit_equal(row(a.E, r), row(b.E, r)), "kind " << kind << " sparse updates "
+                                                                         << sparse_updates << " row " << r);
+      BOOST_CHECK_EQUAL(a.E.get_storage().sparse_gradient(), sparse_updates);
+    }
+  // More distinct rows than the sparse store first holds.
+  ParameterCollection m;
+  dl::LookupParameter E = m.add_lookup_parameters(300, {2}, "E");
+  std::vector<unsigned> rows;
+  for (unsigned r = 0; r < 300; r += 2) rows.push_back(r);
+  for (int pass = 0; pass < 2; ++pass) {
+    dl::ComputationGraph cg;
+    dl::Expression l = dl::sum_batches(dl::sum_elems(dl::lookup(cg, E, rows)));
+    cg.forward(l);
+    cg.backward(l);
+  }
+  const std::vector<float> g = test::table_gradient(E.get_storage());
+  for (unsigned r = 0; r < 300; ++r)
+    BOOST_CHECK_EQUAL(g[2 * r], r % 2 == 0 ? 2.f : 0.f);
+  BOOST_CHECK_EQUAL(E.get_storage().row_grads_capacity, 256u);
 }
 
 BOOST_AUTO_TEST_CASE(whole_table_use_is_dense) {

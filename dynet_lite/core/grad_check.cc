@@ -98,7 +98,7 @@ bool check_grad(ParameterCollection& m, Expression& expr, int verbosity, std::os
       if (verbosity >= 1) out << p->name << ": frozen (set_updated(false)), skipped\n";
       continue;
     }
-    c.check(p->name, p->all_values.v, p->all_grads.v, p->size());
+    c.check(p->name, p->all_values.v, p->dense_grads().v, p->size());
   }
   // Leave the graph holding the values of the unperturbed parameters.
   cg.forward(expr);

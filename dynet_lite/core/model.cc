@@ -1,5 +1,6 @@
 #include "dynet_lite/model.h"
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 
@@ -80,26 +81,56 @@ LookupParameterStorage::LookupParameterStorage(unsigned n, const Dim& d, const P
   all_dim = d;
   all_dim.add_dim(n);
   all_values = allocate_tensor(all_dim, dev, DeviceMempool::PS);
-  all_grads = allocate_tensor(all_dim, dev, DeviceMempool::PS);
   size_t row = d.size();
   values.reserve(n);
-  grads.reserve(n);
-  for (unsigned i = 0; i < n; ++i) {
-    values.emplace_back(d, all_values.v + i * row, dev, DeviceMempool::PS);
-    grads.emplace_back(d, all_grads.v + i * row, dev, DeviceMempool::PS);
-  }
+  for (unsigned i = 0; i < n; ++i) values.emplace_back(d, all_values.v + i * row, dev, DeviceMempool::PS);
+  if (dev->type != DeviceType::CPU) dense_grads_locked();  // device kernels add into the whole table's
   init.initialize_params(all_values);
 }
 
 LookupParameterStorage::~LookupParameterStorage() {
   device->release(all_values.v);
-  device->release(all_grads.v);
+  if (all_grads.v) device->release(all_grads.v);
+  if (row_grads) device->release(row_grads);
+}
+
+Tensor& LookupParameterStorage::dense_grads() {
+  std::lock_guard<std::mutex> lock(mutex);
+  return dense_grads_locked();
+}
+
+Tensor& LookupParameterStorage::dense_grads_locked() {
+  if (all_grads.v) return all_grads;
+  all_grads = allocate_tensor(all_dim, device, DeviceMempool::PS);  // zeroed
+  const size_t row = dim.size(), n = num_rows();
+  grads.reserve(n);
+  for (size_t i = 0; i < n; ++i) grads.emplace_back(dim, all_grads.v + i * row, device, DeviceMempool::PS);
+  // The touched rows' gradients move to their places; non_zero_grads stays.
+  for (size_t k = 0; k < non_zero_grads.size(); ++k)
+    device->copy(all_grads.v + size_t(non_zero_grads.data()[k]) * row, row_grads + k * row, row);
+  if (row_grads) device->release(row_grads);
+  row_grads = nullptr;
+  row_grads_capacity = 0;
+  return all_grads;
+}
+
+void LookupParameterStorage::copy_gradient_to_host(float* out) const {
+  if (!sparse_gradient()) {
+    device->copy_to_host(out, all_grads.v, size());
+    return;
+  }
+  const size_t row = dim.size();
+  std::fill(out, out + size(), 0.f);
+  for (size_t k = 0; k < non_zero_grads.size(); ++k)
+    std::copy(row_grads + k * row, row_grads + (k + 1) * row, out + size_t(non_zero_grads.data()[k]) * row);
 }
 
 void LookupParameterStorage::zero() { device->fill(all_values.v, 0.f, size()); }
 
 void LookupParameterStorage::clear_gradient() {
-  if (all_updated) {
+  if (sparse_gradient()) {
+    // The rows' slots are forgotten; a row's first gradient overwrites its slot.
+  } else if (all_updated) {
     device->fill(all_grads.v, 0.f, size());
   } else {  // one kernel for all the rows on a GPU
     device->fill_rows(all_grads.v, non_zero_grads.data(), static_cast<unsigned>(non_zero_grads.size()), dim.size(),
@@ -111,17 +142,46 @@ void LookupParameterStorage::clear_gradient() {
 }
 
 void LookupParameterStorage::scale_parameters(float a) { scale_host(all_values, size(), a); }
-void LookupParameterStorage::scale_gradient(float a) { scale_host(all_grads, size(), a); }
+void LookupParameterStorage::scale_gradient(float a) {
+  if (!sparse_gradient()) {
+    scale_host(all_grads, size(), a);
+    return;
+  }
+  const size_t n = non_zero_grads.size() * dim.size();
+  for (size_t i = 0; i < n; ++i) row_grads[i] *= a;
+}
 
 void LookupParameterStorage::accumulate_grad(unsigned index, const float* d) { accumulate_grads(&index, 1, d); }
 
 void LookupParameterStorage::accumulate_grads(const unsigned* index, size_t n, const float* d) {
   std::lock_guard<std::mutex> lock(mutex);
   const size_t row = dim.size();
-  for (size_t k = 0; k < n; ++k, d += row) {
-    float* dst = grads[index[k]].v;
-    for (size_t i = 0; i < row; ++i) dst[i] += d[i];
-    non_zero_grads.insert(index[k]);
+  if (!sparse_gradient()) {
+    for (size_t k = 0; k < n; ++k, d += row) {
+      float* dst = grads[index[k]].v;
+      for (size_t i = 0; i < row; ++i) dst[i] += d[i];
+      non_zero_grads.insert(index[k]);
+    }
+  } else {
+    for (size_t k = 0; k < n; ++k, d += row) {
+      bool added = false;
+      const size_t slot = non_zero_grads.insert(index[k], &added);
+      if (slot >= row_grads_capacity) {
+        const size_t capacity = std::max<size_t>(64, 2 * row_grads_capacity);
+        float* grown = static_cast<float*>(device->allocate(capacity * row * sizeof(float)));
+        if (row_grads) {
+          std::copy(row_grads, row_grads + slot * row, grown);
+          device->release(row_grads);
+        }
+        row_grads = grown;
+        row_grads_capacity = capacity;
+      }
+      float* dst = row_grads + slot * row;
+      if (added)
+        std::copy(d, d + row, dst);
+      else
+        for (size_t i = 0; i < row; ++i) dst[i] += d[i];
+    }
   }
   if (n > 0) nonzero_grad = true;
 }
@@ -136,6 +196,12 @@ void LookupParameterStorage::initialize(unsigned index, const std::vector<float>
 }
 
 float LookupParameterStorage::gradient_squared_l2_norm() const {
+  if (sparse_gradient()) {
+    double total = 0;
+    const size_t n = non_zero_grads.size() * dim.size();
+    for (size_t i = 0; i < n; ++i) total += double(row_grads[i]) * row_grads[i];
+    return static_cast<float>(total);
+  }
   if (all_updated) return squared_norm_host(all_grads, size());
   // one kernel and one copy back for all the rows on a GPU
   return device->rows_squared_norm(all_grads.v, non_zero_grads.data(), static_cast<unsigned>(non_zero_grads.size()),

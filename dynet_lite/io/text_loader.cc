@@ -70,7 +70,7 @@ void store(LookupParameterStorage& p, const LoadedData& d) {
   p.all_updated = true;  // so that clear_gradient() clears every row
   p.clear_gradient();
   if (!d.grads.empty()) {
-    p.device->copy_from_host(p.all_grads.v, d.grads.data(), d.grads.size());
+    p.device->copy_from_host(p.dense_grads().v, d.grads.data(), d.grads.size());
     p.all_updated = true;  // a dense gradient: the next update touches every row
     p.nonzero_grad = true;
   }

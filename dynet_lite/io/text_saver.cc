@@ -23,8 +23,9 @@ struct TextFileSaver::Entry {
   Dim dim;  // all_dim for a table
   Device* device;
   const float* values;
-  const float* grads;  // null: ZERO_GRAD
+  const float* grads;  // null: ZERO_GRAD (unless table_grads)
   size_t size;
+  const LookupParameterStorage* table_grads = nullptr;  // a table's gradient, written whole
 };
 
 namespace {
@@ -98,8 +99,8 @@ void TextFileSaver::save(const ParameterCollection& model, const std::string& ke
     entries.push_back({false, key_for(p->name), p->dim, p->device, p->values.v, p->nonzero_grad ? p->g.v : nullptr,
                        p->size()});
   for (const auto& p : model.lookup_parameters_list()) {
-    entries.push_back({true, key_for(p->name), p->all_dim, p->device, p->all_values.v,
-                       p->has_grad() ? p->all_grads.v : nullptr, p->size()});
+    entries.push_back({true, key_for(p->name), p->all_dim, p->device, p->all_values.v, nullptr, p->size(),
+                       p->has_grad() ? p.get() : nullptr});
   }
   write_entries(entries);
 }
@@ -112,8 +113,8 @@ void TextFileSaver::save(const Parameter& param, const std::string& key) {
 
 void TextFileSaver::save(const LookupParameter& param, const std::string& key) {
   const LookupParameterStorage& p = param.get_storage();
-  write_entries({{true, key.empty() ? p.name : key, p.all_dim, p.device, p.all_values.v,
-                  p.has_grad() ? p.all_grads.v : nullptr, p.size()}});
+  write_entries({{true, key.empty() ? p.name : key, p.all_dim, p.device, p.all_values.v, nullptr, p.size(),
+                  p.has_grad() ? &p : nullptr}});
 }
 
 void TextFileSaver::write_entries(const std::vector<Entry>& entries) {
@@ -153,13 +154,18 @@ void TextFileSaver::write_entries(const std::vector<Entry>& entries) {
     data.clear();
     std::vector<float> v = to_host(e.device, e.values, e.size);
     append_values(data, v.data(), v.size());
-    if (e.grads) {
-      std::vector<float> g = to_host(e.device, e.grads, e.size);
+    const bool with_grads = e.grads || e.table_grads;
+    if (with_grads) {
+      std::vector<float> g(e.size);
+      if (e.table_grads)
+        e.table_grads->copy_gradient_to_host(g.data());
+      else
+        g = to_host(e.device, e.grads, e.size);
       append_values(data, g.data(), g.size());
     }
     header = std::string(e.lookup ? io_detail::kLookupTag : io_detail::kParameterTag) + " " + e.key + " " +
              format_dim(e.dim) + " " + std::to_string(data.size()) + " " +
-             (e.grads ? io_detail::kFullGrad : io_detail::kZeroGrad) + "\n";
+             (with_grads ? io_detail::kFullGrad : io_detail::kZeroGrad) + "\n";
     write_all(tmp.fd, header.data(), header.size(), tmp.path);
     write_all(tmp.fd, data.data(), data.size(), tmp.path);
   }

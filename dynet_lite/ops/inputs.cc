@@ -85,9 +85,10 @@ void param_accumulate(const Node& n, const Tensor& dy) {
   if (p.p) {
     p.p->accumulate_grad(dy.v);
   } else {
+    float* g = p.lp->dense_grads().v;  // the whole table is used: its whole gradient
     std::lock_guard<std::mutex> lock(p.lp->mutex);
     size_t sz = p.lp->size();
-    for (size_t i = 0; i < sz; ++i) p.lp->all_grads.v[i] += dy.v[i];
+    for (size_t i = 0; i < sz; ++i) g[i] += dy.v[i];
     p.lp->all_updated = true;
     p.lp->nonzero_grad = true;
   }

@@ -64,6 +64,8 @@ float Trainer::squared_gradient_norm() const {
     if (!lp->updated) continue;
     if (lp->device->type != DeviceType::CPU) {
       total += lp->gradient_squared_l2_norm();
+    } else if (lp->sparse_gradient()) {  // row by row, as below: the same sum
+      for (size_t k = 0; k < lp->non_zero_grads.size(); ++k) total += squared_norm(lp->row_gradient(k), lp->dim.size());
     } else if (lp->all_updated) {
       total += squared_norm(lp->all_grads.v, lp->size());
     } else {
@@ -160,18 +162,28 @@ void Trainer::update_lookup_parameters(float gscale) {
       auto rows_span = [&](size_t first_row, size_t nrows) -> const UpdateSpan& {
         size_t off = first_row * row;
         span.values = lp.all_values.v + off;
-        span.grads = lp.all_grads.v + off;
+        span.grads = lp.sparse_gradient() ? nullptr : lp.all_grads.v + off;
         for (unsigned k = 0; k < nstate; ++k) span.state[k] = lookup_state(k)[i].all_h.v + off;
         span.size = nrows * row;
         return span;
       };
-      if (sparse_updates_enabled && !lp.all_updated) {  // the rows used, in one call
+      const bool sparse = sparse_updates_enabled && !lp.all_updated;
+      if (sparse && lp.sparse_gradient()) {  // the rows used, their gradients side by side
+        for (size_t k = 0; k < lp.non_zero_grads.size(); ++k) {
+          rows_span(lp.non_zero_grads.data()[k], 1);
+          span.grads = lp.row_gradient(k);
+          update_rule(gscale, span);
+        }
+      } else if (sparse) {  // the rows used, in one call
         update_rule_rows(gscale, rows_span(0, 0), lp.non_zero_grads.data(),
                          static_cast<unsigned>(lp.non_zero_grads.size()), row);
-      } else if (rowwise()) {
-        for (unsigned r = 0; r < lp.num_rows(); ++r) update_rule(gscale, rows_span(r, 1));
       } else {
-        update_rule(gscale, rows_span(0, lp.num_rows()));
+        lp.dense_grads();  // every row, the untouched ones with a zero gradient
+        if (rowwise()) {
+          for (unsigned r = 0; r < lp.num_rows(); ++r) update_rule(gscale, rows_span(r, 1));
+        } else {
+          update_rule(gscale, rows_span(0, lp.num_rows()));
+        }
       }
       // Decay touches every row, used or not, like DyNet's global weight scale.
       if (lambda > 0) decay_values(lp, lp.all_values.v, lp.size(), 1.f - lambda);
