@@ -15,10 +15,6 @@ namespace {
 /// below, one gather and one kernel call cost less than the extra calls.
 constexpr unsigned kMinRunLength = 8;
 
-/// Arguments whose sharing contiguous_runs() works out over the whole group;
-/// one further on is taken as shared where two neighbours share it.
-constexpr unsigned kMaxStackedArgs = 16;
-
 /// How far a group is from reading its stacked arguments in place, in this member
 /// order: for each stacked argument, its size times the number of members whose
 /// value does not follow the previous member's.  0: no copy at all; a few breaks:
@@ -69,12 +65,11 @@ unsigned largest_stacked_argument(const GraphMemory& m, const Node& n0) {
 /// word, whose output layer merging made one node for every sentence) breaks
 /// the run at each repeat: those members are gathered, the rest read in place.
 unsigned contiguous_runs(const GraphMemory& m, const DenseView& dv, const VariableIndex* members, unsigned k,
-                         uint32_t* runs) {
+                         std::vector<unsigned char>& stacked, uint32_t* runs) {
   const Node& n0 = m.node(members[0]);
   // Members' arguments p have one shape (the signature says so): n0's.
-  bool stacked[kMaxStackedArgs];
-  const unsigned nargs = std::min<unsigned>(n0.num_args, kMaxStackedArgs);
-  for (unsigned p = 0; p < nargs; ++p) {
+  stacked.resize(n0.num_args);
+  for (unsigned p = 0; p < n0.num_args; ++p) {
     const float* v0 = dv.arg_value(members[0], p);
     bool same = m.node(n0.args[p]).value.d.bd == 1;
     for (unsigned j = 1; j < k && same; ++j) same = dv.arg_value(members[j], p) == v0;
@@ -83,14 +78,9 @@ unsigned contiguous_runs(const GraphMemory& m, const DenseView& dv, const Variab
   unsigned count = 0, start = 0;
   for (unsigned j = 1; j < k; ++j) {
     bool follows = true;
-    for (unsigned p = 0; p < n0.num_args && follows; ++p) {
-      if (p < nargs && !stacked[p]) continue;
-      const float* a = dv.arg_value(members[j - 1], p);
-      const float* b = dv.arg_value(members[j], p);
-      const Dim& d = m.node(n0.args[p]).value.d;
-      if (p >= nargs && a == b && d.bd == 1) continue;  // past the table: taken as shared
-      follows = b == a + d.size();
-    }
+    for (unsigned p = 0; p < n0.num_args && follows; ++p)
+      if (stacked[p])
+        follows = dv.arg_value(members[j], p) == dv.arg_value(members[j - 1], p) + m.node(n0.args[p]).value.d.size();
     if (!follows) {
       runs[count++] = j - start;
       start = j;
@@ -138,7 +128,8 @@ void split_into_pieces(GraphMemory& m, BatchState& st, const DenseView& dv, Vari
   fw.pieces.clear();
   fw.run_lengths.resize(k);
   unsigned nruns = 1;
-  if (k > 1 && !shares_weight(m, m.node(members[0]))) nruns = contiguous_runs(m, dv, members, k, fw.run_lengths.data());
+  if (k > 1 && !shares_weight(m, m.node(members[0])))
+    nruns = contiguous_runs(m, dv, members, k, fw.stacked, fw.run_lengths.data());
   if (nruns == 1 || k < kMinRunLength * nruns) {
     fw.pieces.push_back({members, k});
     return;

@@ -110,6 +110,7 @@ struct ScheduleScratch {
 /// Scratch of batched forward (exec/batched_forward.cc, exec/batch_memory.cc).
 struct ForwardScratch {
   std::vector<uint32_t> run_lengths;                                  // lengths of a group's contiguous runs
+  std::vector<unsigned char> stacked;                                 // per argument: not one value for every member
   std::vector<std::pair<VariableIndex*, unsigned>> pieces;            // how a group runs: members, count
   std::vector<std::pair<const float*, VariableIndex>> keyed_members;  // (argument address, member)
   std::vector<VariableIndex> sorted_members;

@@ -160,7 +160,7 @@ void TextFileSaver::write_entries(const std::vector<Entry>& entries) {
       if (e.table_grads)
         e.table_grads->copy_gradient_to_host(g.data());
       else
-        g = to_host(e.device, e.grads, e.size);
+        e.device->copy_to_host(g.data(), e.grads, e.size);
       append_values(data, g.data(), g.size());
     }
     header = std::string(e.lookup ? io_detail::kLookupTag : io_detail::kParameterTag) + " " + e.key + " " +
