@@ -12,6 +12,7 @@
 #include "alloc_counter.h"
 #include "dynet_lite/compile.h"
 #include "dynet_lite/exec/autobatch.h"
+#include "dynet_lite/exec/plain_tape.h"
 #include "dynet_lite/training.h"
 #include "test_utils.h"
 
@@ -425,4 +426,72 @@ void take_turns(int strategy) {
 BOOST_AUTO_TEST_CASE(programs_of_a_cache_share_memory_and_take_turns) {
   // Plain programs take turns with all their memory, batched ones with their gradients.
   for (int strategy : {0, 1}) take_turns(strategy);
+}
+
+// The order a GPU's recorded backward graph keeps (exec/plain_tape.h): on random
+// backward tapes, every two steps that touch one gradient (or the parameters'
+// gradients) stay in the tape's order through chains of predecessors, and
+// independent branches are left unordered.
+BOOST_AUTO_TEST_CASE(backward_step_order_keeps_every_shared_gradient_in_tape_order) {
+  using Step = dl::PlainTape::Backward;
+  std::mt19937 rng(7);
+  size_t unordered_pairs = 0;
+  for (int round = 0; round < 50; ++round) {
+    const unsigned n_nodes = 3 + rng() % 40;
+    std::vector<dl::Node> nodes(n_nodes);
+    std::vector<std::vector<unsigned>> args(n_nodes);
+    std::vector<Step> steps;
+    for (unsigned j = 1; j < n_nodes; ++j) {
+      const unsigned nargs = 1 + rng() % 3;
+      for (unsigned k = 0; k < nargs; ++k) args[j].push_back(rng() % j);  // repeats allowed
+    }
+    auto push = [&](Step::Kind kind, unsigned n, unsigned arg) {
+      Step s{};
+      s.kind = kind;
+      s.n = &nodes[n];
+      s.arg = kind == Step::kCall ? &nodes[arg] : nullptr;
+      steps.push_back(s);
+    };
+    for (unsigned j = n_nodes; j-- > 0;) {
+      if (rng() % 5 == 0) push(Step::kFlush, j, 0);
+      if (args[j].empty()) {
+        if (rng() % 2) push(Step::kAccumulate, j, 0);
+        continue;
+      }
+      for (unsigned a : args[j]) push(Step::kCall, j, a);
+    }
+    const dl::StepOrder order = dl::backward_step_order(steps);
+    const size_t S = steps.size();
+    BOOST_REQUIRE_EQUAL(order.offsets.size(), S + 1);
+    // reach[s][t]: step t is an ancestor of step s.
+    std::vector<std::vector<bool>> reach(S, std::vector<bool>(S, false));
+    for (size_t s = 0; s < S; ++s)
+      for (size_t k = 0; k < order.count(s); ++k) {
+        const uint32_t t = order.of(s)[k];
+        BOOST_REQUIRE_LT(t, s);
+        reach[s][t] = true;
+        for (size_t u = 0; u < t; ++u)
+          if (reach[t][u]) reach[s][u] = true;
+      }
+    // What each step reads and writes: gradients by node, "params" as one more.
+    const dl::Node* params = nullptr;
+    auto touches = [&](const Step& s) {
+      std::vector<std::pair<const dl::Node*, bool>> t{{s.n, s.kind == Step::kFlush}};  // (what, writes)
+      if (s.kind == Step::kCall) t.push_back({s.arg, true});
+      if (s.kind == Step::kAccumulate) t.push_back({params, true});
+      return t;
+    };
+    for (size_t s = 0; s < S; ++s)
+      for (size_t t = 0; t < s; ++t) {
+        bool conflict = steps[s].kind == Step::kCall && steps[t].kind == Step::kCall && steps[s].n == steps[t].n;
+        for (const auto& [a, wa] : touches(steps[s]))
+          for (const auto& [b, wb] : touches(steps[t]))
+            if (a == b && (wa || wb)) conflict = true;
+        if (conflict)
+          BOOST_CHECK_MESSAGE(reach[s][t], "round " << round << ": step " << s << " may run before step " << t);
+        else if (!reach[s][t])
+          ++unordered_pairs;
+      }
+  }
+  BOOST_CHECK_GT(unordered_pairs, 0u);  // independent steps may run side by side
 }

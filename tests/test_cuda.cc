@@ -755,6 +755,81 @@ BOOST_AUTO_TEST_CASE(replays_launch_a_cuda_graph_with_new_inputs) {
   test::check_throws_with<std::out_of_range>([&] { p.forward(); }, {"index 9 out of range"});
 }
 
+namespace {
+/// A BiLSTM tagger on the GPU: its two directions and the words' output layers
+/// are independent branches of the recorded graphs, and the words' gradients
+/// meet in the shared weights and the lookup table.
+struct GpuBiLstm {
+  dl::ParameterCollection m;
+  dl::LookupParameter table;
+  dl::VanillaLSTMBuilder fwd, bwd;
+  dl::Parameter W, b;
+  GpuBiLstm() : fwd(1, 6, 5, m), bwd(1, 6, 5, m) {
+    table = m.add_lookup_parameters(11, Dim({6}), "E", gpu().device);
+    W = m.add_parameters(Dim({4, 10}), "W", gpu().device);
+    b = m.add_parameters(Dim({4}), "b", gpu().device);
+  }
+  /// Loss of a sentence whose word and tag at t come from `word(t)`, `tag(t)`.
+  E loss(dl::ComputationGraph& cg, unsigned len, const std::function<E(unsigned)>& word,
+         const std::function<E(E, unsigned)>& pick) {
+    fwd.new_graph(cg);
+    bwd.new_graph(cg);
+    std::vector<E> xs, fh(len), bh(len), losses;
+    for (unsigned t = 0; t < len; ++t) xs.push_back(word(t));
+    fwd.start_new_sequence();
+    for (unsigned t = 0; t < len; ++t) fh[t] = fwd.add_input(xs[t]);
+    bwd.start_new_sequence();
+    for (unsigned t = len; t-- > 0;) bh[t] = bwd.add_input(xs[t]);
+    E Wx = dl::parameter(cg, W), bx = dl::parameter(cg, b);
+    for (unsigned t = 0; t < len; ++t)
+      losses.push_back(pick(dl::affine_transform({bx, Wx, dl::concatenate({fh[t], bh[t]})}), t));
+    return dl::sum(losses);
+  }
+};
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(independent_branches_of_a_recorded_graph_match_a_rebuild) {
+  OnGpu on_gpu;
+  GpuBiLstm g;
+  dl::SimpleSGDTrainer trainer(g.m, 0.2f);
+  constexpr unsigned kLen = 7;
+  auto name = [](char c, unsigned t) { return std::string(1, c) + std::to_string(t); };
+  dl::Program p;
+  p.set_output(g.loss(p.graph(), kLen, [&](unsigned t) { return p.lookup(name('w', t), g.table); },
+                      [&](E h, unsigned t) { return dl::pickneglogsoftmax(h, p.index(name('t', t))); }));
+  std::mt19937 rng(11);
+  for (unsigned r = 0; r < 40; ++r) {
+    std::vector<unsigned> words(kLen), tags(kLen);
+    for (unsigned t = 0; t < kLen; ++t) {
+      words[t] = rng() % 11;  // repeated words send two gradients to one row
+      tags[t] = rng() % 4;
+      p.set(name('w', t), words[t]);
+      p.set(name('t', t), tags[t]);
+    }
+    g.m.reset_gradient();
+    const float replayed = dl::as_scalar(p.forward());
+    p.backward();
+    std::vector<std::vector<float>> grads_replayed;
+    for (const auto& q : g.m.parameters_list()) grads_replayed.push_back(dl::as_vector(q->g));
+    const std::vector<float> dE_replayed = test::table_gradient(g.table.get_storage());
+    if (r >= 1) BOOST_CHECK_MESSAGE(p.device_graph(), "round " << r << ": replay ran kernel by kernel");
+    if (r >= 2) BOOST_CHECK_MESSAGE(p.backward_device_graph(), "round " << r << ": backward ran kernel by kernel");
+    g.m.reset_gradient();
+    dl::ComputationGraph cg;
+    E loss = g.loss(cg, kLen, [&](unsigned t) { return dl::lookup(cg, g.table, words[t]); },
+                    [&](E h, unsigned t) { return dl::pickneglogsoftmax(h, tags[t]); });
+    const float rebuilt = dl::as_scalar(cg.forward(loss));
+    cg.backward(loss);
+    const std::string round = " of round " + std::to_string(r);
+    check_vectors({replayed}, {rebuilt}, "loss" + round);
+    size_t k = 0;
+    for (const auto& q : g.m.parameters_list())
+      check_vectors(grads_replayed[k++], dl::as_vector(q->g), "gradient of " + q->name + round);
+    check_vectors(dE_replayed, test::table_gradient(g.table.get_storage()), "dE" + round);
+    trainer.update();
+  }
+}
+
 BOOST_AUTO_TEST_CASE(random_draws_and_batching_replay_kernel_by_kernel) {
   OnGpu on_gpu;
   GpuModel g;

@@ -8,6 +8,7 @@
 // again at every launch; every other host copy is kept as it was recorded.
 // backends/cuda/cuda_graph.cc defines these; backends/no_cuda.cc says no.
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <vector>
 
@@ -35,6 +36,14 @@ bool can_record_device_graph(const Device* d);
 /// Starts recording on `d`: until end_device_graph(), work queued on `d` is
 /// recorded, not run.
 void begin_device_graph(Device* d, std::vector<HostRange> live);
+/// While `d` records: the work queued from now until the next mark is the next
+/// step (steps are numbered 0, 1, ... in the order marked) and waits only for
+/// the steps in `after` (earlier ones) and for the work queued before the first
+/// mark.  Steps no chain of `after` connects may run at the same time, so a
+/// step must name every earlier step whose memory it reads or writes.  Without
+/// marks a recording is one chain, in the order queued.  The work of one step
+/// runs in the order queued.
+void mark_device_step(Device* d, const uint32_t* after, size_t n);
 /// Ends the recording: the graph, or null when the recorded work cannot be
 /// replayed as one (a kernel waited for the device); nothing recorded has run.
 std::unique_ptr<DeviceGraph> end_device_graph(Device* d);

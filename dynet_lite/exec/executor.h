@@ -130,6 +130,11 @@ class Executor {
   bool graph_failed_ = false;
   std::unique_ptr<DeviceGraph> backward_graph_;  // of tape_.backward
   bool backward_graph_failed_ = false;
+  // While a pass is recorded on graph_device_: each node (forward) or tape
+  // step (backward) is marked as a step of the recording, with the steps it
+  // waits for, and per-step scratch memory is kept apart (not rewound).
+  bool mark_steps_ = false;
+  class StepMarks;
 
   GraphMemory& m_;
   std::mt19937& rng_;

@@ -218,9 +218,11 @@ void Executor::forward_plain(VariableIndex last, const RunOptions& options) {
     ForwardFn f = forward_kernel(info, dev);
     const Tensor* const* xs = gather_args(m, n, small);
     if (!info.sets_own_value) n.value.v = da.values.allocate_floats(n.value.d.size());
+    // Recorded as a step of the graph that waits for the arguments' steps (node i is step i).
+    if (mark_steps_) mark_device_step(graph_device_, n.args, n.num_args);
     Arena::Mark scratch_mark = da.scratch.mark();
     f(xs, n.num_args, n, device.ctx());
-    da.scratch.rewind(scratch_mark);
+    if (!mark_steps_) da.scratch.rewind(scratch_mark);
     evaluated_ = i + 1;
     if (record) {
       VariableIndex* mem = static_cast<VariableIndex*>(m.meta.allocate(sizeof(VariableIndex)));
@@ -318,8 +320,12 @@ bool Executor::replay_backward_tape(VariableIndex last, bool full) {
   ExecContext ctx(&da.values, &da.scratch, &rng_, dev, &m_.meta);
   ctx.set_transposes(dev->type == DeviceType::CPU ? &m_.transposes : nullptr);
   const Tensor* const* args = tape_.args.data();
-  for (const PlainTape::Backward& step : tape_.backward) {
+  StepOrder order;
+  if (mark_steps_) order = backward_step_order(tape_.backward);
+  for (size_t s = 0; s < tape_.backward.size(); ++s) {
+    const PlainTape::Backward& step = tape_.backward[s];
     Node& n = *step.n;
+    if (mark_steps_) mark_device_step(dev, order.of(s), order.count(s));
     switch (step.kind) {
       case PlainTape::Backward::kFlush:
         m_.weight_grads.flush(n.grad.v, da.scratch);
@@ -332,7 +338,7 @@ bool Executor::replay_backward_tape(VariableIndex last, bool full) {
         const Arena::Mark scratch_mark = da.scratch.mark();
         ctx.set_weight_grads(step.weight_grads ? &m_.weight_grads : nullptr);
         step.b(args + step.xs, step.nargs, n, n.grad, step.k, step.arg->grad, ctx);
-        da.scratch.rewind(scratch_mark);
+        if (!mark_steps_) da.scratch.rewind(scratch_mark);
         break;
       }
     }

@@ -67,4 +67,21 @@ struct PlainTape {
   }
 };
 
+/// For each step of a backward tape, the earlier steps it must follow when
+/// steps may run side by side (a GPU's recorded graph, backends/device_graph.h):
+/// a step reading a node's gradient follows the last step that wrote it; every
+/// step writing a gradient follows the last one that wrote the same gradient
+/// (so the additions into it keep the tape's order); the calls of one node
+/// follow each other (they may share what its first call computed); and the
+/// steps writing parameters' gradients follow each other.  Steps with no
+/// predecessor follow only what the pass did before its first step (zeroing
+/// the gradients).  `after[s]` lists step s's predecessors, all below s.
+struct StepOrder {
+  std::vector<uint32_t> offsets;  // step s: after[offsets[s] .. offsets[s + 1])
+  std::vector<uint32_t> after;
+  const uint32_t* of(size_t s) const { return after.data() + offsets[s]; }
+  size_t count(size_t s) const { return offsets[s + 1] - offsets[s]; }
+};
+StepOrder backward_step_order(const std::vector<PlainTape::Backward>& steps);
+
 }  // namespace dynet_lite

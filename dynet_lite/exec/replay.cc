@@ -10,6 +10,27 @@
 
 namespace dynet_lite {
 
+/// While a pass is recorded as a device graph: its steps are marked
+/// (mark_device_step) and its scratch memory is kept until the recording ends,
+/// as steps that may run at once must not share it.  The recorded graph uses
+/// that memory again at each launch; work queued after a launch, in order on
+/// the same device, may reuse it.
+class Executor::StepMarks {
+ public:
+  StepMarks(Executor& e, Arena& scratch) : e_(e), scratch_(scratch), start_(scratch.mark()) { e.mark_steps_ = true; }
+  ~StepMarks() {
+    e_.mark_steps_ = false;
+    scratch_.rewind(start_);
+  }
+  StepMarks(const StepMarks&) = delete;
+  StepMarks& operator=(const StepMarks&) = delete;
+
+ private:
+  Executor& e_;
+  Arena& scratch_;
+  Arena::Mark start_;
+};
+
 void Executor::begin_capture() {
   drop_device_graph();
   tape_.clear();
@@ -95,6 +116,7 @@ bool Executor::record_device_graph(const RunOptions& options) {
   for (size_t d = 0; d < m_.device_arenas.size(); ++d) m_.device_arenas[d]->values.rewind(c.values_before[d]);
   evaluated_ = 0;
   drop_backward_device_graph();  // it read the values where the last pass left them
+  StepMarks marks(*this, m_.arenas(graph_device_).scratch);
   begin_device_graph(graph_device_, graph_live_);
   try {
     forward_plain(captured_last_, options);
@@ -139,6 +161,7 @@ bool Executor::backward_device_graph(VariableIndex last, bool full) {
     return true;
   }
   if (backward_graph_failed_) return false;
+  StepMarks marks(*this, m_.arenas(graph_device_).scratch);
   begin_device_graph(graph_device_, graph_live_);
   bool taped;
   try {

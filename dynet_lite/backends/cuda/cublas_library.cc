@@ -37,6 +37,7 @@ CublasLibrary open_library() {
   bind(handle, "cublasDestroy_v2", lib.destroy);
   bind(handle, "cublasSetStream_v2", lib.set_stream);
   bind(handle, "cublasSetMathMode", lib.set_math_mode);
+  bind(handle, "cublasSetWorkspace_v2", lib.set_workspace);
   bind(handle, "cublasSgemm_v2", lib.sgemm);
   bind(handle, "cublasSgemmStridedBatched", lib.sgemm_strided_batched);
   return lib;

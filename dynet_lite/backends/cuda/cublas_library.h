@@ -14,6 +14,7 @@ struct CublasLibrary {
   decltype(&cublasDestroy_v2) destroy;
   decltype(&cublasSetStream_v2) set_stream;
   decltype(&cublasSetMathMode) set_math_mode;
+  decltype(&cublasSetWorkspace_v2) set_workspace;
   decltype(&cublasSgemm_v2) sgemm;
   decltype(&cublasSgemmStridedBatched) sgemm_strided_batched;
 };

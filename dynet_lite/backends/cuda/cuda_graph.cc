@@ -4,12 +4,17 @@
 // device-to-device copy from staging memory of the recording: staging for a
 // copy from a program's slots (the live ranges) is refilled from the slots by
 // one host-to-device copy per block before each launch; staging for any other
-// copy holds what it held when recorded.
+// copy holds what it held when recorded.  Steps marked while recording
+// (mark_device_step) become branches of the graph that wait only for the steps
+// they name, so independent work (the two directions of a BiLSTM, the words'
+// output layers) runs side by side; cuBLAS records without a workspace then,
+// as two of its products may run at once.
 #include "dynet_lite/backends/cuda/cuda_graph.h"
 
 #include <algorithm>
 #include <cstring>
 
+#include "dynet_lite/backends/cuda/cublas_library.h"
 #include "dynet_lite/backends/cuda/cuda_check.h"
 #include "dynet_lite/except.h"
 
@@ -85,6 +90,18 @@ class CudaGraph final : public DeviceGraph {
   cudaEvent_t copied_ = nullptr;
 };
 
+/// The graph nodes the recording stream's next work would wait for.
+std::vector<cudaGraphNode_t> capture_frontier(CudaDevice& dev) {
+  cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+  const cudaGraphNode_t* deps = nullptr;
+  size_t n = 0;
+  DYNET_LITE_CUDA_CHECK(cudaStreamGetCaptureInfo(dev.stream(), &status, nullptr, nullptr, &deps, nullptr, &n));
+  return std::vector<cudaGraphNode_t>(deps, deps + n);
+}
+
+/// cuBLAS back on its own workspace (setting the stream restores it).
+void restore_cublas_workspace(CudaDevice& dev) { cuda::cublas_library().set_stream(dev.cublas(), dev.stream()); }
+
 }  // namespace
 
 char* StagingBlocks::take(size_t bytes, size_t& block, size_t& offset) {
@@ -139,19 +156,63 @@ void begin_device_graph(Device* d, std::vector<HostRange> live) {
   auto rec = std::make_unique<CudaDevice::Recording>();
   rec->live = std::move(live);
   dev.set_recording(std::move(rec));
+  // Products of steps that may run at once must not share cuBLAS's workspace.
+  const cublasStatus_t ws = cuda::cublas_library().set_workspace(dev.cublas(), nullptr, 0);
+  if (ws != CUBLAS_STATUS_SUCCESS) {
+    dev.take_recording();
+    DYNET_LITE_CUBLAS_CHECK(ws);
+  }
   // Relaxed: the arenas may still take device memory while recording.
   const cudaError_t st = cudaStreamBeginCapture(dev.stream(), cudaStreamCaptureModeRelaxed);
   if (st != cudaSuccess) {
     dev.take_recording();
+    restore_cublas_workspace(dev);
     DYNET_LITE_CUDA_CHECK(st);
   }
+}
+
+void mark_device_step(Device* d, const uint32_t* after, size_t n) {
+  CudaDevice& dev = cuda::device_of(d);
+  CudaDevice::Recording* r = dev.recording();
+  if (!r) return;
+  std::vector<cudaGraphNode_t> ended = capture_frontier(dev);
+  if (r->marked)
+    r->step_ends.push_back(std::move(ended));
+  else
+    r->before_steps = std::move(ended);
+  r->marked = true;
+  std::vector<cudaGraphNode_t> deps;
+  for (size_t k = 0; k < n; ++k) {
+    DYNET_LITE_CHECK(after[k] < r->step_ends.size(), internal_error,
+                     dev.name << ": recorded step " << r->step_ends.size() << " waits for step " << after[k]
+                              << ", which is not an earlier one");
+    const std::vector<cudaGraphNode_t>& e = r->step_ends[after[k]];
+    deps.insert(deps.end(), e.begin(), e.end());
+  }
+  // A step waiting for no earlier step (or for steps that queued nothing)
+  // still follows what was queued before the first mark.
+  if (deps.empty()) deps = r->before_steps;
+  std::sort(deps.begin(), deps.end());
+  deps.erase(std::unique(deps.begin(), deps.end()), deps.end());
+  DYNET_LITE_CUDA_CHECK(cudaStreamUpdateCaptureDependencies(dev.stream(), deps.data(), nullptr, deps.size(),
+                                                            cudaStreamSetCaptureDependencies));
 }
 
 std::unique_ptr<DeviceGraph> end_device_graph(Device* d) {
   CudaDevice& dev = cuda::device_of(d);
   std::unique_ptr<CudaDevice::Recording> rec = dev.take_recording();
+  if (rec && rec->marked) {
+    // The graph ends when all its branches have: the stream joins them.
+    std::vector<cudaGraphNode_t> all = capture_frontier(dev);
+    for (const auto& e : rec->step_ends) all.insert(all.end(), e.begin(), e.end());
+    std::sort(all.begin(), all.end());
+    all.erase(std::unique(all.begin(), all.end()), all.end());
+    cudaStreamUpdateCaptureDependencies(dev.stream(), all.data(), nullptr, all.size(),
+                                        cudaStreamSetCaptureDependencies);
+  }
   cudaGraph_t graph = nullptr;
   cudaError_t st = cudaStreamEndCapture(dev.stream(), &graph);
+  restore_cublas_workspace(dev);
   cudaGraphExec_t exec = nullptr;
   if (st == cudaSuccess && graph) st = cudaGraphInstantiate(&exec, graph, 0);
   if (graph) cudaGraphDestroy(graph);

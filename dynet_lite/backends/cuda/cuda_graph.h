@@ -40,6 +40,11 @@ struct CudaDevice::Recording {
     std::vector<char> data;
   };
   std::vector<FixedCopy> fixed_copies;
+  /// Steps (mark_device_step): the graph nodes the work queued before the
+  /// first mark ended on, and those each marked step ended on.
+  bool marked = false;
+  std::vector<cudaGraphNode_t> before_steps;
+  std::vector<std::vector<cudaGraphNode_t>> step_ends;
 };
 
 }  // namespace dynet_lite
