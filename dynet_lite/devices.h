@@ -36,6 +36,9 @@ class Device {
   /// elements.  Row by row through fill / copy_to_host unless a device does it at once.
   virtual void fill_rows(float* table, const unsigned* rows, unsigned n, size_t row, float value);
   virtual float rows_squared_norm(const float* table, const unsigned* rows, unsigned n, size_t row);
+  /// The sum of the squared elements of k vectors in this device's memory
+  /// (vector j: xs[j], ns[j] floats), read back once (a trainer's gradient norm).
+  virtual double squared_norms(const float* const* xs, const size_t* ns, unsigned k);
 
   const DeviceType type;
   const int device_id;

@@ -412,6 +412,33 @@ BOOST_AUTO_TEST_CASE(autobatched_lookups_on_gpu) {
   }
 }
 
+BOOST_AUTO_TEST_CASE(squared_norms_of_several_vectors_read_back_once) {
+  // The trainers' gradient norm of parameters on a GPU: one kernel over every
+  // vector (short, empty, longer than a block's stride, unaligned) and one copy back.
+  dl::Device* d = gpu().device;
+  const std::vector<size_t> sizes{1, 0, 255, 257, 100003, 4096};
+  std::vector<std::vector<float>> host;
+  std::vector<float*> dev;
+  double expected = 0;
+  for (size_t j = 0; j < sizes.size(); ++j) {
+    host.push_back(test::test_values(sizes[j], 0.01f * static_cast<float>(j + 1)));
+    float* p = static_cast<float*>(d->allocate(std::max<size_t>(sizes[j], 1) * sizeof(float) + 4));
+    d->copy_from_host(p + (j == 3 ? 1 : 0), host.back().data(), sizes[j]);
+    dev.push_back(p);
+    for (float x : host.back()) expected += static_cast<double>(x) * x;
+  }
+  std::vector<const float*> xs;
+  for (size_t j = 0; j < dev.size(); ++j) xs.push_back(dev[j] + (j == 3 ? 1 : 0));
+  const double got = d->squared_norms(xs.data(), sizes.data(), static_cast<unsigned>(xs.size()));
+  BOOST_CHECK_CLOSE(got, expected, 1e-3);
+  std::vector<const float*> hs;
+  for (const auto& h : host) hs.push_back(h.data());
+  BOOST_CHECK_CLOSE(dl::cpu_device()->squared_norms(hs.data(), sizes.data(), static_cast<unsigned>(hs.size())), expected,
+                    1e-9);
+  BOOST_CHECK_EQUAL(d->squared_norms(nullptr, nullptr, 0), 0.0);
+  for (float* p : dev) d->release(p);
+}
+
 BOOST_AUTO_TEST_CASE(simple_sgd_on_gpu) {
   // Three updates of the same model on each device end at the same values; with
   // the loss scaled by 50 the global-norm clipping (threshold 5) takes over.

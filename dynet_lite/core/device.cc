@@ -22,4 +22,15 @@ float Device::rows_squared_norm(const float* table, const unsigned* rows, unsign
   return s;
 }
 
+double Device::squared_norms(const float* const* xs, const size_t* ns, unsigned k) {
+  std::vector<float> h;
+  double s = 0;
+  for (unsigned j = 0; j < k; ++j) {
+    h.resize(ns[j]);
+    copy_to_host(h.data(), xs[j], ns[j]);
+    for (float x : h) s += static_cast<double>(x) * x;
+  }
+  return s;
+}
+
 }  // namespace dynet_lite

@@ -1,11 +1,12 @@
 // The Trainer base: gradient clipping, the loop over parameters and lookup rows,
 // weight decay, gradient clearing, learning-rate bookkeeping, trainer state.
-#include "dynet_lite/core/float_mode.h"
+#include <algorithm>
 #include <cmath>
 #include <iostream>
 
 #include "dynet_lite/backends/cpu/eigen.h"
 #include "dynet_lite/backends/cpu/isa.h"
+#include "dynet_lite/core/float_mode.h"
 #include "dynet_lite/except.h"
 #include "dynet_lite/training.h"
 
@@ -53,12 +54,26 @@ void Trainer::allocate_state() {
 
 float Trainer::squared_gradient_norm() const {
   double total = 0;
+  // Parameters on other devices: one pass and one read-back per device.
+  std::vector<Device*> devices;
+  std::vector<const float*> xs;
+  std::vector<size_t> ns;
   for (const auto& p : model->parameters_list()) {
     if (!p->updated) continue;
     if (p->device->type == DeviceType::CPU)
       total += squared_norm(p->g.v, p->size());
-    else
-      total += p->gradient_squared_l2_norm();
+    else if (std::find(devices.begin(), devices.end(), p->device) == devices.end())
+      devices.push_back(p->device);
+  }
+  for (Device* d : devices) {
+    xs.clear();
+    ns.clear();
+    for (const auto& p : model->parameters_list())
+      if (p->updated && p->device == d) {
+        xs.push_back(p->g.v);
+        ns.push_back(p->size());
+      }
+    total += d->squared_norms(xs.data(), ns.data(), static_cast<unsigned>(xs.size()));
   }
   for (const auto& lp : model->lookup_parameters_list()) {
     if (!lp->updated) continue;

@@ -52,6 +52,22 @@ __global__ void rows_squared_norm_kernel(float* out, const float* table, const u
     out[k] = s;
   }
 }
+// One block per vector: strided partial sums, then a tree in shared memory.
+constexpr unsigned kNormThreads = 256;
+__global__ void squared_norms_kernel(float* out, const float* const* xs, const size_t* ns) {
+  __shared__ float part[kNormThreads];
+  const float* x = xs[blockIdx.x];
+  const size_t n = ns[blockIdx.x];
+  float s = 0.f;
+  for (size_t i = threadIdx.x; i < n; i += kNormThreads) s += x[i] * x[i];
+  part[threadIdx.x] = s;
+  __syncthreads();
+  for (unsigned w = kNormThreads / 2; w > 0; w /= 2) {
+    if (threadIdx.x < w) part[threadIdx.x] += part[threadIdx.x + w];
+    __syncthreads();
+  }
+  if (threadIdx.x == 0) out[blockIdx.x] = part[0];
+}
 __global__ void sgd_rows_kernel(float* values, float* grads, const unsigned* rows, size_t row, size_t total,
                                 float rate) {
   DYNET_LITE_GRID_LOOP(e, total) {
@@ -83,6 +99,12 @@ void launch_rows_squared_norm(float* out, const float* table, const unsigned* ro
   if (!n) return;
   rows_squared_norm_kernel<<<blocks_for(n), kThreads, 0, stream>>>(out, table, rows, n, row);
   DYNET_LITE_CUDA_LAUNCH_CHECK("rows_squared_norm_kernel");
+}
+
+void launch_squared_norms(float* out, const float* const* xs, const size_t* ns, unsigned k, cudaStream_t stream) {
+  if (!k) return;
+  squared_norms_kernel<<<k, kNormThreads, 0, stream>>>(out, xs, ns);
+  DYNET_LITE_CUDA_LAUNCH_CHECK("squared_norms_kernel");
 }
 
 void launch_sgd_rows(float* values, float* grads, const unsigned* rows, unsigned n, size_t row, float rate,

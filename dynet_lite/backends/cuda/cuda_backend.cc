@@ -196,6 +196,27 @@ float CudaDevice::rows_squared_norm(const float* table, const unsigned* rows, un
   return static_cast<float>(s);
 }
 
+double CudaDevice::squared_norms(const float* const* xs, const size_t* ns, unsigned k) {
+  if (!k) return 0.0;
+  // The pointer and size lists and the k sums, one after the other in the own buffer.
+  const size_t ptr_bytes = (size_t(k) * sizeof(float*) + 255) & ~size_t(255);
+  const size_t size_bytes = (size_t(k) * sizeof(size_t) + 255) & ~size_t(255);
+  std::vector<float> sums(k);
+  {
+    std::lock_guard<std::mutex> lock(own_buffer_mutex());
+    char* buf = static_cast<char*>(own_buffer(ptr_bytes + size_bytes + size_t(k) * sizeof(float)));
+    upload(buf, xs, size_t(k) * sizeof(float*));
+    upload(buf + ptr_bytes, ns, size_t(k) * sizeof(size_t));
+    float* out = reinterpret_cast<float*>(buf + ptr_bytes + size_bytes);
+    cuda::launch_squared_norms(out, reinterpret_cast<const float* const*>(buf),
+                               reinterpret_cast<const size_t*>(buf + ptr_bytes), k, stream());
+    copy_to_host(sums.data(), out, k);
+  }
+  double s = 0;
+  for (float v : sums) s += v;
+  return s;
+}
+
 void device_sgd_rows_step_and_clear(Device* d, float* values, float* grads, const unsigned* rows, unsigned n,
                                     size_t row, float rate) {
   if (!n) return;

@@ -35,6 +35,8 @@ class CudaDevice final : public Device {
   /// One kernel for all the rows (cuda_backend.cc).
   void fill_rows(float* table, const unsigned* rows, unsigned n, size_t row, float value) override;
   float rows_squared_norm(const float* table, const unsigned* rows, unsigned n, size_t row) override;
+  /// One kernel over all the vectors and one copy back.
+  double squared_norms(const float* const* xs, const size_t* ns, unsigned k) override;
 
   /// Bytes from host to device through the staging ring (asynchronous, see copy_from_host).
   void upload(void* dev, const void* host, size_t bytes) const;

@@ -34,6 +34,8 @@ void launch_update_rule(DeviceRule rule, const DeviceRuleArgs& args, float* valu
 /// squares of row k; values -= rate * grads with grads = 0; table = value.
 void launch_rows_squared_norm(float* out, const float* table, const unsigned* rows, unsigned n, size_t row,
                               cudaStream_t stream);
+/// out[j] = the sum of squares of xs[j][0, ns[j]) for j < k (device pointer and size lists).
+void launch_squared_norms(float* out, const float* const* xs, const size_t* ns, unsigned k, cudaStream_t stream);
 void launch_sgd_rows(float* values, float* grads, const unsigned* rows, unsigned n, size_t row, float rate,
                      cudaStream_t stream);
 void launch_fill_rows(float* table, const unsigned* rows, unsigned n, size_t row, float value, cudaStream_t stream);
