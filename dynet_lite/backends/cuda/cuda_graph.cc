@@ -202,8 +202,14 @@ std::unique_ptr<DeviceGraph> end_device_graph(Device* d) {
   CudaDevice& dev = cuda::device_of(d);
   std::unique_ptr<CudaDevice::Recording> rec = dev.take_recording();
   if (rec && rec->marked) {
-    // The graph ends when all its branches have: the stream joins them.
-    std::vector<cudaGraphNode_t> all = capture_frontier(dev);
+    // The graph ends when all its branches have: the stream joins them.  No
+    // check here: a capture that failed is reported by cudaStreamEndCapture.
+    cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+    const cudaGraphNode_t* deps = nullptr;
+    size_t n = 0;
+    std::vector<cudaGraphNode_t> all;
+    if (cudaStreamGetCaptureInfo(dev.stream(), &status, nullptr, nullptr, &deps, nullptr, &n) == cudaSuccess)
+      all.assign(deps, deps + n);
     for (const auto& e : rec->step_ends) all.insert(all.end(), e.begin(), e.end());
     std::sort(all.begin(), all.end());
     all.erase(std::unique(all.begin(), all.end()), all.end());
