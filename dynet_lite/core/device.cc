@@ -1,5 +1,6 @@
 // What every device can do through its own fill and copies: the row operations
-// of a lookup table, one row at a time (a backend may override them with one kernel).
+// of a lookup table and the squared norms of vectors, one row or vector at a time
+// (a backend may override them with one kernel).
 #include <vector>
 
 #include "dynet_lite/devices.h"
@@ -11,15 +12,10 @@ void Device::fill_rows(float* table, const unsigned* rows, unsigned n, size_t ro
 }
 
 float Device::rows_squared_norm(const float* table, const unsigned* rows, unsigned n, size_t row) {
-  std::vector<float> h(row);
-  float s = 0;
-  for (unsigned k = 0; k < n; ++k) {
-    copy_to_host(h.data(), table + size_t(rows[k]) * row, row);
-    double r = 0;
-    for (float x : h) r += static_cast<double>(x) * x;
-    s += static_cast<float>(r);
-  }
-  return s;
+  std::vector<const float*> xs(n);
+  for (unsigned k = 0; k < n; ++k) xs[k] = table + size_t(rows[k]) * row;
+  const std::vector<size_t> ns(n, row);
+  return static_cast<float>(squared_norms(xs.data(), ns.data(), n));
 }
 
 double Device::squared_norms(const float* const* xs, const size_t* ns, unsigned k) {

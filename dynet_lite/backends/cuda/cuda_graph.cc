@@ -90,13 +90,14 @@ class CudaGraph final : public DeviceGraph {
   cudaEvent_t copied_ = nullptr;
 };
 
-/// The graph nodes the recording stream's next work would wait for.
-std::vector<cudaGraphNode_t> capture_frontier(CudaDevice& dev) {
+/// Appends the graph nodes the recording stream's next work would wait for.
+cudaError_t append_capture_frontier(CudaDevice& dev, std::vector<cudaGraphNode_t>& out) {
   cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
   const cudaGraphNode_t* deps = nullptr;
   size_t n = 0;
-  DYNET_LITE_CUDA_CHECK(cudaStreamGetCaptureInfo(dev.stream(), &status, nullptr, nullptr, &deps, nullptr, &n));
-  return std::vector<cudaGraphNode_t>(deps, deps + n);
+  const cudaError_t st = cudaStreamGetCaptureInfo(dev.stream(), &status, nullptr, nullptr, &deps, nullptr, &n);
+  if (st == cudaSuccess) out.insert(out.end(), deps, deps + n);
+  return st;
 }
 
 /// cuBLAS back on its own workspace (setting the stream restores it).
@@ -175,7 +176,8 @@ void mark_device_step(Device* d, const uint32_t* after, size_t n) {
   CudaDevice& dev = cuda::device_of(d);
   CudaDevice::Recording* r = dev.recording();
   if (!r) return;
-  std::vector<cudaGraphNode_t> ended = capture_frontier(dev);
+  std::vector<cudaGraphNode_t> ended;
+  DYNET_LITE_CUDA_CHECK(append_capture_frontier(dev, ended));
   if (r->marked)
     r->step_ends.push_back(std::move(ended));
   else
@@ -204,12 +206,8 @@ std::unique_ptr<DeviceGraph> end_device_graph(Device* d) {
   if (rec && rec->marked) {
     // The graph ends when all its branches have: the stream joins them.  No
     // check here: a capture that failed is reported by cudaStreamEndCapture.
-    cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
-    const cudaGraphNode_t* deps = nullptr;
-    size_t n = 0;
     std::vector<cudaGraphNode_t> all;
-    if (cudaStreamGetCaptureInfo(dev.stream(), &status, nullptr, nullptr, &deps, nullptr, &n) == cudaSuccess)
-      all.assign(deps, deps + n);
+    append_capture_frontier(dev, all);
     for (const auto& e : rec->step_ends) all.insert(all.end(), e.begin(), e.end());
     std::sort(all.begin(), all.end());
     all.erase(std::unique(all.begin(), all.end()), all.end());
