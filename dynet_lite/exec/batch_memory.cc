@@ -15,11 +15,21 @@ namespace {
 /// below, one gather and one kernel call cost less than the extra calls.
 constexpr unsigned kMinRunLength = 8;
 
+/// Products with a shared weight stay whole: one wide GEMM (the weight packed
+/// once) beats a copy of the inputs less than splitting it into thin ones.
+bool shares_weight(const GraphMemory& m, const Node& n0) {
+  bool shares = false;
+  for (unsigned p = 0; p < n0.num_args; ++p) shares |= is_shared_leaf(m.node(n0.args[p]));
+  return shares;
+}
+
 /// How far a group is from reading its stacked arguments in place, in this member
-/// order: for each stacked argument, its size times the number of members whose
-/// value does not follow the previous member's.  0: no copy at all; a few breaks:
-/// a few runs that each read in place.
-size_t layout_breaks(const GraphMemory& m, const DenseView& dv, const VariableIndex* members, unsigned k) {
+/// order, as floats copied.  A group that splits into runs (`whole` false)
+/// copies about each argument's size times the number of members whose value does
+/// not follow the previous member's: a few breaks, a few runs that each read in
+/// place.  A group that runs whole gathers an argument entirely at its first
+/// break.  0: no copy at all.
+size_t layout_cost(const GraphMemory& m, const DenseView& dv, const VariableIndex* members, unsigned k, bool whole) {
   const Node& n0 = m.node(members[0]);
   size_t cost = 0;
   for (unsigned p = 0; p < n0.num_args; ++p) {
@@ -34,25 +44,12 @@ size_t layout_breaks(const GraphMemory& m, const DenseView& dv, const VariableIn
       same &= v == a0.value.v;
       breaks += v != prev + sz;
       prev = v;
+      if (whole && breaks && !same) break;  // gathered whole: the first break decides
     }
-    if (!(same && a0.value.d.bd == 1)) cost += breaks * sz;
+    if (same && a0.value.d.bd == 1) continue;
+    cost += whole ? (breaks ? k * sz : 0) : breaks * sz;
   }
   return cost;
-}
-
-/// The largest stacked argument of the group's ops (n0.num_args when none).
-unsigned largest_stacked_argument(const GraphMemory& m, const Node& n0) {
-  unsigned p = n0.num_args;
-  size_t largest = 0;
-  for (unsigned q = 0; q < n0.num_args; ++q) {
-    const Node& a = m.node(n0.args[q]);
-    if (is_shared_leaf(a)) continue;
-    if (p == n0.num_args || a.value.d.size() > largest) {
-      p = q;
-      largest = a.value.d.size();
-    }
-  }
-  return p;
 }
 
 /// Splits an ordered group into runs whose stacked arguments already lie side by
@@ -90,37 +87,37 @@ unsigned contiguous_runs(const GraphMemory& m, const DenseView& dv, const Variab
   return count;
 }
 
-/// Products with a shared weight stay whole: one wide GEMM (the weight packed
-/// once) beats a copy of the inputs less than splitting it into thin ones.
-bool shares_weight(const GraphMemory& m, const Node& n0) {
-  bool shares = false;
-  for (unsigned p = 0; p < n0.num_args; ++p) shares |= is_shared_leaf(m.node(n0.args[p]));
-  return shares;
-}
 
 }  // namespace
 
 void order_members_by_layout(const GraphMemory& m, BatchState& st, const DenseView& dv, VariableIndex* members,
                              unsigned k) {
-  const size_t planned = layout_breaks(m, dv, members, k);
-  if (planned == 0) return;
-  const unsigned p = largest_stacked_argument(m, m.node(members[0]));
-  if (p == m.node(members[0]).num_args) return;  // leaves and ops on shared parameters only
+  const Node& n0 = m.node(members[0]);
+  const bool whole = shares_weight(m, n0);
+  size_t best = layout_cost(m, dv, members, k, whole);
+  if (best == 0) return;
   // Sort (address, member) pairs: one look-up per member instead of two per comparison.
   std::vector<std::pair<const float*, VariableIndex>>& keyed = st.forward.keyed_members;
   std::vector<VariableIndex>& sorted_members = st.forward.sorted_members;
   keyed.resize(k);
-  bool sorted = true;
-  for (unsigned j = 0; j < k; ++j) {
-    keyed[j] = {dv.arg_value(members[j], p), members[j]};
-    sorted &= j == 0 || keyed[j - 1] < keyed[j];
-  }
-  if (sorted) return;
-  std::sort(keyed.begin(), keyed.end());
   sorted_members.resize(k);
-  for (unsigned j = 0; j < k; ++j) sorted_members[j] = keyed[j].second;
-  if (layout_breaks(m, dv, sorted_members.data(), k) < planned)
-    std::copy(sorted_members.begin(), sorted_members.end(), members);
+  for (unsigned p = 0; p < n0.num_args; ++p) {
+    if (is_shared_leaf(m.node(n0.args[p]))) continue;
+    bool sorted = true;
+    for (unsigned j = 0; j < k; ++j) {
+      keyed[j] = {dv.arg_value(members[j], p), members[j]};
+      sorted &= j == 0 || keyed[j - 1] < keyed[j];
+    }
+    if (sorted) continue;
+    std::sort(keyed.begin(), keyed.end());
+    for (unsigned j = 0; j < k; ++j) sorted_members[j] = keyed[j].second;
+    const size_t cost = layout_cost(m, dv, sorted_members.data(), k, whole);
+    if (cost < best) {
+      best = cost;
+      std::copy(sorted_members.begin(), sorted_members.end(), members);
+      if (best == 0) return;
+    }
+  }
 }
 
 void split_into_pieces(GraphMemory& m, BatchState& st, const DenseView& dv, VariableIndex* members, unsigned k) {
@@ -135,19 +132,22 @@ void split_into_pieces(GraphMemory& m, BatchState& st, const DenseView& dv, Vari
     return;
   }
   ++st.stats.split_groups;
-  VariableIndex* rest = nullptr;
-  unsigned nrest = 0, at = 0;
+  // Pieces in member order: a long run reads in place; a stretch of short runs
+  // is one piece that gathers.
+  unsigned at = 0, short_start = 0, short_len = 0;
   for (unsigned r = 0; r < nruns; ++r) {
     const unsigned len = fw.run_lengths[r];
     if (len >= kMinRunLength) {
+      if (short_len) fw.pieces.push_back({members + short_start, short_len});
+      short_len = 0;
       fw.pieces.push_back({members + at, len});
     } else {
-      if (!rest) rest = static_cast<VariableIndex*>(m.meta.allocate(k * sizeof(VariableIndex)));
-      for (unsigned j = 0; j < len; ++j) rest[nrest++] = members[at + j];
+      if (!short_len) short_start = at;
+      short_len += len;
     }
     at += len;
   }
-  if (nrest) fw.pieces.push_back({rest, nrest});
+  if (short_len) fw.pieces.push_back({members + short_start, short_len});
 }
 
 void gather_values(BatchState& st, const DenseView& dv, Device* dev, DeviceArenas& da, float* dst, const uint32_t* ids,

@@ -39,13 +39,13 @@ struct DenseView {
 void order_members_by_layout(const GraphMemory& m, BatchState& st, const DenseView& dv, VariableIndex* members,
                              unsigned k);
 
-/// Splits an ordered group into the pieces it runs as (st.forward.pieces).  A
-/// group whose arguments come in a few long runs runs run by run, each in place,
-/// rather than gathering every argument into one block: the runs' outputs are
-/// allocated one after another, so the layout seen by later groups is the same.
-/// Members of short runs are collected, in order, into one gathered piece run
-/// last.  Fragmented groups (short runs on average) gather as a whole.  Counts
-/// split groups in st.stats.
+/// Splits an ordered group into the pieces it runs as (st.forward.pieces), in
+/// member order.  A group whose arguments come in a few long runs runs run by
+/// run, each in place, rather than gathering every argument into one block;
+/// consecutive members of short runs form one piece that gathers.  The pieces
+/// write their outputs into one block for the group, so a later group sees them
+/// side by side in member order.  Fragmented groups (short runs on average)
+/// gather as a whole.  Counts split groups in st.stats.
 void split_into_pieces(GraphMemory& m, BatchState& st, const DenseView& dv, VariableIndex* members, unsigned k);
 
 /// Copies the k values `ids` (node ids, kVariableBit ignored), sz floats each,

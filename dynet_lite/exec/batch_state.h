@@ -76,6 +76,10 @@ struct SegmentNodes {
 struct SignatureBucket {
   uint32_t ready_head, ready_tail, ready_count;
   uint64_t ready_height_sum;
+  uint32_t ready_min_depth;  // the shallowest ready node's depth
+  /// The bucket's nodes in ScheduleScratch::bucket_nodes, by depth: [nodes_start,
+  /// nodes_end); those before unready_cursor have all been ready.
+  uint32_t nodes_start, nodes_end, unready_cursor;
   uint32_t representative;  // offset of a node with this signature
   uint64_t hash;
   uint64_t check;  // the representative's SegmentNodes::check
@@ -94,6 +98,9 @@ struct ScheduleScratch {
   std::vector<uint32_t> next_ready;                         // agenda: next ready node of the same bucket
   std::vector<uint32_t> active_buckets;                     // agenda: buckets with ready nodes
   std::vector<uint32_t> ready_solo;                         // agenda: ready nodes that never batch
+  std::vector<uint32_t> bucket_nodes;                       // agenda: each bucket's nodes by depth
+  std::vector<uint32_t> depth_start;                        // agenda: counting sort by depth
+  std::vector<unsigned char> was_ready;                     // agenda: whether a node has been ready
   std::vector<uint32_t> order;                              // depth: nodes sorted; agenda: the group taken
   std::vector<uint64_t> member_keys;                        // agenda: sort keys of a group's members
   std::vector<uint64_t> place;                              // (group << 32 | position) of each node in the schedule

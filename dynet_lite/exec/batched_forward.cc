@@ -93,7 +93,15 @@ class BatchedForward {
     if (k > 1) order_members_by_layout(m_, st_, dv_, members, k);
     st_.stats.nodes += k;
     split_into_pieces(m_, st_, dv_, members, k);
-    for (const auto& piece : st_.forward.pieces) run_piece(piece.first, piece.second);
+    // One output block for all pieces, so the group's outputs lie in member order.
+    const auto& pieces = st_.forward.pieces;
+    const Node& n0 = m_.node(members[0]);
+    const size_t out = n0.value.d.size();
+    float* block = nullptr;
+    if (pieces.size() > 1 && !op_info(n0.op).sets_own_value)
+      block = m_.arenas(n0.value.device).values.allocate_floats(out * k);
+    for (const auto& piece : pieces)
+      run_piece(piece.first, piece.second, block ? block + (piece.first - members) * out : nullptr);
     if (options_.check_validity)
       for (unsigned j = 0; j < k; ++j) {
         const Node& node = m_.node(members[j]);
@@ -102,30 +110,31 @@ class BatchedForward {
   }
 
   /// One kernel call for the piece, or one per member when they cannot batch.
-  void run_piece(VariableIndex* run, unsigned len) {
+  /// `out`: where the piece's outputs go (null: allocated here).
+  void run_piece(VariableIndex* run, unsigned len, float* out) {
     ++st_.stats.kernels;
-    if (len > 1 && run_batched(run, len)) {
+    if (len > 1 && run_batched(run, len, out)) {
       ++st_.stats.batched_groups;
       return;
     }
     st_.stats.kernels += len - 1;
     for (unsigned j = 0; j < len; ++j) {
       Node& n = m_.node(run[j]);
-      run_single(n);
+      run_single(n, out ? out + j * n.value.d.size() : nullptr);
       st_.node_values[run[j]] = n.value.v;
       st_.groups.push_back({&n, run + j, 1, nullptr, nullptr, nullptr});
     }
   }
 
   /// Runs one node alone (a group of one).
-  void run_single(Node& n) {
+  void run_single(Node& n, float* out = nullptr) {
     const OpInfo& info = op_info(n.op);
     Device* dev = n.value.device;
     DeviceArenas& da = m_.arenas(dev);
     ForwardFn f = forward_kernel(info, dev);
     m_.xs.resize(n.num_args);
     for (unsigned k = 0; k < n.num_args; ++k) m_.xs[k] = &m_.node(n.args[k]).value;
-    if (!info.sets_own_value) n.value.v = da.values.allocate_floats(n.value.d.size());
+    if (!info.sets_own_value) n.value.v = out ? out : da.values.allocate_floats(n.value.d.size());
     ExecContext ctx(&da.values, &da.scratch, &rng_, dev, &m_.meta);
     Arena::Mark mark = da.scratch.mark();
     f(m_.xs.data(), n.num_args, n, ctx);
@@ -285,7 +294,7 @@ class BatchedForward {
 
   /// Tries to run `k` members as one kernel call; false if they cannot (the caller
   /// then runs them one by one).
-  bool run_batched(const VariableIndex* members, unsigned k) {
+  bool run_batched(const VariableIndex* members, unsigned k, float* out_block = nullptr) {
     Node& n0 = m_.node(members[0]);
     const OpInfo& info = op_info(n0.op);
     Device* dev = n0.value.device;
@@ -315,7 +324,7 @@ class BatchedForward {
     if (st_.profiling) st_.stats.copy_seconds += seconds_since(copy_start);
     if (!shape_accepts(info, a, nargs, *v)) return give_up();
     const size_t out = n0.value.d.size();
-    if (!info.sets_own_value) v->value.v = da.values.allocate_floats(out * k);
+    if (!info.sets_own_value) v->value.v = out_block ? out_block : da.values.allocate_floats(out * k);
     Arena::Mark mark = da.scratch.mark();
     f(a.xs, nargs, *v, ctx);
     da.scratch.rewind(mark);

@@ -22,7 +22,7 @@ uint32_t find_or_add_bucket(const GraphMemory& m, ScheduleScratch& sc, const Seg
   for (size_t slot = h & mask;; slot = (slot + 1) & mask) {
     const uint32_t b = sc.bucket_table[slot];
     if (b == 0) {
-      sc.buckets.push_back({kNoNode, kNoNode, 0, 0, o, h, seg.check[o]});
+      sc.buckets.push_back({kNoNode, kNoNode, 0, 0, ~0u, 0, 0, 0, o, h, seg.check[o]});
       sc.bucket_table[slot] = static_cast<uint32_t>(sc.buckets.size());
       return static_cast<uint32_t>(sc.buckets.size() - 1);
     }
@@ -126,6 +126,7 @@ class Agenda {
     sc_.next_ready.assign(n, kNoNode);
     sc_.active_buckets.clear();
     sc_.ready_solo.clear();
+    list_bucket_nodes_by_depth(n);
     for (uint32_t o = 0; o < n; ++o)
       if (sc_.pending_args[o] == 0) make_ready(o);
     while (!sc_.ready_solo.empty() || !sc_.active_buckets.empty()) {
@@ -143,13 +144,51 @@ class Agenda {
   }
 
  private:
+  /// Each bucket's nodes, shallowest first (two counting sorts: by depth, then
+  /// stably by bucket).
+  void list_bucket_nodes_by_depth(uint32_t n) {
+    sc_.was_ready.assign(n, 0);
+    uint32_t max_depth = 0;
+    for (uint32_t o = 0; o < n; ++o) max_depth = std::max(max_depth, sc_.depth[o]);
+    std::vector<uint32_t>& start = sc_.depth_start;
+    start.assign(max_depth + 2, 0);
+    for (uint32_t o = 0; o < n; ++o) ++start[sc_.depth[o] + 1];
+    for (uint32_t d = 0; d <= max_depth; ++d) start[d + 1] += start[d];
+    std::vector<uint32_t>& by_depth = sc_.order;
+    by_depth.resize(n);
+    for (uint32_t o = 0; o < n; ++o) by_depth[start[sc_.depth[o]]++] = o;
+    uint32_t filled = 0;
+    for (SignatureBucket& b : sc_.buckets) b.nodes_start = b.nodes_end = 0;
+    for (uint32_t o = 0; o < n; ++o)
+      if (sc_.bucket_of[o] != kNoNode) ++sc_.buckets[sc_.bucket_of[o]].nodes_end;
+    for (SignatureBucket& b : sc_.buckets) {
+      b.nodes_start = b.unready_cursor = filled;
+      filled += b.nodes_end;
+      b.nodes_end = b.nodes_start;
+    }
+    sc_.bucket_nodes.resize(filled);
+    for (uint32_t o : by_depth)
+      if (sc_.bucket_of[o] != kNoNode) sc_.bucket_nodes[sc_.buckets[sc_.bucket_of[o]].nodes_end++] = o;
+  }
+
+  /// Whether bucket b should wait: one of its nodes not yet ready lies no deeper
+  /// than its shallowest ready one, so it would join the group if its arguments
+  /// ran first.  (The forward and the backward LSTM's cells share a signature;
+  /// one direction's cells wait for the other's gates.)
+  bool waits(SignatureBucket& b) {
+    while (b.unready_cursor < b.nodes_end && sc_.was_ready[sc_.bucket_nodes[b.unready_cursor]]) ++b.unready_cursor;
+    return b.unready_cursor < b.nodes_end && sc_.depth[sc_.bucket_nodes[b.unready_cursor]] <= b.ready_min_depth;
+  }
+
   void make_ready(uint32_t o) {
+    sc_.was_ready[o] = 1;
     const uint32_t s = sc_.bucket_of[o];
     if (s == kNoNode) {
       sc_.ready_solo.push_back(o);
       return;
     }
     SignatureBucket& b = sc_.buckets[s];
+    b.ready_min_depth = std::min(b.ready_min_depth, sc_.depth[o]);
     if (b.ready_count == 0) {
       b.ready_head = o;
       sc_.active_buckets.push_back(s);
@@ -172,15 +211,24 @@ class Agenda {
   /// Removes and returns the active bucket whose ready nodes lie farthest from
   /// the end on average: the critical path runs first, and work off it (an
   /// output layer, a softmax) waits until more of it is ready, so it runs in
-  /// fewer, larger groups.  Averages compared as fractions (sum_i count_best >
-  /// sum_best count_i): no division per candidate.
+  /// fewer, larger groups.  A bucket that waits (see waits()) is taken only when
+  /// every active bucket waits.  Heights alone are not enough once merging made
+  /// one node of several sentences' first steps: a merged node has its longest
+  /// sentence's height, the two directions' averages drift apart, and one
+  /// direction's cells would run before the other's gates.  Averages compared as
+  /// fractions (sum_i count_best > sum_best count_i): no division per candidate.
   uint32_t take_best_bucket() {
     std::vector<uint32_t>& active = sc_.active_buckets;
-    size_t best = 0;
-    uint64_t best_sum = sc_.buckets[active[0]].ready_height_sum, best_count = sc_.buckets[active[0]].ready_count;
-    for (size_t i = 1; i < active.size(); ++i) {
-      const SignatureBucket& b = sc_.buckets[active[i]];
-      if (b.ready_height_sum * best_count > best_sum * b.ready_count) {
+    size_t best = active.size();
+    bool best_waits = true;
+    uint64_t best_sum = 0, best_count = 1;
+    for (size_t i = 0; i < active.size(); ++i) {
+      SignatureBucket& b = sc_.buckets[active[i]];
+      const bool w = waits(b);
+      if (w && !best_waits) continue;
+      if (best == active.size() || (best_waits && !w) ||
+          b.ready_height_sum * best_count > best_sum * b.ready_count) {
+        best_waits = w;
         best_sum = b.ready_height_sum;
         best_count = b.ready_count;
         best = i;
@@ -201,6 +249,7 @@ class Agenda {
     for (uint32_t o = b.ready_head; o != kNoNode; o = sc_.next_ready[o]) group.push_back(o);
     b.ready_count = 0;
     b.ready_height_sum = 0;
+    b.ready_min_depth = ~0u;
     std::vector<uint64_t>& keys = sc_.member_keys;
     keys.clear();
     bool ordered = true;

@@ -2,7 +2,9 @@
 // The scheduler of automatic batching: which nodes of a segment run together,
 // and in what order.
 //  - agenda: repeatedly the signature whose ready nodes have the greatest
-//    average height (the longest path to the end of the segment);
+//    average height (the longest path to the end of the segment), unless
+//    more nodes of that signature, no deeper than its ready ones, are still
+//    to come;
 //  - depth: all nodes of one signature at one depth together.
 // Nodes that never batch run alone as soon as they are ready.
 #include <cstdint>
