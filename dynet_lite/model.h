@@ -40,7 +40,10 @@ struct ParameterStorage : std::enable_shared_from_this<ParameterStorage> {
   std::string name;
   Device* device;
   bool updated = true;        ///< false freezes it (trainers skip it)
-  bool nonzero_grad = false;  ///< some gradient arrived since the last update
+  /// Some gradient arrived since the last update; while false, g is zero (the
+  /// trainers' and clear_gradient() leave it so, and accumulate_grad() then
+  /// copies instead of adding).
+  bool nonzero_grad = false;
   std::mutex mutex;
 };
 

@@ -64,7 +64,10 @@ void ParameterStorage::accumulate_grad(const float* d) {
   std::lock_guard<std::mutex> lock(mutex);
   float* dst = g.v;
   size_t n = size();
-  for (size_t i = 0; i < n; ++i) dst[i] += d[i];
+  if (!nonzero_grad)  // zero since the last update: a copy, without reading it
+    std::copy(d, d + n, dst);
+  else
+    for (size_t i = 0; i < n; ++i) dst[i] += d[i];
   nonzero_grad = true;
 }
 
