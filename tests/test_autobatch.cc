@@ -266,22 +266,22 @@ BOOST_AUTO_TEST_CASE(plan_cache_hits_for_graphs_of_the_same_shape) {
   BOOST_CHECK_EQUAL(hits, 2u);
 }
 
-// A bidirectional LSTM over many sentences: the forward and backward LSTMs' cell
-// ops share a signature and are batched together, their arguments coming from two
-// different gates groups.  Such groups run as in-place pieces instead of
-// gathering; values and gradients must not change.
-BOOST_AUTO_TEST_CASE(bilstm_groups_split_into_in_place_runs_give_the_same_results) {
+// A BiLSTM tagger over a minibatch of sentences (word ids below the table's
+// size), built in one graph: losses of 3 tags from W [f_t; b_t].
+struct BiLstmMinibatch {
   ParameterCollection pc;
-  LookupParameter emb = pc.add_lookup_parameters(30, {6});
-  VanillaLSTMBuilder fwd(1, 6, 5, pc), bwd(1, 6, 5, pc);
-  Parameter w = pc.add_parameters({3, 10});
-  std::mt19937 gen(11);
-  std::vector<std::vector<unsigned>> sentences(24);
-  for (auto& s : sentences) {
-    s.resize(3 + gen() % 5);
-    for (auto& word : s) word = gen() % 30;
-  }
-  auto run = [&](int strategy, int cse) {
+  LookupParameter emb;
+  VanillaLSTMBuilder fwd, bwd;
+  Parameter w;
+  std::vector<std::vector<unsigned>> sentences;
+
+  BiLstmMinibatch(unsigned vocabulary, unsigned input, unsigned hidden)
+      : emb(pc.add_lookup_parameters(vocabulary, {input})),
+        fwd(1, input, hidden, pc),
+        bwd(1, input, hidden, pc),
+        w(pc.add_parameters({3, 2 * hidden})) {}
+
+  Result run(int strategy, int cse) {
     ComputationGraph cg;
     cg.set_autobatch(strategy);
     cg.set_cse(cse);
@@ -303,11 +303,25 @@ BOOST_AUTO_TEST_CASE(bilstm_groups_split_into_in_place_runs_give_the_same_result
       }
     }
     return run_and_collect(cg, outs, losses, pc, emb);
-  };
-  Result plain = run(0, 0);
+  }
+};
+
+// A bidirectional LSTM over many sentences: the forward and backward LSTMs' cell
+// ops share a signature and are batched together, their arguments coming from two
+// different gates groups.  Such groups run as in-place pieces instead of
+// gathering; values and gradients must not change.
+BOOST_AUTO_TEST_CASE(bilstm_groups_split_into_in_place_runs_give_the_same_results) {
+  BiLstmMinibatch net(30, 6, 5);
+  std::mt19937 gen(11);
+  net.sentences.resize(24);
+  for (auto& s : net.sentences) {
+    s.resize(3 + gen() % 5);
+    for (auto& word : s) word = gen() % 30;
+  }
+  Result plain = net.run(0, 0);
   for (int strategy : {1, 2})
     for (int cse : {0, 1}) {
-      Result batched = run(strategy, cse);
+      Result batched = net.run(strategy, cse);
       check_same(plain, batched, 0, strategy);
       BOOST_CHECK_GT(batched.stats.split_groups, 0u);
       BOOST_CHECK_LT(batched.stats.kernels * 4, batched.stats.nodes);
@@ -321,50 +335,24 @@ BOOST_AUTO_TEST_CASE(merged_sentence_starts_and_ends_add_no_kernels_to_a_bilstm)
   // run side by side in one group per step, and the groups of the following
   // steps still read their arguments in place: merging must not cost kernel
   // calls or copies.
-  const unsigned V = 200, X = 12, H = 5;  // inputs wider than the states, as in the tagger
-  ParameterCollection pc;
-  LookupParameter emb = pc.add_lookup_parameters(V, {X});
-  VanillaLSTMBuilder fwd(1, X, H, pc), bwd(1, X, H, pc);
-  Parameter w = pc.add_parameters({3, 2 * H});
+  const unsigned V = 200;
+  BiLstmMinibatch net(V, 12, 5);  // inputs wider than the states, as in the tagger
   std::mt19937 gen(17);
-  std::vector<std::vector<unsigned>> sentences(64);
-  for (auto& s : sentences) {
+  net.sentences.resize(64);
+  for (auto& s : net.sentences) {
     s.resize(5 + gen() % 16);
     for (auto& word : s) word = 2 + gen() % (V - 2);
-    s[0] = gen() % 2;     // one of two sentence starts
+    s[0] = gen() % 2;         // one of two sentence starts
     if (gen() % 3) s[1] = 2;  // ... often followed by the same word
-    s.back() = 0;         // the full stop
+    s.back() = 0;             // the full stop
   }
-  auto run = [&](int cse) {
-    ComputationGraph cg;
-    cg.set_autobatch(1);
-    cg.set_cse(cse);
-    pc.reset_gradient();
-    fwd.new_graph(cg);
-    bwd.new_graph(cg);
-    Expression W = parameter(cg, w);
-    std::vector<Expression> losses, outs;
-    for (const auto& s : sentences) {
-      std::vector<Expression> xs, f(s.size()), b(s.size());
-      for (unsigned word : s) xs.push_back(lookup(cg, emb, word));
-      fwd.start_new_sequence();
-      for (size_t t = 0; t < s.size(); ++t) f[t] = fwd.add_input(xs[t]);
-      bwd.start_new_sequence();
-      for (size_t t = s.size(); t-- > 0;) b[t] = bwd.add_input(xs[t]);
-      for (size_t t = 0; t < s.size(); ++t) {
-        outs.push_back(W * concatenate({f[t], b[t]}));
-        losses.push_back(pickneglogsoftmax(outs.back(), s[t] % 3));
-      }
-    }
-    return run_and_collect(cg, outs, losses, pc, emb);
-  };
-  const Result plain = run(0), merged = run(1);
-  check_same(plain, merged, 0, 1);
+  const Result unmerged = net.run(1, 0), merged = net.run(1, 1);
+  check_same(unmerged, merged, 0, 1);
   BOOST_CHECK_GT(merged.stats.cse_merged, 0u);
   // Within a few percent: the steps just after a merged prefix read one merged
   // value for several sentences, which no layout can give in place.
-  BOOST_CHECK_LE(merged.stats.kernels, plain.stats.kernels * 21 / 20);
-  BOOST_CHECK_LE(merged.stats.bytes_gathered, plain.stats.bytes_gathered * 5 / 4);
+  BOOST_CHECK_LE(merged.stats.kernels, unmerged.stats.kernels * 21 / 20);
+  BOOST_CHECK_LE(merged.stats.bytes_gathered, unmerged.stats.bytes_gathered * 5 / 4);
 }
 
 BOOST_AUTO_TEST_CASE(output_layer_shared_by_merging_is_not_gathered_whole) {
