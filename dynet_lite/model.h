@@ -39,7 +39,7 @@ struct ParameterStorage : std::enable_shared_from_this<ParameterStorage> {
   Tensor g;
   std::string name;
   Device* device;
-  bool updated = true;        ///< false freezes it (trainers skip it)
+  bool updated = true;  ///< false freezes it (trainers skip it)
   /// Some gradient arrived since the last update; while false, g is zero (the
   /// trainers' and clear_gradient() leave it so, and accumulate_grad() then
   /// copies instead of adding).

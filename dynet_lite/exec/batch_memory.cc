@@ -87,7 +87,6 @@ unsigned contiguous_runs(const GraphMemory& m, const DenseView& dv, const Variab
   return count;
 }
 
-
 }  // namespace
 
 void order_members_by_layout(const GraphMemory& m, BatchState& st, const DenseView& dv, VariableIndex* members,

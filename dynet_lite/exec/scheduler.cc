@@ -226,8 +226,7 @@ class Agenda {
       SignatureBucket& b = sc_.buckets[active[i]];
       const bool w = waits(b);
       if (w && !best_waits) continue;
-      if (best == active.size() || (best_waits && !w) ||
-          b.ready_height_sum * best_count > best_sum * b.ready_count) {
+      if (best == active.size() || (best_waits && !w) || b.ready_height_sum * best_count > best_sum * b.ready_count) {
         best_waits = w;
         best_sum = b.ready_height_sum;
         best_count = b.ready_count;
