@@ -27,7 +27,9 @@ builder of examples/treelstm (target: within 1.15x) and, with --dynet, with DyNe
 --dynet does the same with DyNet 2.1 itself (bench/dynet_*, built when
 scripts/build_dynet.sh has installed DyNet), in every mode of every task, and
 gives the ratios dynet_lite / DyNet next to the project's targets (b64-auto and
-b1 at least 2x, rnnlm manual-64 at least 7200 / 5800 = 1.24x).
+b1 at least 2x, rnnlm manual-64 at least 7200 / 5800 = 1.24x): the ratio of the
+medians, and the median and range of the ratios taken round by round (each
+against the faster DyNet builder of the same round).
 
 --gpu runs the dynet_lite programs with --dynet-gpus 1 (parameters and graphs on
 the first GPU; the build needs the CUDA backend: --no-build with a tree
@@ -182,10 +184,11 @@ def main():
         for _ in range(a.runs):  # one round: every mode of both libraries, then the next round
             for name, mode, cmd in runs:
                 results[(name, mode)].append(run(cmd))
-        medians = {}
+        medians, per_round = {}, {}
         for name, mode, _ in runs:
             lines = results[(name, mode)]
             tp = [field(l, unit) for l in lines]
+            per_round[(name, mode)] = tp
             gf = [field(l, "GFLOP/s") for l in lines]
             kern = field(lines[0], "kernels")
             gath = field(lines[0], "bytes_gathered")
@@ -211,17 +214,24 @@ def main():
                     peer = DYNET_PEER.get(mode, mode)
                     if (name, mode) in medians and (task + "-dynet", peer) in medians:
                         compact = medians.get((task + "-dynet-compact", peer))
+                        # Per round: against the faster DyNet builder of the same round.
+                        theirs = [per_round[(task + "-dynet", peer)]] + (
+                            [per_round[(task + "-dynet-compact", peer)]] if compact else [])
+                        round_ratios = [ours / max(t[r] for t in theirs)
+                                        for r, ours in enumerate(per_round[(name, mode)])]
                         dynet_ratios.append((name, mode, medians[(name, mode)], medians[(task + "-dynet", peer)],
-                                             compact, unit))
+                                             compact, unit, round_ratios))
     if dynet_ratios:
         print()
-        print("| task | mode | dynet_lite | DyNet 2.1 | DyNet, compact LSTM | dynet_lite / best DyNet | target |")
-        print("| --- | --- | --- | --- | --- | --- | --- |")
-        for task, mode, ours, theirs, compact, unit in dynet_ratios:
+        print("| task | mode | dynet_lite | DyNet 2.1 | DyNet, compact LSTM | dynet_lite / best DyNet | "
+              "per round: median (range) | target |")
+        print("| --- | --- | --- | --- | --- | --- | --- | --- |")
+        for task, mode, ours, theirs, compact, unit, round_ratios in dynet_ratios:
             best = max(theirs, compact or 0)
             target = DYNET_TARGET.get((task, DYNET_PEER.get(mode, mode)))
-            print("| %s | %s | %.0f %s | %.0f | %s | %.2fx | %s |" % (
+            print("| %s | %s | %.0f %s | %.0f | %s | %.2fx | %.2fx (%.2f-%.2f) | %s |" % (
                 task, mode, ours, unit, theirs, "%.0f" % compact if compact else "-", ours / best,
+                statistics.median(round_ratios), min(round_ratios), max(round_ratios),
                 "" if target is None else ">= %.2fx (%s)" % (target, "met" if ours / best >= target else "not met")))
     if sibling_ratios:
         print()
