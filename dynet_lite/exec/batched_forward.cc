@@ -126,8 +126,8 @@ class BatchedForward {
     }
   }
 
-  /// Runs one node alone (a group of one).
-  void run_single(Node& n, float* out = nullptr) {
+  /// Runs one node alone (a group of one), its output at `out` (null: allocated here).
+  void run_single(Node& n, float* out) {
     const OpInfo& info = op_info(n.op);
     Device* dev = n.value.device;
     DeviceArenas& da = m_.arenas(dev);
@@ -292,9 +292,10 @@ class BatchedForward {
     }
   }
 
-  /// Tries to run `k` members as one kernel call; false if they cannot (the caller
-  /// then runs them one by one).
-  bool run_batched(const VariableIndex* members, unsigned k, float* out_block = nullptr) {
+  /// Tries to run `k` members as one kernel call, their outputs side by side at
+  /// `out_block` (null: allocated here); false if they cannot (the caller then
+  /// runs them one by one).
+  bool run_batched(const VariableIndex* members, unsigned k, float* out_block) {
     Node& n0 = m_.node(members[0]);
     const OpInfo& info = op_info(n0.op);
     Device* dev = n0.value.device;
