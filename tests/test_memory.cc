@@ -179,6 +179,37 @@ BOOST_AUTO_TEST_CASE(wasted_chunks_are_merged_to_the_peak) {
   }
 }
 
+// A request that no chunk holds while nothing is in use (a backward pass's
+// gradient block, larger than the last one) trades every chunk for one that
+// holds it: the old chunks are not kept mapped beside the new one.
+BOOST_AUTO_TEST_CASE(a_first_request_larger_than_every_chunk_replaces_them) {
+  Arena a(dl::cpu_device(), 64 * 1024);
+  for (int k = 0; k < 8; ++k) a.allocate_floats(32 * 1024);  // 1 MB in growing chunks
+  BOOST_REQUIRE_GT(a.num_chunks(), 2u);
+  const size_t peak = a.peak_bytes();
+  a.reset();
+  const size_t block = 3 * 1024 * 1024;  // floats: 12 MB, more than every chunk
+  float* f = a.allocate_floats(block);
+  BOOST_REQUIRE(aligned(f));
+  f[0] = f[block - 1] = 1.f;
+  BOOST_CHECK_EQUAL(a.num_chunks(), 1u);
+  BOOST_CHECK_GE(a.capacity_bytes(), block * sizeof(float));
+  BOOST_CHECK_LE(a.capacity_bytes(), block * sizeof(float) * 5 / 4 + (64 << 10));
+  BOOST_CHECK_GE(a.capacity_bytes(), peak);
+  // The next pass of the same size lands in the same place, with no new memory.
+  const size_t cap = a.capacity_bytes();
+  a.reset();
+  BOOST_CHECK(a.allocate_floats(block) == f);
+  BOOST_CHECK_EQUAL(a.capacity_bytes(), cap);
+  // With something in use, a large request adds a chunk and keeps the others.
+  a.reset();
+  float* small = a.allocate_floats(16);
+  small[0] = 2.f;
+  a.allocate_floats(2 * block)[0] = 3.f;
+  BOOST_CHECK_EQUAL(a.num_chunks(), 2u);
+  BOOST_CHECK_EQUAL(small[0], 2.f);
+}
+
 BOOST_AUTO_TEST_CASE(rewind_within_a_chunk) {
   Arena a(dl::cpu_device(), 64 * 1024);
   a.allocate(128);

@@ -14,11 +14,14 @@ Arena::Arena(Device* device, size_t initial_bytes) : device_(device) {
   select(0, 0);
 }
 
-Arena::~Arena() {
+Arena::~Arena() { release_all(); }
+
+void Arena::release_all() {
   for (Chunk& c : chunks_) {
     unpoison(c.base, c.size);
     device_->release(c.base);
   }
+  chunks_.clear();
 }
 
 void Arena::select(size_t chunk, size_t offset) {
@@ -29,6 +32,26 @@ void Arena::select(size_t chunk, size_t offset) {
 }
 
 void* Arena::allocate_slow(size_t rounded, size_t bytes) {
+  if (current_ == 0 && offset_ == 0 && chunks_.size() > 0) {
+    // Nothing is in use: rather than keep the chunks and add one, trade them all
+    // for one that holds this request (a gradient block, a graph's first value)
+    // and a quarter more, or the most this arena has held, whichever is larger.
+    size_t largest = 0;
+    for (const Chunk& c : chunks_) largest = std::max(largest, c.size);
+    if (largest < rounded) {
+      note_peak();
+      constexpr size_t kRound = size_t(64) << 10;
+      const size_t want = std::max(rounded, peak_);
+      const size_t size = (want + want / 4 + kRound - 1) / kRound * kRound;
+      Chunk fresh{static_cast<char*>(device_->allocate(size)), size};
+      release_all();
+      chunks_.push_back(fresh);
+      poison(chunks_.back().base, size);
+      select(0, rounded);
+      unpoison(base_, bytes);
+      return base_;
+    }
+  }
   used_before_current_ += offset_;
   // Use a later chunk (kept from an earlier graph) when it is big enough.
   for (size_t c = current_ + 1; c < chunks_.size(); ++c) {
@@ -55,11 +78,7 @@ void Arena::reset() {
   if (chunks_.size() > kMaxChunks || (chunks_.size() > 1 && capacity > 2 * peak_ + kMergeSlack)) {
     constexpr size_t kRound = size_t(64) << 10;
     const size_t merged = std::min(capacity, (peak_ + peak_ / 4 + kRound - 1) / kRound * kRound);
-    for (Chunk& c : chunks_) {
-      unpoison(c.base, c.size);
-      device_->release(c.base);
-    }
-    chunks_.clear();
+    release_all();
     chunks_.push_back({static_cast<char*>(device_->allocate(merged)), merged});
   }
   // Everything handed out since the last reset: the chunks up to the current one.

@@ -1,7 +1,10 @@
 #pragma once
 // A bump allocator over chunks of device memory.  allocate() is a pointer bump;
 // reset() is O(1) and keeps every chunk for the next graph; when a request does not
-// fit, a new chunk (at least twice the last) is added, so arenas grow by themselves.
+// fit, a new chunk (at least twice the last) is added, so arenas grow by themselves;
+// when nothing is in use (the first request after a reset, such as a backward
+// pass's gradient block), the chunks are instead traded for one that fits, so
+// that a growing graph does not keep the old chunks mapped beside the new one.
 // Growth by doubling can leave most of the chunks unused: when the chunks hold
 // more than twice what any graph has used, reset() trades them for one chunk of
 // that use and a quarter more.
@@ -103,6 +106,7 @@ class Arena {
  private:
   void* allocate_slow(size_t rounded, size_t bytes);
   void rewind_slow(const Mark& m);
+  void release_all();
   void select(size_t chunk, size_t offset);
   // Use only falls at a rewind or a reset: noting it there catches every peak.
   void note_peak() {
