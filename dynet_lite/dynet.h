@@ -104,6 +104,10 @@ class ComputationGraph {
   unsigned current_stamp() const { return revert_count_; }
   /// Bytes reserved by this graph's arenas (values, gradients, nodes, scratch).
   size_t arena_capacity_bytes() const;
+  /// The most bytes each of those arenas (the nodes' slots aside) has held at
+  /// once, summed.  A thread's graphs reuse one set of arenas, so this covers
+  /// the earlier graphs of the thread too.
+  size_t arena_peak_bytes() const;
 
   // ---- used by the expression functions; not part of DyNet's API ----
   /// Adds a node of `op` over `args`, copying `params` inline, inferring its shape.

@@ -1,7 +1,8 @@
 #pragma once
 // What a kernel may use besides its node: scratch memory that lives for one
-// kernel call, memory that lives until the graph is cleared, and the graph's own
-// random engine.
+// kernel call, memory that lives until the graph is cleared, memory a backward
+// call keeps for its node's other calls and for the weight-gradient terms it
+// leaves for later, and the graph's own random engine.
 #include <cstring>
 #include <random>
 
@@ -31,6 +32,12 @@ class ExecContext {
   }
   /// Memory valid during the current kernel call only.
   float* scratch_floats(size_t n) { return scratch_->allocate_floats(n); }
+  /// Backward: memory valid for the rest of the current node's calls (its
+  /// node_memo) and until every weight-gradient term left for later has been
+  /// summed.  The CPU executors take it back between nodes once no term is
+  /// pending (GraphMemory::end_backward_node); elsewhere it is persistent.
+  float* kept_floats(size_t n) { return (kept_ ? kept_ : graph_memory_)->allocate_floats(n); }
+  void set_kept(Arena* kept) { kept_ = kept; }
   std::mt19937& rng() { return *rng_; }
   Device* device() const { return device_; }
   /// Backward of a product whose weight is a parameter node (CPU): where the
@@ -44,7 +51,7 @@ class ExecContext {
   void set_transposes(TransposedWeights* t) { transposes_ = t; }
   /// Backward runs once per argument of a node.  What those calls share (the
   /// gradient of a fused op's pre-activation, say) a kernel may compute at the
-  /// first call, in persistent memory, and leave here: the executor clears it
+  /// first call, in kept memory, and leave here: the executor clears it
   /// (begin_node) before the first argument of each node.
   float*& node_memo() { return memo_; }
   void begin_node() { memo_ = nullptr; }
@@ -66,6 +73,7 @@ class ExecContext {
   std::mt19937* rng_;
   Device* device_;
   Arena* host_memory_;
+  Arena* kept_ = nullptr;
   WeightGradSink* weight_grads_ = nullptr;
   TransposedWeights* transposes_ = nullptr;
   float* memo_ = nullptr;

@@ -61,6 +61,7 @@ void Executor::invalidate() {
     a->values.reset();
     a->gathers.reset();
     a->grads.reset();
+    a->kept.reset();
   }
 }
 

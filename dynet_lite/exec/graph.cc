@@ -94,6 +94,7 @@ const Node& ComputationGraph::node(VariableIndex i) const { return mem_->node(i)
 void* ComputationGraph::allocate_graph_bytes(size_t bytes) { return mem_->meta.allocate(bytes); }
 
 size_t ComputationGraph::arena_capacity_bytes() const { return mem_->capacity_bytes(); }
+size_t ComputationGraph::arena_peak_bytes() const { return mem_->peak_bytes(); }
 
 void ComputationGraph::check_index(VariableIndex i, const char* what) const {
   DYNET_LITE_INDEX_CHECK(i < num_nodes_, "ComputationGraph::" << what << ": node " << i << " does not exist (the graph has "

@@ -64,6 +64,7 @@ void GraphMemory::reset() {
     a->values.reset();
     a->gathers.reset();
     a->grads.reset();
+    a->kept.reset();
     a->scratch.reset();
   }
   checkpoints.clear();
@@ -76,7 +77,15 @@ size_t GraphMemory::capacity_bytes() const {
   size_t s = meta.capacity_bytes() + node_chunks.size() * kChunkNodes * sizeof(Node);
   for (auto& a : device_arenas)
     s += a->values.capacity_bytes() + a->gathers.capacity_bytes() + a->grads.capacity_bytes() +
-         a->scratch.capacity_bytes();
+         a->kept.capacity_bytes() + a->scratch.capacity_bytes();
+  return s;
+}
+
+size_t GraphMemory::peak_bytes() const {
+  size_t s = meta.peak_bytes();
+  for (auto& a : device_arenas)
+    s += a->values.peak_bytes() + a->gathers.peak_bytes() + a->grads.peak_bytes() + a->kept.peak_bytes() +
+         a->scratch.peak_bytes();
   return s;
 }
 

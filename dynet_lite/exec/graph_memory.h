@@ -12,8 +12,6 @@
 #include "dynet_lite/core/node.h"
 #include "dynet_lite/exec/batch_state.h"
 #include "dynet_lite/exec/cse.h"
-#include "dynet_lite/backends/cpu/transposed_weights.h"
-#include "dynet_lite/backends/cpu/weight_grads.h"
 
 namespace dynet_lite {
 
@@ -24,6 +22,7 @@ struct DeviceArenas {
         values(d, hint),
         gathers(d, std::min<size_t>(hint, 64 * 1024)),
         grads(d, hint),
+        kept(d, std::min<size_t>(hint, 64 * 1024)),
         scratch(d, std::min<size_t>(hint, 64 * 1024)) {}
   Device* device;
   Arena values;   // forward values and memory kept for backward
@@ -33,6 +32,10 @@ struct DeviceArenas {
   // forward and the backward LSTM's cells of one step) reads them in place.
   Arena gathers;
   Arena grads;    // gradients, reset by each backward()
+  // Backward on the CPU: what a node's calls share and what the weight-gradient
+  // terms left for later read (ExecContext::kept_floats), taken back between
+  // nodes (GraphMemory::end_backward_node).
+  Arena kept;
   Arena scratch;  // per-kernel temporaries
 };
 
@@ -73,9 +76,23 @@ struct GraphMemory {
     return arenas_slow(d);
   }
   DeviceArenas& arenas_slow(Device* d);
+  /// Backward on the CPU, before a node's first kernel call: takes back the kept
+  /// memory (DeviceArenas::kept) when no weight-gradient term reads it, summing
+  /// the pending terms first once it holds kKeptBytes or more.  Every pass over
+  /// the same graph (a compiled program's tape included) decides alike.
+  void end_backward_node(DeviceArenas& da) {
+    if (da.kept.used_bytes() == 0) return;
+    if (!weight_grads.empty()) {
+      if (da.kept.used_bytes() < kKeptBytes) return;
+      weight_grads.flush_all(da.scratch);
+    }
+    da.kept.rewind(Arena::Mark{});
+  }
+  static constexpr size_t kKeptBytes = size_t(1) << 20;
   /// Forgets every node and value.  O(1) per chunk kept.
   void reset();
   size_t capacity_bytes() const;
+  size_t peak_bytes() const;
 
   std::vector<Node*> node_chunks;
   Arena meta;  // argument lists, copies of user data

@@ -40,7 +40,10 @@ class DeviceContext {
     current_ = dev;
     arenas_ = &m_.arenas(dev);
     ctx_ = ExecContext(&arenas_->values, &arenas_->scratch, &rng_, dev, &m_.meta);
-    if (backward) ctx_.set_transposes(dev->type == DeviceType::CPU ? &m_.transposes : nullptr);
+    if (backward && dev->type == DeviceType::CPU) {
+      ctx_.set_transposes(&m_.transposes);
+      ctx_.set_kept(&arenas_->kept);
+    }
   }
   DeviceArenas& arenas() { return *arenas_; }
   ExecContext& ctx() { return ctx_; }
@@ -145,7 +148,6 @@ class PlainBackward {
     BackwardFn b = backward_kernel(info, dev);
     const Tensor* const* xs = gather_args(m_, n, small_);
     ExecContext& ctx = device_.ctx();
-    ctx.begin_node();
     bool first_call = true;
     for (unsigned k = 0; k < n.num_args; ++k) {
       const VariableIndex a = n.args[k];
@@ -154,6 +156,10 @@ class PlainBackward {
       if (m_.marks[a] == GradientMark::None) {
         m_.marks[a] = GradientMark::Flows;
         give_gradient(an);
+      }
+      if (first_call) {  // as the tape's replay does at the step that begins a node
+        if (dev->type == DeviceType::CPU) m_.end_backward_node(device_.arenas());
+        ctx.begin_node();
       }
       Arena::Mark scratch_mark = device_.arenas().scratch.mark();
       const size_t pending = m_.weight_grads.size();
@@ -169,8 +175,8 @@ class PlainBackward {
         step.xs = tape_->forward[j].xs;
         step.nargs = n.num_args;
         step.b = b;
-        first_call = false;
       }
+      first_call = false;
       if (m_.weight_grads.size() != pending) m_.marks[a] = GradientMark::PendingWeightGrads;
       device_.arenas().scratch.rewind(scratch_mark);
     }
@@ -238,7 +244,10 @@ void Executor::forward_plain(VariableIndex last, const RunOptions& options) {
 }
 
 void Executor::backward_plain(VariableIndex last, bool full, const RunOptions& options) {
-  for (auto& a : m_.device_arenas) a->grads.reset();
+  for (auto& a : m_.device_arenas) {
+    a->grads.reset();
+    a->kept.reset();
+  }
   m_.weight_grads.reset();
   m_.transposes.reset(&m_.device_arenas.front()->grads);
   backward_done_ = true;
@@ -318,7 +327,11 @@ bool Executor::replay_backward_tape(VariableIndex last, bool full) {
   Node& target = m_.node(last);
   dev->fill(target.grad.v, 1.f, target.value.d.size());
   ExecContext ctx(&da.values, &da.scratch, &rng_, dev, &m_.meta);
-  ctx.set_transposes(dev->type == DeviceType::CPU ? &m_.transposes : nullptr);
+  const bool cpu = dev->type == DeviceType::CPU;
+  if (cpu) {
+    ctx.set_transposes(&m_.transposes);
+    ctx.set_kept(&da.kept);
+  }
   const Tensor* const* args = tape_.args.data();
   StepOrder order;
   if (mark_steps_) order = backward_step_order(tape_.backward);
@@ -334,7 +347,10 @@ bool Executor::replay_backward_tape(VariableIndex last, bool full) {
         step.accumulate(n, n.grad);
         break;
       case PlainTape::Backward::kCall: {
-        if (step.begin_node) ctx.begin_node();
+        if (step.begin_node) {
+          if (cpu) m_.end_backward_node(da);
+          ctx.begin_node();
+        }
         const Arena::Mark scratch_mark = da.scratch.mark();
         ctx.set_weight_grads(step.weight_grads ? &m_.weight_grads : nullptr);
         step.b(args + step.xs, step.nargs, n, n.grad, step.k, step.arg->grad, ctx);

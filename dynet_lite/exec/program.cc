@@ -59,6 +59,7 @@ Program::~Program() {
 namespace {
 void swap_arenas(DeviceArenas& a, DeviceArenas& b, bool all) {
   a.grads.swap(b.grads);
+  a.kept.swap(b.kept);
   a.scratch.swap(b.scratch);
   if (!all) return;
   a.values.swap(b.values);

@@ -105,7 +105,7 @@ const float* effective_operand(const Tensor& v, const Tensor* mask, unsigned N, 
                                bool keep = false) {
   if (!mask && v.d.bd == N) return v.v;
   const size_t r = v.d.rows();
-  float* out = keep ? ctx.persistent_floats(r * N) : ctx.scratch_floats(r * N);
+  float* out = keep ? ctx.kept_floats(r * N) : ctx.scratch_floats(r * N);
   for (unsigned c = 0; c < N; ++c) {
     Arr dst(out + c * r, r);
     if (mask)
@@ -157,9 +157,9 @@ void gates_forward(const Tensor* const* xs, unsigned n, Node& node, ExecContext&
 }
 
 // dpre = dy ⊙ act'(pre), from the outputs: y (1 - y) for i, f, o; 1 - y^2 for g.
-float* gates_dpre(const Tensor& y, const Tensor& dy, ExecContext& ctx, bool keep = false) {
+float* gates_dpre(const Tensor& y, const Tensor& dy, ExecContext& ctx) {
   const size_t rows = y.d.rows(), hid = rows / 4;
-  float* dpre = keep ? ctx.persistent_floats(y.d.size()) : ctx.scratch_floats(y.d.size());
+  float* dpre = ctx.kept_floats(y.d.size());
   for (unsigned c = 0; c < y.d.bd; ++c) {
     const size_t o = c * rows;
     ConstArr yi(y.v + o, 3 * hid), dyi(dy.v + o, 3 * hid);
@@ -199,9 +199,9 @@ void gates_backward(const Tensor* const* xs, unsigned n, const Node& node, const
   // A weight's term left for later needs its operands until the flush.
   WeightGradSink* later = (i == kWx || i == kWh) ? WeightGradSink::for_columns(ctx.weight_grads(), N) : nullptr;
   // dpre is the same for every argument: computed at the node's first call and
-  // kept (persistent: a weight's term left for later reads it at the flush).
+  // kept (a weight's term left for later reads it at the flush).
   float*& dpre = ctx.node_memo();
-  if (!dpre) dpre = gates_dpre(y, dy, ctx, true);
+  if (!dpre) dpre = gates_dpre(y, dy, ctx);
   switch (i) {
     case kX:  // dx += mask_x ⊙ Wx^T dpre
       operand_backward(w.wx, dpre, rows, in, N, mask_x, dx, ctx);
@@ -337,7 +337,7 @@ void h_backward(const Tensor* const* xs, unsigned, const Node& node, const Tenso
   // tanh(c), for both arguments: computed at the node's first call.
   float*& tc = ctx.node_memo();
   if (!tc) {
-    tc = ctx.persistent_floats(hid * bd);
+    tc = ctx.kept_floats(hid * bd);
     cpu::tanh_columns(tc, c, hid, bd);
   }
   if (ctx.assign_dx() && dx.d.bd == bd)

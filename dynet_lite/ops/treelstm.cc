@@ -166,13 +166,13 @@ void gates_affine_forward(const Tensor* const* xs, unsigned n, Node& node, ExecC
 }
 
 // dpre, the same for every argument, is computed at the node's first call and
-// kept in persistent memory (a weight's gradient term left for later reads it at
-// the flush); each argument's gradient is then affine_transform's from dpre.
+// kept (ExecContext::kept_floats: a weight's gradient term left for later reads
+// it at the flush); each argument's gradient is then affine_transform's from dpre.
 void gates_affine_backward(const Tensor* const* xs, unsigned n, const Node& node, const Tensor& dy, unsigned i,
                            Tensor& dx, ExecContext& ctx) {
   float*& dpre = ctx.node_memo();
   if (!dpre) {
-    dpre = ctx.persistent_floats(node.value.d.size());
+    dpre = ctx.kept_floats(node.value.d.size());
     gates_dpre(node.value, dy.v, dpre, node.p<TreeParams>().n, true);
   }
   Tensor d = dy;
@@ -256,7 +256,7 @@ void h_backward(const Tensor* const* xs, unsigned, const Node& node, const Tenso
   // tanh(c), for both arguments: computed at the node's first call.
   float*& tc = ctx.node_memo();
   if (!tc) {
-    tc = ctx.persistent_floats(hid * bd);
+    tc = ctx.kept_floats(hid * bd);
     cpu::tanh_columns(tc, c, hid, bd);
   }
   // Asked to assign dx (ExecContext::assign_dx): written, the other gate rows
