@@ -14,6 +14,7 @@
 //
 // Run `tagger --help` for the options (training, --predict, --bench).
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
 #include <fstream>
 #include <iostream>
@@ -83,29 +84,28 @@ void for_each_sentence(const std::string& path, size_t max, F&& f) {
 }
 
 /// A word's character ids, one list shared by every token of the same form (and
-/// none in a model without characters): a training set of 200,000 tokens keeps
-/// one pointer each instead of a vector each.
+/// none in a model without characters), owned by the Vocabulary: a training set
+/// of 200,000 tokens keeps one pointer each instead of a vector each.
 class Spelling {
  public:
   Spelling() = default;
-  explicit Spelling(std::shared_ptr<const std::vector<unsigned>> chars) : chars_(std::move(chars)) {}
+  explicit Spelling(const std::vector<unsigned>* chars) : chars_(chars) {}
   size_t size() const { return chars_ ? chars_->size() : 0; }
   unsigned operator[](size_t k) const { return (*chars_)[k]; }
   const unsigned* begin() const { return chars_ ? chars_->data() : nullptr; }
   const unsigned* end() const { return begin() + size(); }
 
  private:
-  std::shared_ptr<const std::vector<unsigned>> chars_;
+  const std::vector<unsigned>* chars_ = nullptr;
 };
 
 /// One token ready for the network: a word id, or (by_chars) a character sequence.
 /// A model with characters keeps the characters of every word (word dropout may
-/// spell out a known word).
+/// spell out a known word).  16 bytes: the corpus is held as tokens.
 struct Token {
   Spelling chars;
   unsigned word = 0;
-  unsigned count = 0;  ///< the word's training count (0 for <unk>), for word dropout
-  unsigned tag = 0;
+  uint16_t tag = 0;
   bool by_chars = false;
 };
 using Sentence = std::vector<Token>;
@@ -115,8 +115,12 @@ struct Vocabulary {
   bool use_char = false;
   Dict words, tags, chars;
   std::vector<unsigned> word_counts;  ///< training count per word id (not saved)
-  /// The character ids of each form spelled so far (not saved).
-  std::unordered_map<std::string, Spelling> spellings;
+  /// The character ids of each form spelled so far (not saved); tokens point at
+  /// them (the map's elements never move).
+  std::unordered_map<std::string, std::vector<unsigned>> spellings;
+
+  /// The training count of word id w (0 for <unk> and for a loaded vocabulary).
+  unsigned count(unsigned w) const { return w < word_counts.size() ? word_counts[w] : 0; }
 
   /// From the first `max` training sentences of the CoNLL-U file `path` (0:
   /// all): words by count threshold, every tag, every character.
@@ -158,17 +162,14 @@ struct Vocabulary {
   Token token(const std::string& form) {
     Token t;
     t.word = static_cast<unsigned>(words.convert(form));
-    if (t.word < word_counts.size()) t.count = word_counts[t.word];
     if (use_char) {
       t.by_chars = !words.contains(form);
-      Spelling& known = spellings[form];
-      if (known.size() == 0) {
-        auto ids = std::make_shared<std::vector<unsigned>>();
-        for (const auto& c : utf8_chars(form)) ids->push_back(static_cast<unsigned>(chars.convert(c)));
-        if (ids->empty()) ids->push_back(static_cast<unsigned>(chars.get_unk_id()));
-        known = Spelling(std::move(ids));
+      std::vector<unsigned>& known = spellings[form];
+      if (known.empty()) {
+        for (const auto& c : utf8_chars(form)) known.push_back(static_cast<unsigned>(chars.convert(c)));
+        if (known.empty()) known.push_back(static_cast<unsigned>(chars.get_unk_id()));
       }
-      t.chars = known;
+      t.chars = Spelling(&known);
     }
     return t;
   }
@@ -187,7 +188,7 @@ struct Vocabulary {
         DYNET_LITE_CHECK(tags.contains(ct.upos), std::runtime_error,
                          path << ": sentence " << out.size() + 1 << ", token " << ct.id << " '" << ct.form
                               << "' has the tag '" << ct.upos << "', not one of the 17 universal POS tags");
-        t.tag = static_cast<unsigned>(tags.convert(ct.upos));
+        t.tag = static_cast<uint16_t>(tags.convert(ct.upos));
         s.push_back(std::move(t));
       }
       out.push_back(std::move(s));
@@ -890,8 +891,9 @@ int run_train(const Options& o) {
         drop.assign(s.size(), 0);
         if (o.word_dropout > 0)
           for (size_t i = 0; i < s.size(); ++i)
-            drop[i] = !s[i].by_chars && s[i].word != 0 &&
-                      coin(shuffle_rng) < o.word_dropout / (o.word_dropout + static_cast<float>(s[i].count));
+            drop[i] =
+                !s[i].by_chars && s[i].word != 0 &&
+                coin(shuffle_rng) < o.word_dropout / (o.word_dropout + static_cast<float>(vocab.count(s[i].word)));
         words += s.size();
       }
       if (o.compile) {
@@ -1057,7 +1059,8 @@ int run_static(const Options& o) {
         batch.push_back(&s);
         dropped[k].assign(s.size(), 0);
         for (size_t i = 0; i < s.size(); ++i)
-          dropped[k][i] = s[i].word != 0 && coin(rng) < o.word_dropout / (o.word_dropout + static_cast<float>(s[i].count));
+          dropped[k][i] =
+              s[i].word != 0 && coin(rng) < o.word_dropout / (o.word_dropout + static_cast<float>(vocab.count(s[i].word)));
       }
       if (!padded && o.compile) {
         loss_sum += train_compiled(tagger, programs, train, ids, 0, ids.size(), dropped, trainer);
