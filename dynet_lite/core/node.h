@@ -16,7 +16,7 @@ struct Node {
   static constexpr size_t kParamBytes = 48;
 
   Tensor value;                       // shape set when added; memory set by forward
-  Tensor grad;                        // dE/dvalue; memory set by backward
+  float* grad = nullptr;              // dE/dvalue, shaped as the value; set by backward
   const VariableIndex* args = nullptr;  // in the graph's arena
   void* aux = nullptr;                // per-node memory kept from forward to backward
   OpKind op = OpKind::Count;
@@ -38,5 +38,8 @@ struct Node {
     return *reinterpret_cast<P*>(params);
   }
 };
+
+/// A node's gradient as a tensor (its value's shape and device).
+inline Tensor gradient_tensor(const Node& n) { return Tensor(n.value.d, n.grad, n.value.device, DeviceMempool::DEDFS); }
 
 }  // namespace dynet_lite

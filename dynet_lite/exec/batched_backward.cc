@@ -155,12 +155,11 @@ class BatchedBackward : public FusedBackwardHost {
     return true;
   }
 
-  /// The gradient tensor of node i, written into its Node (kernels of one node
-  /// take a Tensor reference).
-  Tensor& gradient_tensor(VariableIndex i) {
+  /// The gradient tensor of node i, its pointer written into its Node.
+  Tensor gradient_tensor(VariableIndex i) {
     Node& n = m_.node(i);
-    n.grad = Tensor(n.value.d, grad_of_[i], n.value.device, DeviceMempool::DEDFS);
-    return n.grad;
+    n.grad = grad_of_[i];
+    return dynet_lite::gradient_tensor(n);
   }
 
   /// A CPU kernel may leave the product term of a parameter's gradient for
@@ -245,7 +244,7 @@ class BatchedBackward : public FusedBackwardHost {
   void backward_single(VariableIndex i, Node& n, BackwardFn b, DeviceArenas& da, ExecContext& ctx, bool may_assign) {
     m_.xs.resize(n.num_args);
     for (unsigned p = 0; p < n.num_args; ++p) m_.xs[p] = &m_.node(n.args[p]).value;
-    const Tensor& dy = gradient_tensor(i);
+    const Tensor dy = gradient_tensor(i);
     for (unsigned p = 0; p < n.num_args; ++p) {
       const VariableIndex ai = n.args[p];
       Node& a = m_.node(ai);
@@ -257,7 +256,8 @@ class BatchedBackward : public FusedBackwardHost {
       Arena::Mark mark = da.scratch.mark();
       ctx.set_weight_grads(offer_sink(a, ctx.device()));
       ctx.set_assign_dx(assign);
-      call_noting_sink(ai, [&] { b(m_.xs.data(), n.num_args, n, dy, p, gradient_tensor(ai), ctx); });
+      Tensor dx = gradient_tensor(ai);
+      call_noting_sink(ai, [&] { b(m_.xs.data(), n.num_args, n, dy, p, dx, ctx); });
       ctx.set_assign_dx(false);
       da.scratch.rewind(mark);
     }
@@ -269,7 +269,7 @@ class BatchedBackward : public FusedBackwardHost {
     const VariableIndex ai = n0.args[p];
     if (m_.marks[ai] == GradientMark::None) return;
     ensure_zero(ai);
-    Tensor& dx = gradient_tensor(ai);
+    Tensor dx = gradient_tensor(ai);
     ctx.set_weight_grads(offer_sink(m_.node(ai), ctx.device()));
     call_noting_sink(ai, [&] { b(g.xs, n0.num_args, *g.exec, dy, p, dx, ctx); });
     ctx.set_weight_grads(nullptr);

@@ -46,7 +46,7 @@ bool Executor::find_gradient(VariableIndex i, Node& n) const {
   // too; without `full` it reports zero, as in plain execution.
   const std::vector<float*>& gradients = m_.batch_state().node_gradients;
   if (!(i < gradients.size() && gradients[i] && (grads_full_ || n.variable))) return false;
-  n.grad = Tensor(n.value.d, gradients[i], n.value.device, DeviceMempool::DEDFS);
+  n.grad = gradients[i];
   return true;
 }
 

@@ -130,7 +130,7 @@ VariableIndex ComputationGraph::add_node(OpKind op, const Expression* args, unsi
   n.op = op;
   n.num_args = static_cast<uint16_t>(num_args);
   n.aux = nullptr;
-  n.grad.v = nullptr;
+  n.grad = nullptr;
   DYNET_LITE_ASSERT(params_size <= Node::kParamBytes, info.name << ": parameters too large");
   n.merged = false;
   // Unused parameter bytes are zeroed so that batching can compare parameters
@@ -248,10 +248,13 @@ const Tensor& ComputationGraph::get_gradient(VariableIndex i) {
     // d loss / d loss = 1 (as in DyNet, which seeds it whatever follows).
     const float g = i == executor_->backward_from() ? 1.f : 0.f;
     DeviceArenas& da = mem_->arenas(n.value.device);
-    n.grad = Tensor(n.value.d, da.grads.allocate_floats(n.value.d.size()), n.value.device, DeviceMempool::DEDFS);
-    n.value.device->fill(n.grad.v, g, n.value.d.size());
+    n.grad = da.grads.allocate_floats(n.value.d.size());
+    n.value.device->fill(n.grad, g, n.value.d.size());
   }
-  return n.grad;
+  // A tensor that stays put for the caller's reference (until the graph is cleared).
+  Tensor& view = mem_->gradient_views[i];
+  view = gradient_tensor(n);
+  return view;
 }
 const Tensor& ComputationGraph::get_gradient(const Expression& e) {
   check_own(e, "get_gradient");

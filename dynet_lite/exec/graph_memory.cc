@@ -68,6 +68,7 @@ void GraphMemory::reset() {
     a->scratch.reset();
   }
   checkpoints.clear();
+  gradient_views.clear();
   cse.reset();
   padded_value_floats = 0;
   padded_value_nodes = 0;

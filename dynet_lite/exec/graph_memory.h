@@ -4,6 +4,7 @@
 // next graph of that thread takes it, chunks and all.
 #include <algorithm>
 #include <memory>
+#include <unordered_map>
 #include <vector>
 
 #include "dynet_lite/backends/cpu/transposed_weights.h"
@@ -102,6 +103,8 @@ struct GraphMemory {
   WeightGradSink weight_grads;       // backward: weight gradients left for later
   TransposedWeights transposes;      // backward: W^T of the CPU's products, for the pass
   SubexpressionTable cse;            // the nodes a new node may equal
+  /// get_gradient's tensors, which stay put for the caller's reference.
+  std::unordered_map<VariableIndex, Tensor> gradient_views;
   /// The values' floats of every node so far, each padded as plain backward's
   /// gradient block lays them out (padded_gradient_floats): that block's size
   /// for a pass from the last node, known without reading every node again.

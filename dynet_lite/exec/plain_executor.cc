@@ -78,7 +78,7 @@ class PlainBackward {
     Node& target = m_.node(last);
     m_.marks[last] = GradientMark::Flows;
     give_gradient(target);
-    target.value.device->fill(target.grad.v, 1.f, target.value.d.size());
+    target.value.device->fill(target.grad, 1.f, target.value.d.size());
     for (VariableIndex j = last + 1; j-- > 0;)
       if (m_.marks[j] != GradientMark::None) backward_node(j);
     // Nodes are flushed as they are reached; this is only a safety net.
@@ -118,26 +118,23 @@ class PlainBackward {
       g = m_.arenas(n.value.device).grads.allocate_floats(sz);
       n.value.device->fill(g, 0.f, sz);
     }
-    n.grad.d = n.value.d;
-    n.grad.v = g;
-    n.grad.device = n.value.device;
-    n.grad.mem_pool = DeviceMempool::DEDFS;
+    n.grad = g;
   }
 
   /// Node j's gradient is complete: passes it on to its arguments.
   void backward_node(VariableIndex j) {
     Node& n = m_.node(j);
     const OpInfo& info = ops_[static_cast<unsigned>(n.op)];
-    if (options_.check_validity) check_finite(n.grad, "gradient", info.name, j);
+    if (options_.check_validity) check_finite(gradient_tensor(n), "gradient", info.name, j);
     // Every use of this node has run: the weight gradients they left for later
     // are summed now, as one product, before anything reads them.
     if (m_.marks[j] == GradientMark::PendingWeightGrads) {
-      m_.weight_grads.flush(n.grad.v, m_.arenas(n.value.device).scratch);
+      m_.weight_grads.flush(n.grad, m_.arenas(n.value.device).scratch);
       record(PlainTape::Backward::kFlush, n);
     }
     if (info.accumulate) {
       if (n.variable) {
-        info.accumulate(n, n.grad);
+        info.accumulate(n, gradient_tensor(n));
         if (tape_) record(PlainTape::Backward::kAccumulate, n).accumulate = info.accumulate;
       }
       return;
@@ -148,6 +145,7 @@ class PlainBackward {
     BackwardFn b = backward_kernel(info, dev);
     const Tensor* const* xs = gather_args(m_, n, small_);
     ExecContext& ctx = device_.ctx();
+    const Tensor dy = gradient_tensor(n);
     bool first_call = true;
     for (unsigned k = 0; k < n.num_args; ++k) {
       const VariableIndex a = n.args[k];
@@ -165,7 +163,8 @@ class PlainBackward {
       const size_t pending = m_.weight_grads.size();
       const bool defer = dev->type == DeviceType::CPU && an.value.device->type == DeviceType::CPU;
       ctx.set_weight_grads(defer ? &m_.weight_grads : nullptr);
-      b(xs, n.num_args, n, n.grad, k, an.grad, ctx);
+      Tensor dx = gradient_tensor(an);
+      b(xs, n.num_args, n, dy, k, dx, ctx);
       if (tape_) {
         PlainTape::Backward& step = record(PlainTape::Backward::kCall, n);
         step.begin_node = first_call;
@@ -325,7 +324,7 @@ bool Executor::replay_backward_tape(VariableIndex last, bool full) {
   Device* dev = tape_.device;
   dev->fill(block, 0.f, tape_.block_floats);
   Node& target = m_.node(last);
-  dev->fill(target.grad.v, 1.f, target.value.d.size());
+  dev->fill(target.grad, 1.f, target.value.d.size());
   ExecContext ctx(&da.values, &da.scratch, &rng_, dev, &m_.meta);
   const bool cpu = dev->type == DeviceType::CPU;
   if (cpu) {
@@ -341,10 +340,10 @@ bool Executor::replay_backward_tape(VariableIndex last, bool full) {
     if (mark_steps_) mark_device_step(dev, order.of(s), order.count(s));
     switch (step.kind) {
       case PlainTape::Backward::kFlush:
-        m_.weight_grads.flush(n.grad.v, da.scratch);
+        m_.weight_grads.flush(n.grad, da.scratch);
         break;
       case PlainTape::Backward::kAccumulate:
-        step.accumulate(n, n.grad);
+        step.accumulate(n, gradient_tensor(n));
         break;
       case PlainTape::Backward::kCall: {
         if (step.begin_node) {
@@ -353,7 +352,8 @@ bool Executor::replay_backward_tape(VariableIndex last, bool full) {
         }
         const Arena::Mark scratch_mark = da.scratch.mark();
         ctx.set_weight_grads(step.weight_grads ? &m_.weight_grads : nullptr);
-        step.b(args + step.xs, step.nargs, n, n.grad, step.k, step.arg->grad, ctx);
+        Tensor dx = gradient_tensor(*step.arg);
+        step.b(args + step.xs, step.nargs, n, gradient_tensor(n), step.k, dx, ctx);
         if (!mark_steps_) da.scratch.rewind(scratch_mark);
         break;
       }

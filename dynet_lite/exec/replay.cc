@@ -157,7 +157,7 @@ bool Executor::backward_device_graph(VariableIndex last, bool full) {
     // host side, for the trainers' sparse updates.
     HostEffectsOnly host_only(graph_device_);
     for (const PlainTape::Backward& step : tape_.backward)
-      if (step.kind == PlainTape::Backward::kAccumulate) step.accumulate(*step.n, step.n->grad);
+      if (step.kind == PlainTape::Backward::kAccumulate) step.accumulate(*step.n, gradient_tensor(*step.n));
     return true;
   }
   if (backward_graph_failed_) return false;
