@@ -84,19 +84,43 @@ void for_each_sentence(const std::string& path, size_t max, F&& f) {
 }
 
 /// A word's character ids, one list shared by every token of the same form (and
-/// none in a model without characters), owned by the Vocabulary: a training set
-/// of 200,000 tokens keeps one pointer each instead of a vector each.
+/// none in a model without characters), owned by the Vocabulary's SpellingStore:
+/// a training set of 200,000 tokens keeps one pointer each instead of a vector
+/// each.  It points at the length, which the ids follow.
 class Spelling {
  public:
   Spelling() = default;
-  explicit Spelling(const std::vector<unsigned>* chars) : chars_(chars) {}
-  size_t size() const { return chars_ ? chars_->size() : 0; }
-  unsigned operator[](size_t k) const { return (*chars_)[k]; }
-  const unsigned* begin() const { return chars_ ? chars_->data() : nullptr; }
+  explicit Spelling(const unsigned* stored) : stored_(stored) {}
+  size_t size() const { return stored_ ? stored_[0] : 0; }
+  unsigned operator[](size_t k) const { return stored_[1 + k]; }
+  const unsigned* begin() const { return stored_ ? stored_ + 1 : nullptr; }
   const unsigned* end() const { return begin() + size(); }
 
  private:
-  const std::vector<unsigned>* chars_ = nullptr;
+  const unsigned* stored_ = nullptr;
+};
+
+/// Spellings one after another in blocks that never move (a length, then the
+/// ids), instead of one heap vector each.
+class SpellingStore {
+ public:
+  Spelling add(const std::vector<unsigned>& ids) {
+    const size_t need = ids.size() + 1;
+    if (blocks_.empty() || used_ + need > blocks_.back().size()) {
+      blocks_.emplace_back(std::max<size_t>(kBlock, need));
+      used_ = 0;
+    }
+    unsigned* at = blocks_.back().data() + used_;
+    at[0] = static_cast<unsigned>(ids.size());
+    std::copy(ids.begin(), ids.end(), at + 1);
+    used_ += need;
+    return Spelling(at);
+  }
+
+ private:
+  static constexpr size_t kBlock = 16384;
+  std::vector<std::vector<unsigned>> blocks_;
+  size_t used_ = 0;
 };
 
 /// One token ready for the network: a word id, or (by_chars) a character sequence.
@@ -115,9 +139,15 @@ struct Vocabulary {
   bool use_char = false;
   Dict words, tags, chars;
   std::vector<unsigned> word_counts;  ///< training count per word id (not saved)
-  /// The character ids of each form spelled so far (not saved); tokens point at
-  /// them (the map's elements never move).
-  std::unordered_map<std::string, std::vector<unsigned>> spellings;
+  /// The character ids of each form spelled so far (not saved).
+  std::unordered_map<std::string, Spelling> spellings;
+  SpellingStore spelling_store;
+
+  Vocabulary() = default;
+  // Tokens point into spelling_store: moved (its blocks stay where they are), never copied.
+  Vocabulary(Vocabulary&&) = default;
+  Vocabulary& operator=(Vocabulary&&) = default;
+  Vocabulary(const Vocabulary&) = delete;
 
   /// The training count of word id w (0 for <unk> and for a loaded vocabulary).
   unsigned count(unsigned w) const { return w < word_counts.size() ? word_counts[w] : 0; }
@@ -164,12 +194,14 @@ struct Vocabulary {
     t.word = static_cast<unsigned>(words.convert(form));
     if (use_char) {
       t.by_chars = !words.contains(form);
-      std::vector<unsigned>& known = spellings[form];
-      if (known.empty()) {
-        for (const auto& c : utf8_chars(form)) known.push_back(static_cast<unsigned>(chars.convert(c)));
-        if (known.empty()) known.push_back(static_cast<unsigned>(chars.get_unk_id()));
+      Spelling& known = spellings[form];
+      if (known.size() == 0) {
+        std::vector<unsigned> ids;
+        for (const auto& c : utf8_chars(form)) ids.push_back(static_cast<unsigned>(chars.convert(c)));
+        if (ids.empty()) ids.push_back(static_cast<unsigned>(chars.get_unk_id()));
+        known = spelling_store.add(ids);
       }
-      t.chars = Spelling(&known);
+      t.chars = known;
     }
     return t;
   }
