@@ -1,8 +1,9 @@
 """Compiled programs against rebuilt graphs (dynet_lite/compile.h): each task's
-`--bench MODE` with and without `--compile`, in interleaved rounds (A B A B ...),
-and the ratio of the medians of the same rounds (issue targets: tagger b1
->= 1.3x on the CPU and >= 5x on a GPU, b64-auto >= 2x on a GPU, rnnlm
-manual-64 >= 1.1x).
+`--bench MODE` with and without `--compile`, in interleaved rounds (A B, then
+B A, ...), with the ratio of the medians of the same rounds and the median
+and range of the ratios taken round by round, which a noisy machine moves
+less (issue targets: tagger b1 >= 1.3x on the CPU and >= 5x on a GPU,
+b64-auto >= 2x on a GPU, rnnlm manual-64 >= 1.1x).
 
   bench/compiled.py [--build build] [--runs 3] [--gpu] [--data-dir DIR] [--pairs tagger:b1,...]
 """
@@ -35,7 +36,7 @@ def main():
     got = {}
     for r in range(a.runs):
         for task, mode, unit in pairs:
-            for compiled in (False, True):
+            for compiled in ((False, True) if r % 2 == 0 else (True, False)):
                 cmd = [os.path.join(a.build, "examples", task), "--bench", mode] + (["--compile"] if compiled else []) + extra
                 out = subprocess.run(cmd, capture_output=True, text=True)
                 lines = [l for l in out.stdout.splitlines() if l.strip()]
@@ -47,13 +48,15 @@ def main():
                 print("round %d %s %s%s: %s" % (r + 1, task, mode, " --compile" if compiled else "", line[:200]),
                       flush=True)
     print()
-    print("| task | mode | rebuilt | compiled | compiled / rebuilt |")
-    print("| --- | --- | --- | --- | --- |")
+    print("| task | mode | rebuilt | compiled | compiled / rebuilt | per round: median (range) |")
+    print("| --- | --- | --- | --- | --- | --- |")
     for task, mode, unit in pairs:
         reb, comp = got[(task, mode, False)], got[(task, mode, True)]
-        print("| %s | %s | %.1f %s (%.1f-%.1f) | %.1f (%.1f-%.1f) | %.2fx |" % (
+        per_round = [c / b for c, b in zip(comp, reb)]
+        print("| %s | %s | %.1f %s (%.1f-%.1f) | %.1f (%.1f-%.1f) | %.2fx | %.2fx (%.2f-%.2f) |" % (
             task, mode, statistics.median(reb), unit, min(reb), max(reb), statistics.median(comp), min(comp),
-            max(comp), statistics.median(comp) / statistics.median(reb)))
+            max(comp), statistics.median(comp) / statistics.median(reb), statistics.median(per_round),
+            min(per_round), max(per_round)))
 
 
 if __name__ == "__main__":
