@@ -37,12 +37,7 @@ class BatchedBackward : public FusedBackwardHost {
       for (unsigned j = 0; j < g.k; ++j) top = std::max(top, g.members[j]);
     m_.marks.assign(top + 1, GradientMark::None);
     grad_of_.assign(top + 1, nullptr);
-    for (auto& a : m_.device_arenas) {
-      a->grads.reset();
-      a->kept.reset();
-    }
-    m_.weight_grads.reset();
-    m_.transposes.reset(&m_.device_arenas.front()->grads);
+    m_.begin_backward();
     if (full_ || m_.node(last).variable) m_.marks[last] = GradientMark::Flows;
     allocate_blocks(top);
   }
@@ -195,11 +190,8 @@ class BatchedBackward : public FusedBackwardHost {
     BackwardFn b = backward_kernel(info, dev);
     DeviceArenas& da = m_.arenas(dev);
     ExecContext ctx(&da.values, &da.scratch, &rng_, dev, &m_.meta);
-    if (dev->type == DeviceType::CPU) {
-      m_.end_backward_node(da);
-      ctx.set_transposes(&m_.transposes);
-      ctx.set_kept(&da.kept);
-    }
+    m_.offer_backward_memory(ctx, da);
+    if (dev->type == DeviceType::CPU) m_.end_backward_node(da);
     const bool may_assign = info.assigns_gradient && dev->type == DeviceType::CPU;
     if (g.k == 1) {
       backward_single(g.members[0], n0, b, da, ctx, may_assign);

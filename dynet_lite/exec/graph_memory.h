@@ -10,6 +10,7 @@
 #include "dynet_lite/backends/cpu/transposed_weights.h"
 #include "dynet_lite/backends/cpu/weight_grads.h"
 #include "dynet_lite/core/arena.h"
+#include "dynet_lite/core/exec_context.h"
 #include "dynet_lite/core/node.h"
 #include "dynet_lite/exec/batch_state.h"
 #include "dynet_lite/exec/cse.h"
@@ -77,6 +78,23 @@ struct GraphMemory {
     return arenas_slow(d);
   }
   DeviceArenas& arenas_slow(Device* d);
+  /// The start of a backward pass: no gradient, kept memory, pending weight
+  /// term or transposed weight of an earlier pass is left.
+  void begin_backward() {
+    for (auto& a : device_arenas) {
+      a->grads.reset();
+      a->kept.reset();
+    }
+    weight_grads.reset();
+    transposes.reset(&device_arenas.front()->grads);
+  }
+  /// What backward offers the kernels of a device: on the CPU, the pass's
+  /// transposed weights and the kept memory; elsewhere nothing.
+  void offer_backward_memory(ExecContext& ctx, DeviceArenas& da) {
+    if (da.device->type != DeviceType::CPU) return;
+    ctx.set_transposes(&transposes);
+    ctx.set_kept(&da.kept);
+  }
   /// Backward on the CPU, before a node's first kernel call: takes back the kept
   /// memory (DeviceArenas::kept) when no weight-gradient term reads it, summing
   /// the pending terms first once it holds kKeptBytes or more.  Every pass over

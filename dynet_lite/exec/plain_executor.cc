@@ -40,10 +40,7 @@ class DeviceContext {
     current_ = dev;
     arenas_ = &m_.arenas(dev);
     ctx_ = ExecContext(&arenas_->values, &arenas_->scratch, &rng_, dev, &m_.meta);
-    if (backward && dev->type == DeviceType::CPU) {
-      ctx_.set_transposes(&m_.transposes);
-      ctx_.set_kept(&arenas_->kept);
-    }
+    if (backward) m_.offer_backward_memory(ctx_, *arenas_);
   }
   DeviceArenas& arenas() { return *arenas_; }
   ExecContext& ctx() { return ctx_; }
@@ -243,12 +240,7 @@ void Executor::forward_plain(VariableIndex last, const RunOptions& options) {
 }
 
 void Executor::backward_plain(VariableIndex last, bool full, const RunOptions& options) {
-  for (auto& a : m_.device_arenas) {
-    a->grads.reset();
-    a->kept.reset();
-  }
-  m_.weight_grads.reset();
-  m_.transposes.reset(&m_.device_arenas.front()->grads);
+  m_.begin_backward();
   backward_done_ = true;
   const bool flows = full || m_.node(last).variable;  // else the loss depends on no parameter
   const auto t0 = std::chrono::steady_clock::now();
@@ -327,10 +319,7 @@ bool Executor::replay_backward_tape(VariableIndex last, bool full) {
   dev->fill(target.grad, 1.f, target.value.d.size());
   ExecContext ctx(&da.values, &da.scratch, &rng_, dev, &m_.meta);
   const bool cpu = dev->type == DeviceType::CPU;
-  if (cpu) {
-    ctx.set_transposes(&m_.transposes);
-    ctx.set_kept(&da.kept);
-  }
+  m_.offer_backward_memory(ctx, da);
   const Tensor* const* args = tape_.args.data();
   StepOrder order;
   if (mark_steps_) order = backward_step_order(tape_.backward);
