@@ -50,6 +50,9 @@ class ComputationGraph {
   const Tensor& get_value(VariableIndex i);
   const Tensor& get_value(const Expression& e);
   /// dE/d(node) after backward(); zeros for a node the loss does not depend on.
+  /// A parameter's node may have passed its gradient straight into the
+  /// parameter's (backward without `full`, on the CPU): then it reads that, and
+  /// throws once something else has written to it (another use, an update).
   const Tensor& get_gradient(VariableIndex i);
   const Tensor& get_gradient(const Expression& e);
   /// Forgets every computed value (e.g. after changing parameters).
@@ -131,6 +134,7 @@ class ComputationGraph {
   void check_own(const Expression& e, const char* what) const;
   void run_forward(VariableIndex last);
   void note_first_forward();
+  const Tensor& parameter_node_gradient(VariableIndex i, const Node& n);
 
   const OpInfo* ops_;  // the op table's rows
   std::unique_ptr<GraphMemory> mem_;

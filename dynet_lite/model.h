@@ -44,6 +44,10 @@ struct ParameterStorage : std::enable_shared_from_this<ParameterStorage> {
   /// trainers' and clear_gradient() leave it so, and accumulate_grad() then
   /// copies instead of adding).
   bool nonzero_grad = false;
+  /// Counts the writes to g while nonzero_grad holds (accumulations, scaling,
+  /// loading), so that a graph whose parameter node passed its gradient straight
+  /// into g can tell whether g is still that gradient (get_gradient).
+  uint64_t gradient_writes = 0;
   std::mutex mutex;
 };
 

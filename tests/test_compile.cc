@@ -121,14 +121,19 @@ struct Run {
   std::vector<std::vector<float>> grads;
 };
 
-Run run(Program& p, TestModel& m) {
-  m.pc.reset_gradient();
+/// Forward and backward, adding to the parameters' gradients; their values after.
+Run collect(Program& p, TestModel& m) {
   Run r;
   r.loss = as_vector(p.forward());
   p.backward();
   for (auto& w : m.pc.parameters_list()) r.grads.push_back(as_vector(w->g));
   r.grads.push_back(test::table_gradient(m.emb.get_storage()));
   return r;
+}
+
+Run run(Program& p, TestModel& m) {
+  m.pc.reset_gradient();
+  return collect(p, m);
 }
 
 /// One way of running the random graphs.
@@ -188,6 +193,38 @@ BOOST_AUTO_TEST_CASE(replay_equals_rebuild_on_random_graphs) {
   // The property covers fused regions: most graphs have some.
   BOOST_CHECK_GT(fused_regions, 120u * 4);
   BOOST_CHECK_EQUAL(unfused_regions, 0u);
+}
+
+// Backward adds to the parameters' gradients whatever they hold: a replay
+// finds them zero or not as the rebuilt graph did (a second pass without an
+// update between, say) and adds alike, to the bit.
+BOOST_AUTO_TEST_CASE(replay_adds_to_gradients_already_there) {
+  TestModel m(4);
+  SimpleSGDTrainer trainer(m.pc, 0.05f);
+  std::mt19937 gen(11);
+  const Config c{0, 0, false};
+  auto bound = [&](Program& p, const Bindings& b) {
+    bind(p, b);
+    return collect(p, m);
+  };
+  for (unsigned seed = 1; seed <= 40; ++seed) {
+    Program compiled;
+    const auto counts = build(compiled, m, seed, c.strategy, c.cse, c.fusion);
+    for (int round = 0; round < 4; ++round) {
+      const Bindings b1 = draw(gen, counts, m.d), b2 = draw(gen, counts, m.d);
+      m.pc.reset_gradient();
+      Program first, second;
+      build(first, m, seed, c.strategy, c.cse, c.fusion);
+      bound(first, b1);
+      build(second, m, seed, c.strategy, c.cse, c.fusion);
+      const Run rebuilt = bound(second, b2);
+      m.pc.reset_gradient();
+      bound(compiled, b1);
+      const Run replayed = bound(compiled, b2);
+      check_bitwise(replayed, rebuilt, seed, c, round);
+      trainer.update();
+    }
+  }
 }
 
 BOOST_AUTO_TEST_CASE(inference_replays_forward_only) {

@@ -11,6 +11,7 @@
 #include "dynet_lite/core/arena.h"
 #include "dynet_lite/devices.h"
 #include "dynet_lite/exec/autobatch.h"
+#include "dynet_lite/training.h"
 
 using dl::Arena;
 using dl::ComputationGraph;
@@ -410,6 +411,62 @@ BOOST_AUTO_TEST_CASE(gradients_after_a_revert_and_from_an_inner_node) {
   cg.forward(later);
   cg.backward(loss);
   test::check_close(dl::as_vector(w.gradient()), want);
+}
+
+// Plain backward on the CPU sums a parameter node's deferred weight-gradient
+// terms straight into the parameter's gradient while that is zero (and zeroes
+// other gradients only where a kernel adds to them).  The parameters' gradients
+// are those of a pass that keeps every node's own (full), to the bit; a
+// parameter node's gradient reads the parameter's while nothing else has
+// written to it, and is kept apart when a second use of the parameter would.
+BOOST_AUTO_TEST_CASE(parameter_gradients_summed_into_the_parameters) {
+  dl::ParameterCollection m;
+  dl::Parameter w = m.add_parameters({6, 5}), u = m.add_parameters({6, 6}), b = m.add_parameters({6});
+  dl::SimpleSGDTrainer trainer(m, 0.1f);
+  std::vector<std::vector<float>> xs;
+  for (unsigned t = 0; t < 7; ++t) {
+    std::vector<float> x(5);
+    for (unsigned i = 0; i < 5; ++i) x[i] = 0.1f * static_cast<float>((3 * t + i) % 7) - 0.3f;
+    xs.push_back(x);
+  }
+  struct Pass {
+    std::vector<std::vector<float>> params, nodes;  // w, u, b; then W, U, U2 nodes
+  };
+  // A recurrence h = tanh(W x_t + U h + b); `second_u` uses u through a second node at the last step.
+  auto pass = [&](bool full, bool second_u, bool update_before_reading) {
+    Pass r;
+    m.reset_gradient();
+    ComputationGraph cg;
+    Expression W = dl::parameter(cg, w), U = dl::parameter(cg, u), B = dl::parameter(cg, b);
+    Expression U2 = second_u ? dl::parameter(cg, u) : U;
+    Expression h = dl::tanh(W * dl::input(cg, Dim({5}), xs[0]) + B);
+    for (unsigned t = 1; t < xs.size(); ++t)
+      h = dl::tanh(W * dl::input(cg, Dim({5}), xs[t]) + (t + 1 == xs.size() ? U2 : U) * h + B);
+    Expression loss = dl::sum_elems(dl::square(h));
+    cg.forward(loss);
+    cg.backward(loss, full);
+    for (dl::Parameter p : {w, u, b}) r.params.push_back(dl::as_vector(p.get_storage().g));
+    if (update_before_reading) {
+      trainer.update();
+      test::check_throws_with<std::runtime_error>([&] { (void)W.gradient(); },
+                                                  {"get_gradient: node", "parameter", "changed since"});
+      return r;
+    }
+    for (const Expression& e : {W, U, U2}) r.nodes.push_back(dl::as_vector(e.gradient()));
+    return r;
+  };
+  for (bool second_u : {false, true}) {
+    const Pass kept = pass(true, second_u, false), summed = pass(false, second_u, false);
+    for (size_t i = 0; i < kept.params.size(); ++i) BOOST_CHECK(kept.params[i] == summed.params[i]);
+    for (size_t i = 0; i < kept.nodes.size(); ++i) BOOST_CHECK(kept.nodes[i] == summed.nodes[i]);
+    if (second_u) {  // the two nodes of u add up to its gradient
+      std::vector<float> both = summed.nodes[1];
+      for (size_t i = 0; i < both.size(); ++i) both[i] += summed.nodes[2][i];
+      test::check_close(both, summed.params[1]);
+      BOOST_CHECK(summed.nodes[1] != summed.nodes[2]);
+    }
+  }
+  pass(false, false, true);
 }
 
 BOOST_AUTO_TEST_CASE(checkpoint_and_revert) {

@@ -57,8 +57,9 @@ class ExecContext {
   void begin_node() { memo_ = nullptr; }
   /// Backward on the CPU, for an op whose OpInfo has assigns_gradient: dx holds
   /// no gradient yet (not even zeros), and the kernel must write every element of
-  /// it instead of adding to it.  The batched executor sets it where dx is a whole
-  /// gradient block no kernel has written: the block is then not zeroed first.
+  /// it instead of adding to it, or else leave its term in the weight-gradient
+  /// sink (weight_grads) without touching dx.  The executors set it where dx is
+  /// a gradient no kernel has written yet, which is then not zeroed first.
   bool assign_dx() const { return assign_dx_; }
   void set_assign_dx(bool a) { assign_dx_ = a; }
   /// For such a kernel on a path that adds to dx (n floats): zeroes dx first when

@@ -58,7 +58,10 @@ void ParameterStorage::clear_gradient() {
   nonzero_grad = false;
 }
 void ParameterStorage::scale_parameters(float a) { scale_host(values, size(), a); }
-void ParameterStorage::scale_gradient(float a) { scale_host(g, size(), a); }
+void ParameterStorage::scale_gradient(float a) {
+  scale_host(g, size(), a);
+  ++gradient_writes;
+}
 
 void ParameterStorage::accumulate_grad(const float* d) {
   std::lock_guard<std::mutex> lock(mutex);
@@ -69,6 +72,7 @@ void ParameterStorage::accumulate_grad(const float* d) {
   else
     for (size_t i = 0; i < n; ++i) dst[i] += d[i];
   nonzero_grad = true;
+  ++gradient_writes;
 }
 
 float ParameterStorage::gradient_squared_l2_norm() const { return squared_norm_host(g, size()); }

@@ -13,6 +13,7 @@ namespace dynet_lite {
 
 struct Node;
 class ExecContext;
+class ParameterStorage;
 
 /// Shape inference; runs when the node is added and throws a dim_error naming the
 /// op and the offending dimensions.  `xs[i]->d` are the argument shapes (values
@@ -76,6 +77,9 @@ struct OpInfo {
   BackwardFn backward[kNumDeviceTypes] = {};
   AccumulateFn accumulate = nullptr;
   AccumulateGroupFn accumulate_group = nullptr;  ///< optional; else `accumulate` per member
+  /// A leaf whose value is a dense parameter's memory: that parameter (whose own
+  /// gradient plain backward may write straight into while it is zero), or null.
+  ParameterStorage* (*dense_parameter)(const Node& node) = nullptr;
   /// Forward points node.value.v at memory it does not allocate (a parameter, an
   /// input's own buffer, a reshape of its argument).
   bool sets_own_value = false;
@@ -86,7 +90,8 @@ struct OpInfo {
   /// Gradient does not flow back through this op (nobackprop, random leaves).
   bool blocks_gradient = false;
   /// Its CPU backward honours ExecContext::assign_dx for every argument (writes
-  /// all of dx when asked to), so its arguments' gradients need no zeroing first.
+  /// all of dx when asked to, or leaves a weight-gradient term and dx alone), so
+  /// its arguments' gradients need no zeroing first.
   bool assigns_gradient = false;
   /// Purity::Pure (see there).  `pure_node`, where set, decides per node
   /// (lookup(&index) reads the index at forward time, lookup(5) does not).

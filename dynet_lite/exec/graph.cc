@@ -13,6 +13,7 @@
 #include "dynet_lite/exec/executor.h"
 #include "dynet_lite/exec/graph_memory.h"
 #include "dynet_lite/expr.h"
+#include "dynet_lite/model.h"
 
 namespace dynet_lite {
 
@@ -242,6 +243,8 @@ const Tensor& ComputationGraph::get_gradient(VariableIndex i) {
                                          << ") stands for several equal expressions, merged by common subexpression "
                                             "elimination, and its gradient is theirs together; build the graph with "
                                             "set_cse(0) or --dynet-cse 0 to read their gradients one by one");
+  if (!mem_->has_batch_groups() && i < mem_->marks.size() && mem_->marks[i] == GradientMark::InParameter)
+    return parameter_node_gradient(i, n);
   if (!executor_->find_gradient(i, n)) {
     // No gradient flowed here: the loss does not depend on this node, or it is
     // a loss that depends on no parameter, whose gradient is still
@@ -256,6 +259,24 @@ const Tensor& ComputationGraph::get_gradient(VariableIndex i) {
   view = gradient_tensor(n);
   return view;
 }
+// Plain backward summed node i's gradient straight into its parameter's
+// (reach_parameter): it is the parameter's gradient as long as nothing else has
+// written to that.
+const Tensor& ComputationGraph::parameter_node_gradient(VariableIndex i, const Node& n) {
+  const ParameterStorage& p = *ops_[static_cast<unsigned>(n.op)].dense_parameter(n);
+  uint64_t writes = 0;
+  for (const auto& r : mem_->parameter_gradients)
+    if (r.node == i) writes = r.writes;
+  DYNET_LITE_CHECK(p.nonzero_grad && p.gradient_writes == writes, std::runtime_error,
+                   "get_gradient: node " << i << " (parameter '" << p.name
+                                         << "') passed its gradient straight into the parameter's, which has changed "
+                                            "since (another use of the parameter, another graph or an update); read "
+                                            "it before, or call backward(loss, true) to keep every node's own gradient");
+  Tensor& view = mem_->gradient_views[i];
+  view = Tensor(n.value.d, p.g.v, p.device, DeviceMempool::PS);
+  return view;
+}
+
 const Tensor& ComputationGraph::get_gradient(const Expression& e) {
   check_own(e, "get_gradient");
   return get_gradient(e.i);

@@ -48,6 +48,9 @@ enum class GradientMark : unsigned char {
   /// It gets a gradient, part of which kernels left for later as weight-gradient
   /// terms (weight_grads.h): they are summed into it before anything reads it.
   PendingWeightGrads,
+  /// A dense parameter's node whose gradient plain backward summed straight into
+  /// the parameter's own (GraphMemory::parameter_gradients).
+  InParameter,
 };
 
 /// A node's gradient in plain backward's block: whole groups of 8 floats, so
@@ -87,6 +90,7 @@ struct GraphMemory {
     }
     weight_grads.reset();
     transposes.reset(&device_arenas.front()->grads);
+    parameter_gradients.clear();
   }
   /// What backward offers the kernels of a device: on the CPU, the pass's
   /// transposed weights and the kept memory; elsewhere nothing.
@@ -108,6 +112,10 @@ struct GraphMemory {
     da.kept.rewind(Arena::Mark{});
   }
   static constexpr size_t kKeptBytes = size_t(1) << 20;
+  /// Whether end_backward_node(da) would sum every pending term now.
+  bool end_backward_node_flushes(const DeviceArenas& da) const {
+    return !weight_grads.empty() && da.kept.used_bytes() >= kKeptBytes;
+  }
   /// Forgets every node and value.  O(1) per chunk kept.
   void reset();
   size_t capacity_bytes() const;
@@ -118,6 +126,17 @@ struct GraphMemory {
   std::vector<std::unique_ptr<DeviceArenas>> device_arenas;
   std::vector<const Tensor*> xs;     // argument tensors of the node being run
   std::vector<GradientMark> marks;   // backward: which nodes get a gradient
+  /// Plain backward on the CPU: the nodes whose gradient no kernel has written
+  /// yet (not even zeroed), 1 each.
+  std::vector<unsigned char> unwritten;
+  /// The nodes marked InParameter, each with its parameter's gradient_writes
+  /// just after: while the count is unchanged, the parameter's gradient is the
+  /// node's.
+  struct ParameterGradient {
+    VariableIndex node;
+    uint64_t writes;
+  };
+  std::vector<ParameterGradient> parameter_gradients;
   WeightGradSink weight_grads;       // backward: weight gradients left for later
   TransposedWeights transposes;      // backward: W^T of the CPU's products, for the pass
   SubexpressionTable cse;            // the nodes a new node may equal

@@ -1,5 +1,7 @@
 // Plain execution: nodes run one by one in the order they were added.
 #include <chrono>
+#include <cstring>
+#include <mutex>
 
 #include "dynet_lite/core/exec_context.h"
 #include "dynet_lite/core/float_mode.h"
@@ -8,6 +10,7 @@
 #include "dynet_lite/exec/graph_memory.h"
 #include "dynet_lite/exec/plain_tape.h"
 #include "dynet_lite/expr.h"
+#include "dynet_lite/model.h"
 #include "dynet_lite/ops/op_table.h"
 
 namespace dynet_lite {
@@ -53,11 +56,67 @@ class DeviceContext {
   ExecContext ctx_;
 };
 
+/// A dense parameter's node reached by plain backward on the CPU with a gradient
+/// no kernel wrote: its deferred weight-gradient terms (if any) make all of it.
+/// While the parameter's own gradient is zero (nothing arrived since the last
+/// update), the terms are summed straight into it: the node's gradient is never
+/// zeroed, written or copied.  Otherwise the node's gradient is zeroed, the
+/// terms are summed into it and it is accumulated as usual.  A tape's replay
+/// decides again (kParameter), as the parameter's state may differ.
+/// Before something else adds to parameter p's gradient: a node of this graph
+/// whose gradient reach_parameter summed into it (and is still all of it) gets
+/// it copied back into its own memory.
+void keep_parameter_node_gradients(GraphMemory& m, const ParameterStorage& p) {
+  auto& records = m.parameter_gradients;
+  for (size_t r = 0; r < records.size();) {
+    Node& n0 = m.node(records[r].node);
+    if (op_info(n0.op).dense_parameter(n0) != &p || records[r].writes != p.gradient_writes) {
+      ++r;
+      continue;
+    }
+    std::memcpy(n0.grad, p.g.v, n0.value.d.size() * sizeof(float));
+    m.marks[records[r].node] = GradientMark::Flows;
+    records.erase(records.begin() + static_cast<std::ptrdiff_t>(r));
+  }
+}
+
+/// A parameter node's gradient is complete: adds it into the parameter's.
+void accumulate_leaf(GraphMemory& m, Node& n, const OpInfo& info) {
+  if (!m.parameter_gradients.empty() && info.dense_parameter)
+    if (const ParameterStorage* p = info.dense_parameter(n)) keep_parameter_node_gradients(m, *p);
+  info.accumulate(n, gradient_tensor(n));
+}
+
+void reach_parameter(GraphMemory& m, VariableIndex j, Node& n, const OpInfo& info, Arena& scratch) {
+  ParameterStorage& p = *info.dense_parameter(n);
+  {
+    std::lock_guard<std::mutex> lock(p.mutex);
+    if (!p.nonzero_grad) {
+      m.weight_grads.flush(n.grad, scratch, p.g.v);
+      p.nonzero_grad = true;
+      ++p.gradient_writes;
+      m.marks[j] = GradientMark::InParameter;
+      m.parameter_gradients.push_back({j, p.gradient_writes});
+      return;
+    }
+  }
+  const size_t size = n.value.d.size();
+  std::memset(n.grad, 0, size * sizeof(float));
+  m.weight_grads.flush(n.grad, scratch);
+  m.marks[j] = GradientMark::Flows;
+  accumulate_leaf(m, n, info);
+}
+
 /// One backward pass from the loss down.  A node's gradient memory is assigned
-/// when a consumer first sends it gradient (from one zeroed block on a
-/// single-device graph); when the pass reaches the node, every consumer has run,
-/// so its gradient is complete and it passes it on.  Nodes that do not depend on
-/// a parameter get nothing (unless `full`).
+/// when a consumer first sends it gradient (from one block on a single-device
+/// graph); when the pass reaches the node, every consumer has run, so its
+/// gradient is complete and it passes it on.  Nodes that do not depend on a
+/// parameter get nothing (unless `full`).
+///
+/// On the CPU the block is not zeroed as a whole: a gradient is zeroed just
+/// before its first writer adds to it, and not at all when that writer can
+/// assign it (OpInfo::assigns_gradient) or when only deferred weight-gradient
+/// terms make it (a parameter's, summed into the parameter: reach_parameter).
 class PlainBackward {
  public:
   /// `tape`: where to record the pass's steps (a captured graph), or null.
@@ -65,21 +124,30 @@ class PlainBackward {
       : m_(m), device_(m, rng), ops_(op_rows()), full_(full), options_(options), tape_(tape) {}
 
   void run(VariableIndex last) {
-    if (Device* one = single_device(last)) allocate_block(last, one);
+    if (Device* one = single_device(last)) {
+      lazy_ = one->type == DeviceType::CPU && !options_.check_validity;
+      allocate_block(last, one);
+    }
+    if (lazy_) m_.unwritten.assign(last + 1, 0);
     if (tape_) {
       tape_->backward_from = last;
       tape_->full = full_;
       tape_->block = block_;
       tape_->block_floats = block_floats_;
+      tape_->zeroes_slots = lazy_;
     }
     Node& target = m_.node(last);
     m_.marks[last] = GradientMark::Flows;
-    give_gradient(target);
+    give_gradient(target, last);
     target.value.device->fill(target.grad, 1.f, target.value.d.size());
+    if (lazy_) m_.unwritten[last] = 0;
     for (VariableIndex j = last + 1; j-- > 0;)
       if (m_.marks[j] != GradientMark::None) backward_node(j);
     // Nodes are flushed as they are reached; this is only a safety net.
-    if (!m_.weight_grads.empty()) m_.weight_grads.flush_all(m_.arenas(target.value.device).scratch);
+    if (!m_.weight_grads.empty()) {
+      zero_deferred();
+      m_.weight_grads.flush_all(m_.arenas(target.value.device).scratch);
+    }
   }
 
  private:
@@ -102,15 +170,16 @@ class PlainBackward {
     DeviceArenas& da = m_.arenas(dev);
     block_ = da.grads.allocate_floats(bound);
     block_floats_ = bound;
-    da.device->fill(block_, 0.f, bound);
+    if (!lazy_) da.device->fill(block_, 0.f, bound);
   }
 
-  void give_gradient(Node& n) {
+  void give_gradient(Node& n, VariableIndex i) {
     const size_t sz = n.value.d.size();
     float* g;
     if (block_) {
       g = block_;
       block_ += padded_gradient_floats(sz);
+      if (lazy_) m_.unwritten[i] = 1;
     } else {
       g = m_.arenas(n.value.device).grads.allocate_floats(sz);
       n.value.device->fill(g, 0.f, sz);
@@ -118,10 +187,41 @@ class PlainBackward {
     n.grad = g;
   }
 
+  /// Zeroes node i's gradient if nothing has written it yet.
+  void ensure_zero(VariableIndex i, Node& n) {
+    if (!lazy_ || !m_.unwritten[i]) return;
+    std::memset(n.grad, 0, n.value.d.size() * sizeof(float));
+    m_.unwritten[i] = 0;
+    record(PlainTape::Backward::kZero, n);
+  }
+
+  /// Whether node i's deferred terms may go straight into its parameter's
+  /// gradient (reach_parameter).
+  bool sums_into_parameter(const Node& n) const {
+    const OpInfo& info = ops_[static_cast<unsigned>(n.op)];
+    return info.accumulate && n.variable && !full_ && info.dense_parameter && info.dense_parameter(n);
+  }
+
+  /// Before every pending term is summed into its target: zeroes the targets
+  /// nothing has written yet.
+  void zero_deferred() {
+    for (VariableIndex i : deferred_unwritten_) ensure_zero(i, m_.node(i));
+    deferred_unwritten_.clear();
+  }
+
   /// Node j's gradient is complete: passes it on to its arguments.
   void backward_node(VariableIndex j) {
     Node& n = m_.node(j);
     const OpInfo& info = ops_[static_cast<unsigned>(n.op)];
+    if (lazy_ && m_.unwritten[j]) {
+      if (sums_into_parameter(n)) {
+        reach_parameter(m_, j, n, info, m_.arenas(n.value.device).scratch);
+        m_.unwritten[j] = 0;
+        record(PlainTape::Backward::kParameter, n).k = j;
+        return;
+      }
+      ensure_zero(j, n);
+    }
     if (options_.check_validity) check_finite(gradient_tensor(n), "gradient", info.name, j);
     // Every use of this node has run: the weight gradients they left for later
     // are summed now, as one product, before anything reads them.
@@ -131,7 +231,7 @@ class PlainBackward {
     }
     if (info.accumulate) {
       if (n.variable) {
-        info.accumulate(n, gradient_tensor(n));
+        accumulate_leaf(m_, n, info);
         if (tape_) record(PlainTape::Backward::kAccumulate, n).accumulate = info.accumulate;
       }
       return;
@@ -150,22 +250,48 @@ class PlainBackward {
       if (!full_ && !an.variable) continue;
       if (m_.marks[a] == GradientMark::None) {
         m_.marks[a] = GradientMark::Flows;
-        give_gradient(an);
+        give_gradient(an, a);
       }
       if (first_call) {  // as the tape's replay does at the step that begins a node
-        if (dev->type == DeviceType::CPU) m_.end_backward_node(device_.arenas());
+        if (dev->type == DeviceType::CPU) {
+          if (lazy_ && m_.end_backward_node_flushes(device_.arenas())) zero_deferred();
+          m_.end_backward_node(device_.arenas());
+        }
         ctx.begin_node();
+      }
+      // An unwritten gradient is assigned by a kernel that can, else zeroed first.
+      bool assign = false, zero_after_call = false;
+      if (lazy_ && m_.unwritten[a]) {
+        if (info.assigns_gradient)
+          assign = true;
+        else
+          ensure_zero(a, an);
       }
       Arena::Mark scratch_mark = device_.arenas().scratch.mark();
       const size_t pending = m_.weight_grads.size();
       const bool defer = dev->type == DeviceType::CPU && an.value.device->type == DeviceType::CPU;
       ctx.set_weight_grads(defer ? &m_.weight_grads : nullptr);
+      ctx.set_assign_dx(assign);
       Tensor dx = gradient_tensor(an);
       b(xs, n.num_args, n, dy, k, dx, ctx);
+      ctx.set_assign_dx(false);
+      // Asked to assign, the kernel wrote dx unless it left its term for later:
+      // then dx is untouched, and stays so for a parameter's terms to be summed
+      // into the parameter (reach_parameter), else is zeroed now.
+      if (assign) {
+        if (m_.weight_grads.size() == pending)
+          m_.unwritten[a] = 0;
+        else if (sums_into_parameter(an)) {
+          if (m_.marks[a] != GradientMark::PendingWeightGrads) deferred_unwritten_.push_back(a);
+        }
+        else
+          zero_after_call = true;
+      }
       if (tape_) {
         PlainTape::Backward& step = record(PlainTape::Backward::kCall, n);
         step.begin_node = first_call;
         step.weight_grads = defer;
+        step.assign = assign;
         step.k = k;
         step.arg = &an;
         step.xs = tape_->forward[j].xs;
@@ -173,6 +299,7 @@ class PlainBackward {
         step.b = b;
       }
       first_call = false;
+      if (zero_after_call) ensure_zero(a, an);
       if (m_.weight_grads.size() != pending) m_.marks[a] = GradientMark::PendingWeightGrads;
       device_.arenas().scratch.rewind(scratch_mark);
     }
@@ -196,6 +323,9 @@ class PlainBackward {
   PlainTape* tape_;
   float* block_ = nullptr;
   size_t block_floats_ = 0;
+  bool lazy_ = false;  // the block is zeroed slot by slot (m_.unwritten)
+  /// Unwritten parameters' gradients that terms left for later will be summed into.
+  std::vector<VariableIndex> deferred_unwritten_;
   const Tensor* small_[8];
 };
 
@@ -314,7 +444,7 @@ bool Executor::replay_backward_tape(VariableIndex last, bool full) {
     return false;
   }
   Device* dev = tape_.device;
-  dev->fill(block, 0.f, tape_.block_floats);
+  if (!tape_.zeroes_slots) dev->fill(block, 0.f, tape_.block_floats);
   Node& target = m_.node(last);
   dev->fill(target.grad, 1.f, target.value.d.size());
   ExecContext ctx(&da.values, &da.scratch, &rng_, dev, &m_.meta);
@@ -332,7 +462,13 @@ bool Executor::replay_backward_tape(VariableIndex last, bool full) {
         m_.weight_grads.flush(n.grad, da.scratch);
         break;
       case PlainTape::Backward::kAccumulate:
-        step.accumulate(n, gradient_tensor(n));
+        accumulate_leaf(m_, n, op_info(n.op));
+        break;
+      case PlainTape::Backward::kZero:
+        std::memset(n.grad, 0, n.value.d.size() * sizeof(float));
+        break;
+      case PlainTape::Backward::kParameter:
+        reach_parameter(m_, step.k, n, op_info(n.op), da.scratch);
         break;
       case PlainTape::Backward::kCall: {
         if (step.begin_node) {
@@ -341,8 +477,10 @@ bool Executor::replay_backward_tape(VariableIndex last, bool full) {
         }
         const Arena::Mark scratch_mark = da.scratch.mark();
         ctx.set_weight_grads(step.weight_grads ? &m_.weight_grads : nullptr);
+        ctx.set_assign_dx(step.assign);
         Tensor dx = gradient_tensor(*step.arg);
         step.b(args + step.xs, step.nargs, n, gradient_tensor(n), step.k, dx, ctx);
+        ctx.set_assign_dx(false);
         if (!mark_steps_) da.scratch.rewind(scratch_mark);
         break;
       }

@@ -26,8 +26,12 @@ StepOrder backward_step_order(const std::vector<PlainTape::Backward>& steps) {
     deps[nd++] = last_of(last_write, step.n);  // reads (and, flushing, writes) the node's gradient
     switch (step.kind) {
       case PlainTape::Backward::kFlush:
+      case PlainTape::Backward::kZero:
         last_write[step.n] = s;
         break;
+      case PlainTape::Backward::kParameter:
+        last_write[step.n] = s;
+        [[fallthrough]];
       case PlainTape::Backward::kAccumulate:
         deps[nd++] = last_accumulate;
         last_accumulate = s;

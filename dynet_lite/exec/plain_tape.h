@@ -31,9 +31,13 @@ struct PlainTape {
   };
   /// One step of the backward pass, in order.
   struct Backward {
-    enum Kind : uint8_t { kFlush, kAccumulate, kCall } kind;
+    /// kZero: zeroes n's gradient.  kParameter: a dense parameter's node whose
+    /// gradient no kernel wrote: its deferred terms are summed into the
+    /// parameter's gradient (PlainBackward::reach_parameter).
+    enum Kind : uint8_t { kFlush, kAccumulate, kCall, kZero, kParameter } kind;
     bool begin_node;    // kCall: the first call of its node (ExecContext::begin_node)
     bool weight_grads;  // kCall: weight gradients may be deferred (CPU to CPU)
+    bool assign;        // kCall: the kernel is asked to assign dx (ExecContext::assign_dx)
     uint32_t k;         // kCall: the argument
     Node* n;
     Node* arg;          // kCall: node of argument k
@@ -54,6 +58,9 @@ struct PlainTape {
   bool full = false;
   const float* block = nullptr;     // where the gradient block lay
   size_t block_floats = 0;
+  /// The block is zeroed slot by slot, by kZero steps and assigning kernels,
+  /// instead of as a whole before the first step (CPU).
+  bool zeroes_slots = false;
 
   void clear() {
     args.clear();

@@ -62,6 +62,7 @@ void store(ParameterStorage& p, const LoadedData& d) {
   } else {
     p.device->copy_from_host(p.g.v, d.grads.data(), d.grads.size());
     p.nonzero_grad = true;
+    ++p.gradient_writes;
   }
 }
 

@@ -94,6 +94,8 @@ void param_accumulate(const Node& n, const Tensor& dy) {
   }
 }
 
+ParameterStorage* param_dense(const Node& n) { return n.p<ParamParams>().p; }
+
 // ---------------------------------------------------------------- lookup
 
 const unsigned* lookup_indices(const LookupParams& p, unsigned bd) {
@@ -239,6 +241,7 @@ void register_input_ops(OpTable& t) {
   OpInfo& p = t.define(OpKind::Parameter, "inputs", "parameter", param_shape, param_forward, nullptr, BatchKind::Never,
                        Purity::Pure, Devices::CpuAndCuda);
   p.accumulate = param_accumulate;
+  p.dense_parameter = param_dense;
   p.sets_own_value = true;
   p.trainable_leaf = true;
   p.leaf = true;

@@ -211,14 +211,19 @@ void gates_backward(const Tensor* const* xs, unsigned n, const Node& node, const
       break;
     case kWx:  // dWx += dpre x'^T
     case kWh: {  // dWh += dpre h'^T
-      ctx.zero_if_assigned(dx.v, dx.d.size());  // weights that are not parameters (never left for later)
+      // Asked to assign dW: written, unless its term is left for later (dW untouched).
       const bool wx = i == kWx;
-      if (!wx && zero_column(*xs[kH])) break;
+      if (!wx && zero_column(*xs[kH])) {
+        ctx.zero_if_assigned(dx.v, dx.d.size());
+        break;
+      }
       const float* operand = effective_operand(*xs[wx ? kX : kH], wx ? mask_x : mask_h, N, ctx, later != nullptr);
-      if (later)
+      if (later) {
         later->add(dx.v, dpre, operand, rows, wx ? in : hid, N);
-      else
+      } else {
+        ctx.zero_if_assigned(dx.v, dx.d.size());
         cpu::gemm_nt(dpre, operand, dx.v, rows, wx ? in : hid, N);
+      }
       break;
     }
     case kB: {  // db += sum over the batch of dpre

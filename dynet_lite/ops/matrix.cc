@@ -77,12 +77,15 @@ void product_backward_w(const Tensor& x, const Tensor& dy, Tensor& dw, ExecConte
   const size_t m = dw.d.rows(), k = dw.d.cols();
   if (dw.d.bd == 1 && x.d.bd == dy.d.bd) {
     const size_t n = size_t(dy.d.cols()) * dy.d.bd;
-    if (WeightGradSink* later = WeightGradSink::for_columns(ctx.weight_grads(), n))
-      later->add(dw.v, dy.v, x.v, m, k, n);
-    else
-      cpu::gemm_nt(dy.v, x.v, dw.v, m, k, n);
+    if (WeightGradSink* later = WeightGradSink::for_columns(ctx.weight_grads(), n)) {
+      later->add(dw.v, dy.v, x.v, m, k, n);  // dW untouched, even when asked to assign it
+      return;
+    }
+    ctx.zero_if_assigned(dw.v, dw.d.size());
+    cpu::gemm_nt(dy.v, x.v, dw.v, m, k, n);
     return;
   }
+  ctx.zero_if_assigned(dw.v, dw.d.size());
   for (unsigned b = 0; b < dy.d.bd; ++b) cpu::gemm_nt(dy.batch_ptr(b), x.batch_ptr(b), dw.batch_ptr(b), m, k, x.d.cols());
 }
 
@@ -105,7 +108,6 @@ void matmul_forward(const Tensor* const* xs, unsigned, Node& node, ExecContext&)
 void matmul_backward(const Tensor* const* xs, unsigned, const Node&, const Tensor& dy, unsigned i, Tensor& dx,
                      ExecContext& ctx) {
   if (i == 0) {
-    ctx.zero_if_assigned(dx.v, dx.d.size());  // a weight that is not a parameter
     product_backward_w(*xs[1], dy, dx, ctx);
   } else {
     product_backward_x(*xs[0], dy, dx, ctx);
@@ -314,7 +316,6 @@ void backward(const Tensor* const* xs, unsigned, const Node&, const Tensor& dy, 
       for (unsigned k = 0; k < dy.d.bd; ++k) cpu::batch_vec(dx, k) += batch_mat(dy, k).rowwise().sum();
     }
   } else if (i % 2 == 1) {
-    ctx.zero_if_assigned(dx.v, dx.d.size());  // a weight that is not a parameter
     product_backward_w(*xs[i + 1], dy, dx, ctx);
   } else {
     product_backward_x(*xs[i - 1], dy, dx, ctx);

@@ -13,7 +13,7 @@ void WeightGradSink::add(float* dw, const float* a, const float* b, size_t m, si
   terms_.push_back({dw, a, b, static_cast<uint32_t>(m), static_cast<uint32_t>(k), static_cast<uint32_t>(n)});
 }
 
-void WeightGradSink::flush(float* dw, Arena& scratch) {
+void WeightGradSink::flush(float* dw, Arena& scratch, float* into) {
   batch_.clear();
   size_t keep = 0;
   for (const Term& t : terms_) {
@@ -24,6 +24,7 @@ void WeightGradSink::flush(float* dw, Arena& scratch) {
   }
   terms_.resize(keep);
   if (batch_.empty()) return;
+  if (into) dw = into;
   const size_t m = batch_[0].m, k = batch_[0].k;
   // Stack the terms' columns side by side (in the order of the uses) and run one
   // product per chunk of kFlushFloats stacked floats: a weight used by a

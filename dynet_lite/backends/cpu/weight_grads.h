@@ -40,9 +40,10 @@ class WeightGradSink {
   /// Leaves dW (m x k) += A (m x n) * B^T (k x n) for later; A and B (column-major,
   /// contiguous) must stay valid until the flush.
   void add(float* dw, const float* a, const float* b, size_t m, size_t k, size_t n);
-  /// Adds every pending term of dW to it.  `scratch` holds the stacked operands
-  /// for the duration of the call.
-  void flush(float* dw, Arena& scratch);
+  /// Adds every pending term of dW to it (or, given `into`, to that memory of
+  /// dW's shape instead).  `scratch` holds the stacked operands for the
+  /// duration of the call.
+  void flush(float* dw, Arena& scratch, float* into = nullptr);
   /// Adds every pending term to its target.
   void flush_all(Arena& scratch);
   bool empty() const { return terms_.empty(); }
