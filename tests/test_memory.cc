@@ -421,12 +421,14 @@ BOOST_AUTO_TEST_CASE(gradients_after_a_revert_and_from_an_inner_node) {
 // written to it, and is kept apart when a second use of the parameter would.
 BOOST_AUTO_TEST_CASE(parameter_gradients_summed_into_the_parameters) {
   dl::ParameterCollection m;
-  dl::Parameter w = m.add_parameters({6, 5}), u = m.add_parameters({6, 6}), b = m.add_parameters({6});
+  // Gradients of more than 256 floats, most of the gradients' floats (backward
+  // zeroes smaller ones when it gives them, and a graph of small nodes at once).
+  dl::Parameter w = m.add_parameters({48, 40}), u = m.add_parameters({48, 48}), b = m.add_parameters({48});
   dl::SimpleSGDTrainer trainer(m, 0.1f);
   std::vector<std::vector<float>> xs;
   for (unsigned t = 0; t < 7; ++t) {
-    std::vector<float> x(5);
-    for (unsigned i = 0; i < 5; ++i) x[i] = 0.1f * static_cast<float>((3 * t + i) % 7) - 0.3f;
+    std::vector<float> x(40);
+    for (unsigned i = 0; i < 40; ++i) x[i] = 0.1f * static_cast<float>((3 * t + i) % 7) - 0.3f;
     xs.push_back(x);
   }
   struct Pass {
@@ -439,9 +441,9 @@ BOOST_AUTO_TEST_CASE(parameter_gradients_summed_into_the_parameters) {
     ComputationGraph cg;
     Expression W = dl::parameter(cg, w), U = dl::parameter(cg, u), B = dl::parameter(cg, b);
     Expression U2 = second_u ? dl::parameter(cg, u) : U;
-    Expression h = dl::tanh(W * dl::input(cg, Dim({5}), xs[0]) + B);
+    Expression h = dl::tanh(W * dl::input(cg, Dim({40}), xs[0]) + B);
     for (unsigned t = 1; t < xs.size(); ++t)
-      h = dl::tanh(W * dl::input(cg, Dim({5}), xs[t]) + (t + 1 == xs.size() ? U2 : U) * h + B);
+      h = dl::tanh(W * dl::input(cg, Dim({40}), xs[t]) + (t + 1 == xs.size() ? U2 : U) * h + B);
     Expression loss = dl::sum_elems(dl::square(h));
     cg.forward(loss);
     cg.backward(loss, full);

@@ -77,9 +77,6 @@ struct OpInfo {
   BackwardFn backward[kNumDeviceTypes] = {};
   AccumulateFn accumulate = nullptr;
   AccumulateGroupFn accumulate_group = nullptr;  ///< optional; else `accumulate` per member
-  /// A leaf whose value is a dense parameter's memory: that parameter (whose own
-  /// gradient plain backward may write straight into while it is zero), or null.
-  ParameterStorage* (*dense_parameter)(const Node& node) = nullptr;
   /// Forward points node.value.v at memory it does not allocate (a parameter, an
   /// input's own buffer, a reshape of its argument).
   bool sets_own_value = false;
@@ -107,6 +104,9 @@ struct OpInfo {
   /// The family (the ops/ file, e.g. "unary") that declares the row.
   const char* family = nullptr;
   Devices devices = Devices::Cpu;
+  /// A leaf whose value is a dense parameter's memory: that parameter (whose own
+  /// gradient plain backward may write straight into while it is zero), or null.
+  ParameterStorage* (*dense_parameter)(const Node& node) = nullptr;
 };
 
 /// The row of `op`.  The table is filled on first use.

@@ -1,4 +1,5 @@
 // Plain execution: nodes run one by one in the order they were added.
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <mutex>
@@ -125,7 +126,6 @@ class PlainBackward {
 
   void run(VariableIndex last) {
     if (Device* one = single_device(last)) {
-      lazy_ = one->type == DeviceType::CPU && !options_.check_validity;
       allocate_block(last, one);
     }
     if (lazy_) m_.unwritten.assign(last + 1, 0);
@@ -170,6 +170,11 @@ class PlainBackward {
     DeviceArenas& da = m_.arenas(dev);
     block_ = da.grads.allocate_floats(bound);
     block_floats_ = bound;
+    block_end_ = block_ + bound;
+    zeroed_end_ = block_;
+    // Zeroing gradient by gradient pays where large ones (parameters' matrices)
+    // make up much of the block; a graph of small nodes zeroes it at once.
+    lazy_ = dev->type == DeviceType::CPU && !options_.check_validity && bound >= kLazyMeanFloats * (size_t(last) + 1);
     if (!lazy_) da.device->fill(block_, 0.f, bound);
   }
 
@@ -178,13 +183,43 @@ class PlainBackward {
     float* g;
     if (block_) {
       g = block_;
-      block_ += padded_gradient_floats(sz);
-      if (lazy_) m_.unwritten[i] = 1;
+      const size_t padded = padded_gradient_floats(sz);
+      block_ += padded;
+      if (lazy_) {
+        if (g + padded <= zeroed_end_) {
+          // zeroed with an earlier small gradient
+        } else if (padded <= kEagerFloats) {
+          zero_ahead(g, padded);
+        } else {
+          m_.unwritten[i] = 1;
+        }
+      }
     } else {
       g = m_.arenas(n.value.device).grads.allocate_floats(sz);
       n.value.device->fill(g, 0.f, sz);
     }
     n.grad = g;
+  }
+
+  /// Gradients of up to this many floats are zeroed when given (tracking them
+  /// would cost more than zeroing them), with the block's next kZeroAheadFloats
+  /// at least: one memset for many small gradients, given one after another.
+  static constexpr size_t kEagerFloats = 256;
+  /// The mean floats of gradient per node from which gradients are zeroed one by one.
+  static constexpr size_t kLazyMeanFloats = 64;
+  static constexpr size_t kZeroAheadFloats = 2048;
+  void zero_ahead(float* g, size_t padded) {
+    float* from = std::max(g, zeroed_end_);
+    float* to = std::min(g + std::max(padded, kZeroAheadFloats), block_end_);
+    std::memset(from, 0, static_cast<size_t>(to - from) * sizeof(float));
+    zeroed_end_ = to;
+    if (!tape_) return;
+    const size_t at = static_cast<size_t>(from - tape_->block), floats = static_cast<size_t>(to - from);
+    auto& ranges = tape_->zeroed_ranges;
+    if (!ranges.empty() && ranges.back().first + ranges.back().second == at)
+      ranges.back().second += floats;
+    else
+      ranges.emplace_back(at, floats);
   }
 
   /// Zeroes node i's gradient if nothing has written it yet.
@@ -200,6 +235,29 @@ class PlainBackward {
   bool sums_into_parameter(const Node& n) const {
     const OpInfo& info = ops_[static_cast<unsigned>(n.op)];
     return info.accumulate && n.variable && !full_ && info.dense_parameter && info.dense_parameter(n);
+  }
+
+  /// Before a kernel call adding to node a's unwritten gradient: whether the
+  /// kernel may assign it, else zeroes it.
+  __attribute__((noinline)) bool assign_or_zero(VariableIndex a, Node& an, const OpInfo& info) {
+    if (info.assigns_gradient) return true;
+    ensure_zero(a, an);
+    return false;
+  }
+
+  /// After a kernel asked to assign node a's gradient: it did, unless it left
+  /// its term for later (the sink holds more than `pending` terms).  Then the
+  /// gradient is untouched, and stays so for a parameter's terms to be summed
+  /// into the parameter (reach_parameter); otherwise returns true: zero it
+  /// (after the call's step).
+  __attribute__((noinline)) bool after_assigning(VariableIndex a, const Node& an, size_t pending) {
+    if (m_.weight_grads.size() == pending) {
+      m_.unwritten[a] = 0;
+      return false;
+    }
+    if (!sums_into_parameter(an)) return true;
+    if (m_.marks[a] != GradientMark::PendingWeightGrads) deferred_unwritten_.push_back(a);
+    return false;
   }
 
   /// Before every pending term is summed into its target: zeroes the targets
@@ -254,39 +312,26 @@ class PlainBackward {
       }
       if (first_call) {  // as the tape's replay does at the step that begins a node
         if (dev->type == DeviceType::CPU) {
-          if (lazy_ && m_.end_backward_node_flushes(device_.arenas())) zero_deferred();
+          if (!deferred_unwritten_.empty() && m_.end_backward_node_flushes(device_.arenas())) zero_deferred();
           m_.end_backward_node(device_.arenas());
         }
         ctx.begin_node();
       }
       // An unwritten gradient is assigned by a kernel that can, else zeroed first.
-      bool assign = false, zero_after_call = false;
-      if (lazy_ && m_.unwritten[a]) {
-        if (info.assigns_gradient)
-          assign = true;
-        else
-          ensure_zero(a, an);
-      }
+      const bool assign = lazy_ && m_.unwritten[a] && assign_or_zero(a, an, info);
       Arena::Mark scratch_mark = device_.arenas().scratch.mark();
       const size_t pending = m_.weight_grads.size();
       const bool defer = dev->type == DeviceType::CPU && an.value.device->type == DeviceType::CPU;
       ctx.set_weight_grads(defer ? &m_.weight_grads : nullptr);
-      ctx.set_assign_dx(assign);
       Tensor dx = gradient_tensor(an);
-      b(xs, n.num_args, n, dy, k, dx, ctx);
-      ctx.set_assign_dx(false);
-      // Asked to assign, the kernel wrote dx unless it left its term for later:
-      // then dx is untouched, and stays so for a parameter's terms to be summed
-      // into the parameter (reach_parameter), else is zeroed now.
       if (assign) {
-        if (m_.weight_grads.size() == pending)
-          m_.unwritten[a] = 0;
-        else if (sums_into_parameter(an)) {
-          if (m_.marks[a] != GradientMark::PendingWeightGrads) deferred_unwritten_.push_back(a);
-        }
-        else
-          zero_after_call = true;
+        ctx.set_assign_dx(true);
+        b(xs, n.num_args, n, dy, k, dx, ctx);
+        ctx.set_assign_dx(false);
+      } else {
+        b(xs, n.num_args, n, dy, k, dx, ctx);
       }
+      const bool zero_after_call = assign && after_assigning(a, an, pending);
       if (tape_) {
         PlainTape::Backward& step = record(PlainTape::Backward::kCall, n);
         step.begin_node = first_call;
@@ -324,6 +369,8 @@ class PlainBackward {
   float* block_ = nullptr;
   size_t block_floats_ = 0;
   bool lazy_ = false;  // the block is zeroed slot by slot (m_.unwritten)
+  float* block_end_ = nullptr;
+  float* zeroed_end_ = nullptr;  // zero_ahead() has zeroed the block up to here
   /// Unwritten parameters' gradients that terms left for later will be summed into.
   std::vector<VariableIndex> deferred_unwritten_;
   const Tensor* small_[8];
@@ -445,6 +492,7 @@ bool Executor::replay_backward_tape(VariableIndex last, bool full) {
   }
   Device* dev = tape_.device;
   if (!tape_.zeroes_slots) dev->fill(block, 0.f, tape_.block_floats);
+  for (const auto& [at, floats] : tape_.zeroed_ranges) std::memset(block + at, 0, floats * sizeof(float));
   Node& target = m_.node(last);
   dev->fill(target.grad, 1.f, target.value.d.size());
   ExecContext ctx(&da.values, &da.scratch, &rng_, dev, &m_.meta);

@@ -13,6 +13,7 @@
 // arena was reorganised) runs the ordinary way and records the tape again.
 #include <cstddef>
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "dynet_lite/core/node.h"
@@ -59,8 +60,11 @@ struct PlainTape {
   const float* block = nullptr;     // where the gradient block lay
   size_t block_floats = 0;
   /// The block is zeroed slot by slot, by kZero steps and assigning kernels,
-  /// instead of as a whole before the first step (CPU).
+  /// instead of as a whole before the first step (CPU); the small gradients'
+  /// slots, zeroed when given, lie in these ranges of it (offset, floats),
+  /// zeroed before the first step.
   bool zeroes_slots = false;
+  std::vector<std::pair<size_t, size_t>> zeroed_ranges;
 
   void clear() {
     args.clear();
@@ -71,6 +75,7 @@ struct PlainTape {
   void drop_backward() {
     has_backward = false;
     backward.clear();
+    zeroed_ranges.clear();
   }
 };
 
