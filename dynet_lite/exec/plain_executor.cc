@@ -57,13 +57,6 @@ class DeviceContext {
   ExecContext ctx_;
 };
 
-/// A dense parameter's node reached by plain backward on the CPU with a gradient
-/// no kernel wrote: its deferred weight-gradient terms (if any) make all of it.
-/// While the parameter's own gradient is zero (nothing arrived since the last
-/// update), the terms are summed straight into it: the node's gradient is never
-/// zeroed, written or copied.  Otherwise the node's gradient is zeroed, the
-/// terms are summed into it and it is accumulated as usual.  A tape's replay
-/// decides again (kParameter), as the parameter's state may differ.
 /// Before something else adds to parameter p's gradient: a node of this graph
 /// whose gradient reach_parameter summed into it (and is still all of it) gets
 /// it copied back into its own memory.
@@ -88,6 +81,13 @@ void accumulate_leaf(GraphMemory& m, Node& n, const OpInfo& info) {
   info.accumulate(n, gradient_tensor(n));
 }
 
+/// A dense parameter's node reached by plain backward on the CPU with a gradient
+/// no kernel wrote: its deferred weight-gradient terms (if any) make all of it.
+/// While the parameter's own gradient is zero (nothing arrived since the last
+/// update), the terms are summed straight into it: the node's gradient is never
+/// zeroed, written or copied.  Otherwise the node's gradient is zeroed, the
+/// terms are summed into it and it is accumulated as usual.  A tape's replay
+/// decides again (kParameter), as the parameter's state may differ.
 void reach_parameter(GraphMemory& m, VariableIndex j, Node& n, const OpInfo& info, Arena& scratch) {
   ParameterStorage& p = *info.dense_parameter(n);
   {
@@ -141,8 +141,10 @@ class PlainBackward {
     give_gradient(target, last);
     target.value.device->fill(target.grad, 1.f, target.value.d.size());
     if (lazy_) m_.unwritten[last] = 0;
-    for (VariableIndex j = last + 1; j-- > 0;)
-      if (m_.marks[j] != GradientMark::None) backward_node(j);
+    if (lazy_)
+      run_nodes<true>(last);
+    else
+      run_nodes<false>(last);
     // Nodes are flushed as they are reached; this is only a safety net.
     if (!m_.weight_grads.empty()) {
       zero_deferred();
@@ -267,11 +269,20 @@ class PlainBackward {
     deferred_unwritten_.clear();
   }
 
+  /// The nodes from `last` down, each as its gradient is complete.  `kLazy`:
+  /// lazy_, decided for the pass (the other way pays nothing for it).
+  template <bool kLazy>
+  void run_nodes(VariableIndex last) {
+    for (VariableIndex j = last + 1; j-- > 0;)
+      if (m_.marks[j] != GradientMark::None) backward_node<kLazy>(j);
+  }
+
   /// Node j's gradient is complete: passes it on to its arguments.
+  template <bool kLazy>
   void backward_node(VariableIndex j) {
     Node& n = m_.node(j);
     const OpInfo& info = ops_[static_cast<unsigned>(n.op)];
-    if (lazy_ && m_.unwritten[j]) {
+    if (kLazy && m_.unwritten[j]) {
       if (sums_into_parameter(n)) {
         reach_parameter(m_, j, n, info, m_.arenas(n.value.device).scratch);
         m_.unwritten[j] = 0;
@@ -312,13 +323,13 @@ class PlainBackward {
       }
       if (first_call) {  // as the tape's replay does at the step that begins a node
         if (dev->type == DeviceType::CPU) {
-          if (!deferred_unwritten_.empty() && m_.end_backward_node_flushes(device_.arenas())) zero_deferred();
+          if (kLazy && !deferred_unwritten_.empty() && m_.end_backward_node_flushes(device_.arenas())) zero_deferred();
           m_.end_backward_node(device_.arenas());
         }
         ctx.begin_node();
       }
       // An unwritten gradient is assigned by a kernel that can, else zeroed first.
-      const bool assign = lazy_ && m_.unwritten[a] && assign_or_zero(a, an, info);
+      const bool assign = kLazy && m_.unwritten[a] && assign_or_zero(a, an, info);
       Arena::Mark scratch_mark = device_.arenas().scratch.mark();
       const size_t pending = m_.weight_grads.size();
       const bool defer = dev->type == DeviceType::CPU && an.value.device->type == DeviceType::CPU;
