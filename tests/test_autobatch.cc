@@ -227,6 +227,21 @@ BOOST_AUTO_TEST_CASE(random_graphs_with_shared_matrix_products) {
   BOOST_CHECK_GT(batched, 0u);
 }
 
+// The same with products large enough that plain backward zeroes gradients one
+// by one (assigned by the products' and the Tree-LSTM's kernels where nothing
+// wrote them yet, the parameters' summed straight into theirs), in one graph
+// cleared and rebuilt each time, so that a gradient left unzeroed would show
+// what the previous graph left in the arena.
+BOOST_AUTO_TEST_CASE(random_graphs_with_large_products_in_a_reused_graph) {
+  TestModel m(72);  // the Tree-LSTM's gates (288 floats) too
+  ComputationGraph reused;
+  for (unsigned seed = 7001; seed <= 7150; ++seed) {
+    Result plain = run_program(m, seed, 0, true, &reused);
+    Result b = run_program(m, seed, 1, true);
+    check_same(plain, b, seed, 1);
+  }
+}
+
 BOOST_AUTO_TEST_CASE(unbatchable_ops_are_listed) {
   std::vector<const char*> names = unbatchable_ops();
   auto has = [&](const std::string& n) {

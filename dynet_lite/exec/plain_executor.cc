@@ -286,7 +286,7 @@ class PlainBackward {
       if (sums_into_parameter(n)) {
         reach_parameter(m_, j, n, info, m_.arenas(n.value.device).scratch);
         m_.unwritten[j] = 0;
-        record(PlainTape::Backward::kParameter, n).k = j;
+        if (tape_) record(PlainTape::Backward::kParameter, n).k = j;
         return;
       }
       ensure_zero(j, n);
