@@ -243,7 +243,7 @@ const Tensor& ComputationGraph::get_gradient(VariableIndex i) {
                                          << ") stands for several equal expressions, merged by common subexpression "
                                             "elimination, and its gradient is theirs together; build the graph with "
                                             "set_cse(0) or --dynet-cse 0 to read their gradients one by one");
-  if (!mem_->has_batch_groups() && i < mem_->marks.size() && mem_->marks[i] == GradientMark::InParameter)
+  if (i < mem_->marks.size() && mem_->marks[i] == GradientMark::InParameter)
     return parameter_node_gradient(i, n);
   if (!executor_->find_gradient(i, n)) {
     // No gradient flowed here: the loss does not depend on this node, or it is
@@ -270,8 +270,8 @@ const Tensor& ComputationGraph::parameter_node_gradient(VariableIndex i, const N
   DYNET_LITE_CHECK(p.nonzero_grad && p.gradient_writes == writes, std::runtime_error,
                    "get_gradient: node " << i << " (parameter '" << p.name
                                          << "') passed its gradient straight into the parameter's, which has changed "
-                                            "since (another use of the parameter, another graph or an update); read "
-                                            "it before, or call backward(loss, true) to keep every node's own gradient");
+                                            "since (another graph's backward or an update); read it before, or call "
+                                            "backward(loss, true) to keep every node's own gradient");
   Tensor& view = mem_->gradient_views[i];
   view = Tensor(n.value.d, p.g.v, p.device, DeviceMempool::PS);
   return view;

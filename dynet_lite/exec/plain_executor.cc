@@ -125,9 +125,7 @@ class PlainBackward {
       : m_(m), device_(m, rng), ops_(op_rows()), full_(full), options_(options), tape_(tape) {}
 
   void run(VariableIndex last) {
-    if (Device* one = single_device(last)) {
-      allocate_block(last, one);
-    }
+    if (Device* one = single_device(last)) allocate_block(last, one);
     if (lazy_) m_.unwritten.assign(last + 1, 0);
     if (tape_) {
       tape_->backward_from = last;
