@@ -96,11 +96,10 @@ BOOST_AUTO_TEST_CASE(model_shapes) {
   for (const auto& s : shapes) check_shape(s[0], s[1], s[2], gen);
 }
 
-BOOST_AUTO_TEST_CASE(x_columns_copied_in_groups_up_to_their_depth) {
+BOOST_AUTO_TEST_CASE(deep_products_without_packing) {
   std::mt19937 gen(13);
-  // y = W x without packing copies x's columns a group at a time up to a depth
-  // of 512 and reads them where they lie beyond it: both sides of the cut, with
-  // weights small enough for the no-pack tiles and every column remainder.
+  // Depths of several hundred with weights small enough for the no-pack tiles
+  // (and for gemm_nt, deep enough for its slices), every column remainder.
   for (size_t k : {511, 512, 513, 700})
     for (size_t m : {23, 40})
       for (size_t n : {2, 6, 7, 13}) check_shape(m, k, n, gen);

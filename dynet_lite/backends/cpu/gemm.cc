@@ -194,32 +194,20 @@ void row_tiles_upto(size_t cols, const float* a, size_t lda, size_t m, size_t T,
 
 // y (m x n, ldy m) (+)= a (m x T, lda m) * B (T x n).  Row panels of about 256 KB of
 // `a` keep it in the L2 cache while every block of columns passes over it.
-// The deepest B whose column groups nopack_product copies (on the stack).
-constexpr size_t kGroupDepth = 512;
+// Not inlined into its callers: there, the loop of a tile would share the
+// registers with the caller's and keep B's column offsets on the stack.
 template <bool kAccumulate>
-void nopack_product(const float* a, size_t m, size_t T, Scalars b, size_t n, float* y) {
+__attribute__((noinline)) void nopack_product(const float* a, size_t m, size_t T, Scalars b, size_t n, float* y) {
   constexpr size_t kTileRows = kRows * kLanes;
   const size_t panel = std::max(kTileRows, (size_t(65536) / std::max<size_t>(T, 1)) / kTileRows * kTileRows);
-  // The columns of B = x (y = W x) lie T floats apart: a tile would read a step's
-  // kCols scalars through an index register each, more registers than are left,
-  // so that the compiled loop reloads them from the stack at every step.  Each
-  // group of kCols columns is first copied step by step, its scalars side by side.
-  alignas(64) float group[kCols * kGroupDepth];
-  const bool regroup = b.step == 1 && b.col != 1 && T <= kGroupDepth;
-  auto columns = [&](size_t j, size_t cols) {
-    if (!regroup) return Scalars{b.s + j * b.col, b.step, b.col};
-    for (size_t c = 0; c < cols; ++c) {
-      const float* src = b.s + (j + c) * b.col;
-      for (size_t t = 0; t < T; ++t) group[t * cols + c] = src[t];
-    }
-    return Scalars{group, cols, 1};
-  };
   for (size_t i0 = 0; i0 < m; i0 += panel) {
     const size_t rows = std::min(panel, m - i0);
     size_t j = 0;
     for (; j + kCols <= n; j += kCols)
-      row_tiles<kCols, kAccumulate>(a + i0, m, rows, T, columns(j, kCols), y + j * m + i0, m);
-    if (j < n) row_tiles_upto<kCols - 1, kAccumulate>(n - j, a + i0, m, rows, T, columns(j, n - j), y + j * m + i0, m);
+      row_tiles<kCols, kAccumulate>(a + i0, m, rows, T, Scalars{b.s + j * b.col, b.step, b.col}, y + j * m + i0, m);
+    if (j < n)
+      row_tiles_upto<kCols - 1, kAccumulate>(n - j, a + i0, m, rows, T, Scalars{b.s + j * b.col, b.step, b.col},
+                                                y + j * m + i0, m);
   }
 }
 
