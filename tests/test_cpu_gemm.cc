@@ -98,8 +98,8 @@ BOOST_AUTO_TEST_CASE(model_shapes) {
 
 BOOST_AUTO_TEST_CASE(deep_products_without_packing) {
   std::mt19937 gen(13);
-  // Depths of several hundred with weights small enough for the no-pack tiles
-  // (and for gemm_nt, deep enough for its slices), every column remainder.
+  // y = W x with depths of 511 to 700 and weights small enough for the no-pack
+  // tiles, with every column remainder (gemm_tn and gemm_nt get the same shapes).
   for (size_t k : {511, 512, 513, 700})
     for (size_t m : {23, 40})
       for (size_t n : {2, 6, 7, 13}) check_shape(m, k, n, gen);
