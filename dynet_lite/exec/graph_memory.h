@@ -106,7 +106,7 @@ struct GraphMemory {
   void end_backward_node(DeviceArenas& da) {
     if (da.kept.used_bytes() == 0) return;
     if (!weight_grads.empty()) {
-      if (da.kept.used_bytes() < kKeptBytes) return;
+      if (!end_backward_node_flushes(da)) return;
       weight_grads.flush_all(da.scratch);
     }
     da.kept.rewind(Arena::Mark{});

@@ -138,11 +138,12 @@ class PlainBackward {
     m_.marks[last] = GradientMark::Flows;
     give_gradient(target, last);
     target.value.device->fill(target.grad, 1.f, target.value.d.size());
-    if (lazy_) m_.unwritten[last] = 0;
-    if (lazy_)
+    if (lazy_) {
+      m_.unwritten[last] = 0;
       run_nodes<true>(last);
-    else
+    } else {
       run_nodes<false>(last);
+    }
     // Nodes are flushed as they are reached; this is only a safety net.
     if (!m_.weight_grads.empty()) {
       zero_deferred();
