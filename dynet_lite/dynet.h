@@ -135,6 +135,7 @@ class ComputationGraph {
   void run_forward(VariableIndex last);
   void note_first_forward();
   const Tensor& parameter_node_gradient(VariableIndex i, const Node& n);
+  void remake_gradient(VariableIndex i, Node& n);
 
   const OpInfo* ops_;  // the op table's rows
   std::unique_ptr<GraphMemory> mem_;

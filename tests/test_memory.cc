@@ -382,6 +382,60 @@ BOOST_AUTO_TEST_CASE(backward_memory_of_a_long_recurrence_is_taken_back) {
   for (size_t i = 0; i < plain.dwh.size(); ++i) BOOST_REQUIRE_SMALL(plain.dwh[i] - batched.dwh[i], 1e-4f * float(norm));
 }
 
+// An output layer over many columns read only by pickneglogsoftmax keeps no
+// gradient of its scores: plain backward remakes it from the loss a block of
+// columns at a time for the layer's backward, and get_gradient remakes it
+// whole.  Every gradient is that of a pass that keeps every node's own (full),
+// and the peak is lower by more than half the scores.  A second reader of the
+// scores keeps theirs stored.
+BOOST_AUTO_TEST_CASE(loss_scores_gradient_made_on_demand) {
+  // Scores of 4096 x 1536 floats (24 MB): three blocks of 512 columns.
+  const unsigned vocab = 4096, hid = 16, cols = 1536;
+  dl::ParameterCollection m;
+  dl::Parameter w = m.add_parameters({vocab, hid}), b = m.add_parameters({vocab}), p = m.add_parameters({hid, hid});
+  std::vector<float> xs(size_t(hid) * cols);
+  for (size_t i = 0; i < xs.size(); ++i) xs[i] = 0.05f * static_cast<float>(i % 17) - 0.4f;
+  std::vector<unsigned> targets(cols);
+  for (unsigned c = 0; c < cols; ++c) targets[c] = (c * 2654435761u) % vocab;
+  struct Run {
+    size_t peak = 0;
+    std::vector<std::vector<float>> grads;  // w, b, p, the scores' (twice), W, B and h nodes'
+  };
+  auto run = [&](bool full, bool second_reader) {
+    Run r;
+    m.reset_gradient();
+    std::thread t([&] {  // new arenas: their peak is this graph's
+      ComputationGraph cg;
+      Expression W = dl::parameter(cg, w), B = dl::parameter(cg, b), P = dl::parameter(cg, p);
+      Expression h = dl::tanh(P * dl::input(cg, Dim({hid}, cols), xs));
+      Expression scores = dl::affine_transform({B, W, h});
+      Expression loss = dl::sum_batches(dl::pickneglogsoftmax(scores, targets));
+      if (second_reader) loss = loss + dl::sum_batches(dl::sum_elems(dl::square(scores))) * 0.01f;
+      cg.forward(loss);
+      cg.backward(loss, full);
+      r.peak = cg.arena_peak_bytes();
+      for (dl::Parameter q : {w, b, p}) r.grads.push_back(dl::as_vector(q.get_storage().g));
+      r.grads.push_back(dl::as_vector(scores.gradient()));
+      r.grads.push_back(dl::as_vector(scores.gradient()));  // asked again
+      for (const Expression& e : {W, B, h}) r.grads.push_back(dl::as_vector(e.gradient()));
+    });
+    t.join();
+    return r;
+  };
+  const size_t scores_bytes = size_t(vocab) * cols * sizeof(float);
+  const Run kept = run(true, false), made = run(false, false);
+  BOOST_TEST_MESSAGE("peak " << made.peak << " (on demand), " << kept.peak << " (full) bytes; scores "
+                             << scores_bytes);
+  BOOST_CHECK_GT(kept.peak, made.peak + scores_bytes / 2);
+  for (size_t i = 0; i < kept.grads.size(); ++i) test::check_close(made.grads[i], kept.grads[i], 1e-5);
+  double norm = 0;
+  for (float v : made.grads[3]) norm = std::max(norm, std::abs(double(v)));
+  BOOST_CHECK_GT(norm, 0.0);
+  const Run kept2 = run(true, true), stored2 = run(false, true);
+  BOOST_CHECK_GT(stored2.peak, made.peak + scores_bytes / 2);
+  for (size_t i = 0; i < kept2.grads.size(); ++i) test::check_close(stored2.grads[i], kept2.grads[i], 1e-5);
+}
+
 // Plain backward sizes its gradient block from a running count of the nodes'
 // values: it must shrink with a revert and cover a pass from an inner node.
 BOOST_AUTO_TEST_CASE(gradients_after_a_revert_and_from_an_inner_node) {

@@ -62,6 +62,14 @@ enum class Purity : uint8_t { Impure, Pure };
 /// backends/cuda; in a CUDA build the table checks that it matches this.
 enum class Devices : uint8_t { Cpu, CpuAndCuda };
 
+/// A loss that can remake its argument's gradient from what forward kept (the
+/// scores of pickneglogsoftmax): writes d loss / d x for batch elements
+/// [b0, b1) of x into `dx` (x's rows times b1 - b0 columns, contiguous, need not
+/// be initialised), given the loss node's own gradient `dy`.  Plain backward
+/// uses it to leave a large argument's gradient unstored (GradientMark::OnDemand).
+using InputGradientFn = void (*)(const Tensor& x, const Node& node, const float* dy, unsigned b0, unsigned b1,
+                                 float* dx);
+
 /// Custom batching: fills the virtual node's parameters from the members' (e.g.
 /// concatenates their indices into graph memory).  Returns false when these
 /// members cannot run together after all.
@@ -107,6 +115,9 @@ struct OpInfo {
   /// A leaf whose value is a dense parameter's memory: that parameter (whose own
   /// gradient plain backward may write straight into while it is zero), or null.
   ParameterStorage* (*dense_parameter)(const Node& node) = nullptr;
+  /// Optional, for ops of one argument whose gradient that argument alone
+  /// receives: see InputGradientFn.
+  InputGradientFn input_gradient = nullptr;
 };
 
 /// The row of `op`.  The table is filled on first use.

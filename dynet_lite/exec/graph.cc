@@ -190,6 +190,7 @@ VariableIndex ComputationGraph::add_node(OpKind op, const Expression* args, unsi
   num_nodes_ = idx + 1;
   mem_->padded_value_floats += padded_gradient_floats(n.value.d.size());
   mem_->padded_value_nodes = num_nodes_;
+  if (info.input_gradient) mem_->loss_nodes.push_back(idx);
   if (immediate_compute_) run_forward(idx);
   return idx;
 }
@@ -245,6 +246,7 @@ const Tensor& ComputationGraph::get_gradient(VariableIndex i) {
                                             "set_cse(0) or --dynet-cse 0 to read their gradients one by one");
   if (i < mem_->marks.size() && mem_->marks[i] == GradientMark::InParameter)
     return parameter_node_gradient(i, n);
+  if (i < mem_->marks.size() && mem_->marks[i] == GradientMark::OnDemand && !n.grad) remake_gradient(i, n);
   if (!executor_->find_gradient(i, n)) {
     // No gradient flowed here: the loss does not depend on this node, or it is
     // a loss that depends on no parameter, whose gradient is still
@@ -275,6 +277,18 @@ const Tensor& ComputationGraph::parameter_node_gradient(VariableIndex i, const N
   Tensor& view = mem_->gradient_views[i];
   view = Tensor(n.value.d, p.g.v, p.device, DeviceMempool::PS);
   return view;
+}
+
+// Plain backward left node i's gradient unstored (GradientMark::OnDemand): its
+// loss remakes it, once, in the pass's gradient memory.
+void ComputationGraph::remake_gradient(VariableIndex i, Node& n) {
+  for (const auto& od : mem_->on_demand_gradients) {
+    if (od.node != i) continue;
+    const Node& loss = node(od.loss);
+    n.grad = mem_->arenas(n.value.device).grads.allocate_floats(n.value.d.size());
+    ops_[static_cast<unsigned>(loss.op)].input_gradient(n.value, loss, loss.grad, 0, n.value.d.bd, n.grad);
+    return;
+  }
 }
 
 const Tensor& ComputationGraph::get_gradient(const Expression& e) {

@@ -69,6 +69,8 @@ void GraphMemory::reset() {
   }
   checkpoints.clear();
   gradient_views.clear();
+  loss_nodes.clear();
+  on_demand_gradients.clear();
   cse.reset();
   padded_value_floats = 0;
   padded_value_nodes = 0;

@@ -51,6 +51,11 @@ enum class GradientMark : unsigned char {
   /// A dense parameter's node whose gradient plain backward summed straight into
   /// the parameter's own (GraphMemory::parameter_gradients).
   InParameter,
+  /// A large argument of a loss that remakes its gradient on demand
+  /// (OpInfo::input_gradient): plain backward makes it a block of columns at a
+  /// time for the node's own backward, and stores it only when asked
+  /// (GraphMemory::on_demand_gradients).
+  OnDemand,
 };
 
 /// A node's gradient in plain backward's block: whole groups of 8 floats, so
@@ -91,6 +96,7 @@ struct GraphMemory {
     weight_grads.reset();
     transposes.reset(&device_arenas.front()->grads);
     parameter_gradients.clear();
+    on_demand_gradients.clear();
   }
   /// What backward offers the kernels of a device: on the CPU, the pass's
   /// transposed weights and the kept memory; elsewhere nothing.
@@ -137,6 +143,14 @@ struct GraphMemory {
     uint64_t writes;
   };
   std::vector<ParameterGradient> parameter_gradients;
+  /// Nodes of ops with an OpInfo::input_gradient, as added (some may have been
+  /// reverted since): the losses whose argument's gradient may be left unstored.
+  std::vector<VariableIndex> loss_nodes;
+  /// The nodes the last plain backward marked OnDemand, each with its loss.
+  struct OnDemandGradient {
+    VariableIndex node, loss;
+  };
+  std::vector<OnDemandGradient> on_demand_gradients;
   WeightGradSink weight_grads;       // backward: weight gradients left for later
   TransposedWeights transposes;      // backward: W^T of the CPU's products, for the pass
   SubexpressionTable cse;            // the nodes a new node may equal

@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <functional>
 #include <mutex>
 
 #include "dynet_lite/core/exec_context.h"
@@ -125,7 +126,10 @@ class PlainBackward {
       : m_(m), device_(m, rng), ops_(op_rows()), full_(full), options_(options), tape_(tape) {}
 
   void run(VariableIndex last) {
-    if (Device* one = single_device(last)) allocate_block(last, one);
+    if (Device* one = single_device(last)) {
+      if (one->type == DeviceType::CPU) find_on_demand(last);
+      allocate_block(last, one);
+    }
     if (lazy_) m_.unwritten.assign(last + 1, 0);
     if (tape_) {
       tape_->backward_from = last;
@@ -161,6 +165,214 @@ class PlainBackward {
     return d;
   }
 
+  /// A loss argument left unstored (find_on_demand), and the arguments of it
+  /// (bit k: argument k) that are dense parameters' nodes it alone reads: their
+  /// gradient may go straight into the parameter's.
+  struct OnDemand {
+    VariableIndex node, loss;
+    uint32_t sole_parameters;
+  };
+
+  /// Arguments of losses (OpInfo::input_gradient) worth leaving unstored: at
+  /// least two blocks of on_demand_columns() columns of gradient, read by
+  /// nothing else up to `last`, of an op that batches element-wise (batch
+  /// element b of its value depends on batch element b of the arguments that
+  /// have the value's batch, and on the others whole), so that its backward can
+  /// run on a block of columns at a time.  Not for a pass that keeps every
+  /// gradient (`full`), checks them, or records a tape.
+  void find_on_demand(VariableIndex last) {
+    if (m_.loss_nodes.empty() || full_ || tape_ || options_.check_validity) return;
+    VariableIndex first_reader = last + 1;
+    for (VariableIndex l : m_.loss_nodes) {
+      if (l > last || on_demand_.size() == kMaxOnDemand) continue;
+      const Node& loss = m_.node(l);  // a reverted slot may hold another op now
+      if (!ops_[static_cast<unsigned>(loss.op)].input_gradient || loss.num_args != 1 || !loss.variable) continue;
+      const VariableIndex x = loss.args[0];
+      if (!worth_on_demand(m_.node(x), loss)) continue;
+      bool seen = false;
+      for (const auto& od : on_demand_) seen |= od.node == x;
+      if (seen) continue;  // two losses read it
+      on_demand_.push_back({x, l, sole_parameter_candidates(m_.node(x))});
+      first_reader = std::min(first_reader, x + 1);
+    }
+    if (on_demand_.empty()) return;
+    // Drop those with a reader other than their loss, and the parameters' nodes
+    // read by another node.
+    for (const OnDemand& od : on_demand_) {
+      const Node& x = m_.node(od.node);
+      for (unsigned k = 0; k < x.num_args; ++k)
+        if (od.sole_parameters >> k & 1) first_reader = std::min(first_reader, x.args[k] + 1);
+    }
+    for (VariableIndex i = first_reader; i <= last; ++i) {
+      const Node& n = m_.node(i);
+      for (unsigned k = 0; k < n.num_args; ++k)
+        for (size_t c = 0; c < on_demand_.size();) {
+          OnDemand& od = on_demand_[c];
+          if (od.node == n.args[k] && od.loss != i) {
+            od = on_demand_.back();
+            on_demand_.pop_back();
+            continue;
+          }
+          if (od.sole_parameters && od.node != i) {
+            const Node& x = m_.node(od.node);
+            for (unsigned p = 0; p < x.num_args; ++p)
+              if (x.args[p] == n.args[k]) od.sole_parameters &= ~(uint32_t(1) << p);
+          }
+          ++c;
+        }
+      if (on_demand_.empty()) return;
+    }
+  }
+
+  /// The arguments of x (bits) that are dense parameters' nodes, each read once by x.
+  uint32_t sole_parameter_candidates(const Node& x) const {
+    uint32_t bits = 0;
+    for (unsigned k = 0; k < x.num_args && k < 32; ++k) {
+      unsigned uses = 0;
+      for (unsigned p = 0; p < x.num_args; ++p) uses += x.args[p] == x.args[k];
+      if (uses == 1 && sums_into_parameter(m_.node(x.args[k]))) bits |= uint32_t(1) << k;
+    }
+    return bits;
+  }
+
+  bool worth_on_demand(const Node& x, const Node& loss) const {
+    const OpInfo& info = ops_[static_cast<unsigned>(x.op)];
+    const Dim& d = x.value.d;
+    if (x.value.device->type != DeviceType::CPU || !x.variable || x.aux || info.leaf || info.blocks_gradient ||
+        info.batch != BatchKind::Elementwise || d.bd != loss.value.d.bd || d.bd < 2 * on_demand_columns(d))
+      return false;
+    for (unsigned k = 0; k < x.num_args; ++k) {
+      const unsigned bd = m_.node(x.args[k]).value.d.bd;
+      if (bd != 1 && bd != d.bd) return false;
+    }
+    return true;
+  }
+
+  /// The columns of a block of remade gradient: kOnDemandFloats of them, and
+  /// never so few that the weight-gradient products thin out.
+  static unsigned on_demand_columns(const Dim& d) {
+    const size_t col = std::max<size_t>(d.batch_size(), 1);
+    return static_cast<unsigned>(std::max<size_t>(WeightGradSink::kMaxColumns, kOnDemandFloats / col));
+  }
+  static constexpr size_t kOnDemandFloats = size_t(1) << 21;  // 8 MB
+  static constexpr size_t kMaxOnDemand = 16;
+
+  /// Marks the argument `a` of loss j OnDemand when find_on_demand chose it.
+  bool leave_on_demand(VariableIndex j, VariableIndex a, Node& an) {
+    for (const auto& od : on_demand_)
+      if (od.loss == j && od.node == a) {
+        m_.marks[a] = GradientMark::OnDemand;
+        an.grad = nullptr;
+        m_.on_demand_gradients.push_back({od.node, od.loss});
+        return true;
+      }
+    return false;
+  }
+
+  /// The memory backward_on_demand adds argument k's gradient into: the
+  /// parameter's own while that is zero and this node alone reads the
+  /// parameter's node (which is then marked InParameter, as reach_parameter
+  /// does), else the node's, zeroed.  The caller holds the parameter's lock.
+  float* on_demand_target(const OnDemand& od, unsigned k, VariableIndex a, Node& an) {
+    if (od.sole_parameters >> k & 1) {
+      ParameterStorage& p = *ops_[static_cast<unsigned>(an.op)].dense_parameter(an);
+      if (!p.nonzero_grad) {
+        p.nonzero_grad = true;
+        ++p.gradient_writes;
+        m_.marks[a] = GradientMark::InParameter;
+        m_.parameter_gradients.push_back({a, p.gradient_writes});
+        if (lazy_) m_.unwritten[a] = 0;
+        return p.g.v;
+      }
+    }
+    ensure_zero(a, an);
+    return an.grad;
+  }
+
+  /// Node j (marked OnDemand) passes on its gradient, remade by its loss a
+  /// block of columns at a time in scratch memory and never stored: its
+  /// kernel runs on each block, as on a node of that batch.  The arguments'
+  /// gradients are zeroed first and only added to (no weight-gradient term is
+  /// left for later: it would read the block after it is gone).
+  template <bool kLazy>
+  void backward_on_demand(VariableIndex j, Node& n, const OpInfo& info) {
+    const OnDemand* od = nullptr;
+    for (const auto& c : on_demand_)
+      if (c.node == j) od = &c;
+    const Node& loss = m_.node(od->loss);
+    const InputGradientFn remake = ops_[static_cast<unsigned>(loss.op)].input_gradient;
+    Device* dev = n.value.device;
+    device_.use(dev, true);
+    active_.clear();
+    for (unsigned k = 0; k < n.num_args; ++k) {
+      const VariableIndex a = n.args[k];
+      Node& an = m_.node(a);
+      if (!an.variable) continue;
+      if (m_.marks[a] == GradientMark::None) {
+        m_.marks[a] = GradientMark::Flows;
+        give_gradient(an, a);
+      }
+      active_.push_back(k);
+    }
+    if (active_.empty()) return;
+    if (kLazy && !deferred_unwritten_.empty() && m_.end_backward_node_flushes(device_.arenas())) zero_deferred();
+    m_.end_backward_node(device_.arenas());
+    ExecContext& ctx = device_.ctx();
+    ctx.begin_node();
+    ctx.set_weight_grads(nullptr);
+    // The parameters this node may add into directly stay locked until it is
+    // done (in address order, so that two threads never wait on each other).
+    std::vector<std::unique_lock<std::mutex>> locks;
+    if (od->sole_parameters) {
+      std::vector<std::mutex*> mutexes;
+      for (unsigned k = 0; k < n.num_args; ++k)
+        if (od->sole_parameters >> k & 1)
+          mutexes.push_back(&ops_[static_cast<unsigned>(m_.node(n.args[k]).op)].dense_parameter(m_.node(n.args[k]))->mutex);
+      std::sort(mutexes.begin(), mutexes.end(), std::less<std::mutex*>());
+      for (std::mutex* mu : mutexes) locks.emplace_back(*mu);
+    }
+    targets_.clear();
+    for (unsigned k : active_) targets_.push_back(on_demand_target(*od, k, n.args[k], m_.node(n.args[k])));
+    BackwardFn b = backward_kernel(info, dev);
+    const Tensor* const* xs = gather_args(m_, n, small_);
+    const unsigned B = n.value.d.bd, step = on_demand_columns(n.value.d);
+    const size_t col = n.value.d.batch_size();
+    Arena& scratch = device_.arenas().scratch;
+    const Arena::Mark outer = scratch.mark();
+    float* dy_block = scratch.allocate_floats(col * step);
+    part_args_.resize(n.num_args);
+    part_xs_.resize(n.num_args);
+    for (unsigned b0 = 0; b0 < B; b0 += step) {
+      const unsigned c = std::min(step, B - b0);
+      remake(n.value, loss, loss.grad, b0, b0 + c, dy_block);
+      Node part = n;
+      part.value.d.bd = c;
+      part.value.v = n.value.v + size_t(b0) * col;
+      const Tensor dy(part.value.d, dy_block, dev, DeviceMempool::DEDFS);
+      for (unsigned p = 0; p < n.num_args; ++p) {
+        part_args_[p] = *xs[p];
+        if (xs[p]->d.bd == B) {
+          part_args_[p].d.bd = c;
+          part_args_[p].v += size_t(b0) * xs[p]->d.batch_size();
+        }
+        part_xs_[p] = &part_args_[p];
+      }
+      for (size_t t = 0; t < active_.size(); ++t) {
+        const unsigned k = active_[t];
+        const Node& an = m_.node(n.args[k]);
+        Tensor dx(an.value.d, targets_[t], dev, DeviceMempool::DEDFS);
+        if (an.value.d.bd == B) {
+          dx.d.bd = c;
+          dx.v += size_t(b0) * an.value.d.batch_size();
+        }
+        const Arena::Mark inner = scratch.mark();
+        b(part_xs_.data(), n.num_args, part, dy, k, dx, ctx);
+        scratch.rewind(inner);
+      }
+    }
+    scratch.rewind(outer);
+  }
+
   /// One zeroed block on `dev` for the gradients of every node up to `last`, padded.
   void allocate_block(VariableIndex last, Device* dev) {
     size_t bound = 0;
@@ -168,6 +380,7 @@ class PlainBackward {
       bound = m_.padded_value_floats;
     else
       for (VariableIndex j = 0; j <= last; ++j) bound += padded_gradient_floats(m_.node(j).value.d.size());
+    for (const auto& od : on_demand_) bound -= padded_gradient_floats(m_.node(od.node).value.d.size());
     DeviceArenas& da = m_.arenas(dev);
     block_ = da.grads.allocate_floats(bound);
     block_floats_ = bound;
@@ -281,6 +494,10 @@ class PlainBackward {
   void backward_node(VariableIndex j) {
     Node& n = m_.node(j);
     const OpInfo& info = ops_[static_cast<unsigned>(n.op)];
+    if (m_.marks[j] >= GradientMark::InParameter) {  // done already, or remade here
+      if (m_.marks[j] == GradientMark::OnDemand) backward_on_demand<kLazy>(j, n, info);
+      return;
+    }
     if (kLazy && m_.unwritten[j]) {
       if (sums_into_parameter(n)) {
         reach_parameter(m_, j, n, info, m_.arenas(n.value.device).scratch);
@@ -316,6 +533,7 @@ class PlainBackward {
       const VariableIndex a = n.args[k];
       Node& an = m_.node(a);
       if (!full_ && !an.variable) continue;
+      if (!on_demand_.empty() && info.input_gradient && leave_on_demand(j, a, an)) continue;
       if (m_.marks[a] == GradientMark::None) {
         m_.marks[a] = GradientMark::Flows;
         give_gradient(an, a);
@@ -383,6 +601,12 @@ class PlainBackward {
   float* zeroed_end_ = nullptr;  // zero_ahead() has zeroed the block up to here
   /// Unwritten parameters' gradients that terms left for later will be summed into.
   std::vector<VariableIndex> deferred_unwritten_;
+  std::vector<OnDemand> on_demand_;  // this pass's (find_on_demand)
+  // backward_on_demand's arguments that get a gradient, and a block's tensors.
+  std::vector<unsigned> active_;
+  std::vector<float*> targets_;
+  std::vector<Tensor> part_args_;
+  std::vector<const Tensor*> part_xs_;
   const Tensor* small_[8];
 };
 

@@ -315,7 +315,23 @@ void pnls_forward(const Tensor* const* xs, unsigned, Node& n, ExecContext& ctx) 
     n.value.v[b] = logz[b] - xb[idx[p.count == 1 ? 0 : b]];
   }
 }
-// dx_b += (softmax(x_b) - e_{v_b}) dy_b, softmax(x_b)_i = exp(x_bi - logz_b)
+// dx_b = (softmax(x_b) - e_{v_b}) dy_b, softmax(x_b)_i = exp(x_bi - logz_b), for
+// batch elements [b0, b1) into a buffer of their own (also the scores' gradient
+// remade on demand: InputGradientFn).
+void pnls_input_gradient(const Tensor& x, const Node& n, const float* dy, unsigned b0, unsigned b1, float* dx) {
+  const PnlsParams& p = n.p<PnlsParams>();
+  const PnlsKept& kept = *static_cast<const PnlsKept*>(n.aux);
+  const unsigned rows = x.d.rows();
+  for (unsigned b = b0; b < b1; ++b) {
+    Eigen::Map<const Eigen::ArrayXf> xb(x.batch_ptr(b), rows);
+    Eigen::Map<Eigen::ArrayXf> db(dx + size_t(b - b0) * rows, rows);
+    const float g = dy[b];
+    db = (xb - kept.logz[b]).exp() * g;
+    db[kept.idx[p.count == 1 ? 0 : b]] -= g;
+  }
+}
+
+// The same, added to dx (or assigned, when asked to and x has the loss's batch).
 void pnls_backward(const Tensor* const* xs, unsigned, const Node& n, const Tensor& dy, unsigned, Tensor& dx,
                    ExecContext& ctx) {
   const Tensor& x = *xs[0];
@@ -326,16 +342,16 @@ void pnls_backward(const Tensor* const* xs, unsigned, const Node& n, const Tenso
   const unsigned bd = n.value.d.bd;
   const unsigned rows = x.d.rows();
   // Asked to assign dx (ExecContext::assign_dx): written, unless x's batch of 1 sums.
-  const bool assign = ctx.assign_dx() && dx.d.bd == bd;
-  if (!assign) ctx.zero_if_assigned(dx.v, dx.d.size());
+  if (ctx.assign_dx() && dx.d.bd == bd) {
+    pnls_input_gradient(x, n, dy.v, 0, bd, dx.v);
+    return;
+  }
+  ctx.zero_if_assigned(dx.v, dx.d.size());
   for (unsigned b = 0; b < bd; ++b) {
     Eigen::Map<const Eigen::ArrayXf> xb(x.batch_ptr(b), rows);
     Eigen::Map<Eigen::ArrayXf> db(dx.batch_ptr(b), rows);
-    const float g = dy.v[b], lz = logz[b];
-    if (assign)
-      db = (xb - lz).exp() * g;
-    else
-      db += (xb - lz).exp() * g;
+    const float g = dy.v[b];
+    db += (xb - logz[b]).exp() * g;
     db[idx[p.count == 1 ? 0 : b]] -= g;
   }
 }
@@ -361,6 +377,7 @@ void register_softmax_ops(OpTable& t) {
                        pnls_backward, BatchKind::Custom, Purity::Impure, Devices::CpuAndCuda);
   p.assigns_gradient = true;
   p.batch_combine = pnls_batch_combine;
+  p.input_gradient = pnls_input_gradient;
 }
 
 Expression softmax(const Expression& x, unsigned d) {
