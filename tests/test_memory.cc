@@ -431,6 +431,25 @@ BOOST_AUTO_TEST_CASE(loss_scores_gradient_made_on_demand) {
   double norm = 0;
   for (float v : made.grads[3]) norm = std::max(norm, std::abs(double(v)));
   BOOST_CHECK_GT(norm, 0.0);
+  // Two graphs on two threads at once: one of them adds straight into the
+  // parameters' gradients, the other through its nodes; together, twice one's.
+  m.reset_gradient();
+  auto graph = [&] {
+    ComputationGraph cg;
+    Expression W = dl::parameter(cg, w), B = dl::parameter(cg, b), P = dl::parameter(cg, p);
+    Expression h = dl::tanh(P * dl::input(cg, Dim({hid}, cols), xs));
+    Expression loss = dl::sum_batches(dl::pickneglogsoftmax(dl::affine_transform({B, W, h}), targets));
+    cg.forward(loss);
+    cg.backward(loss);
+  };
+  std::thread t1(graph), t2(graph);
+  t1.join();
+  t2.join();
+  for (size_t i = 0; i < 3; ++i) {
+    std::vector<float> twice = made.grads[i];
+    for (float& v : twice) v *= 2.f;
+    test::check_close(dl::as_vector(std::vector<dl::Parameter>{w, b, p}[i].get_storage().g), twice, 1e-5);
+  }
   const Run kept2 = run(true, true), stored2 = run(false, true);
   BOOST_TEST_MESSAGE("with a second reader: peak " << stored2.peak << ", " << kept2.peak << " (full) bytes");
   BOOST_CHECK_GT(stored2.peak, made.peak + scores_bytes / 2);
