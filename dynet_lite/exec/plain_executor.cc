@@ -322,15 +322,23 @@ class PlainBackward {
     ctx.set_weight_grads(nullptr);
     // The parameters this node may add into directly stay locked until it is
     // done (in address order, so that two threads never wait on each other).
-    std::vector<std::unique_lock<std::mutex>> locks;
-    if (od->sole_parameters) {
-      std::vector<std::mutex*> mutexes;
-      for (unsigned k = 0; k < n.num_args; ++k)
-        if (od->sole_parameters >> k & 1)
-          mutexes.push_back(&ops_[static_cast<unsigned>(m_.node(n.args[k]).op)].dense_parameter(m_.node(n.args[k]))->mutex);
-      std::sort(mutexes.begin(), mutexes.end(), std::less<std::mutex*>());
-      for (std::mutex* mu : mutexes) locks.emplace_back(*mu);
-    }
+    // Nothing here allocates from the C heap (the vectors are members): the
+    // library products below allocate and free large buffers, after which
+    // glibc serves blocks of up to their size from its heap, and one block
+    // left there would keep the freed memory under it resident.
+    mutexes_.clear();
+    for (unsigned k = 0; k < n.num_args; ++k)
+      if (od->sole_parameters >> k & 1)
+        mutexes_.push_back(&ops_[static_cast<unsigned>(m_.node(n.args[k]).op)].dense_parameter(m_.node(n.args[k]))->mutex);
+    std::sort(mutexes_.begin(), mutexes_.end(), std::less<std::mutex*>());
+    struct Held {
+      std::vector<std::mutex*>& mutexes;
+      size_t locked = 0;
+      ~Held() {
+        while (locked > 0) mutexes[--locked]->unlock();
+      }
+    } held{mutexes_};
+    for (; held.locked < mutexes_.size(); ++held.locked) mutexes_[held.locked]->lock();
     targets_.clear();
     for (unsigned k : active_) targets_.push_back(on_demand_target(*od, k, n.args[k], m_.node(n.args[k])));
     BackwardFn b = backward_kernel(info, dev);
@@ -605,6 +613,7 @@ class PlainBackward {
   // backward_on_demand's arguments that get a gradient, and a block's tensors.
   std::vector<unsigned> active_;
   std::vector<float*> targets_;
+  std::vector<std::mutex*> mutexes_;  // held while it runs
   std::vector<Tensor> part_args_;
   std::vector<const Tensor*> part_xs_;
   const Tensor* small_[8];
