@@ -456,6 +456,66 @@ BOOST_AUTO_TEST_CASE(loss_scores_gradient_made_on_demand) {
   for (size_t i = 0; i < kept2.grads.size(); ++i) test::check_close(stored2.grads[i], kept2.grads[i], 1e-5);
 }
 
+// The same with automatic batching: a loss and an output layer per column, as
+// a minibatch of sentences built one by one, batched into one group each.  The
+// scores' group keeps no gradient; every gradient is that of a full pass.
+// A group of one block (24 columns here) remakes it whole in backward's kept
+// memory, so that the weight's thin term may wait to be summed with others.
+// Columns past 1200 repeat earlier ones (the same word looked up): merging
+// makes one node of their scores, which two losses read.
+BOOST_AUTO_TEST_CASE(batched_loss_scores_gradient_made_on_demand) {
+  for (const unsigned cols : {1536u, 24u}) {
+  const unsigned vocab = 4096, hid = 16;
+  dl::ParameterCollection m;
+  dl::Parameter w = m.add_parameters({vocab, hid}), b = m.add_parameters({vocab}), p = m.add_parameters({hid, hid});
+  dl::LookupParameter words = m.add_lookup_parameters(1200, {hid});
+  struct Run {
+    size_t peak = 0;
+    std::vector<std::vector<float>> grads;  // w, b, p, then two columns' scores and h
+  };
+  auto run = [&](bool full, bool second_reader) {
+    Run r;
+    m.reset_gradient();
+    std::thread t([&] {
+      ComputationGraph cg;
+      cg.set_autobatch(1);
+      Expression W = dl::parameter(cg, w), B = dl::parameter(cg, b), P = dl::parameter(cg, p);
+      std::vector<Expression> losses, scores, hs;
+      for (unsigned c = 0; c < cols; ++c) {
+        hs.push_back(dl::tanh(P * dl::lookup(cg, words, c < 1200 ? c : c - 1200)));
+        scores.push_back(dl::affine_transform({B, W, hs.back()}));
+        losses.push_back(dl::pickneglogsoftmax(scores.back(), (c * 2654435761u) % vocab));
+      }
+      if (second_reader) losses.push_back(dl::sum_elems(dl::square(scores[7])) * 0.01f);
+      Expression loss = dl::sum(losses);
+      cg.forward(loss);
+      cg.backward(loss, full);
+      r.peak = cg.arena_peak_bytes();
+      for (dl::Parameter q : {w, b, p}) r.grads.push_back(dl::as_vector(q.get_storage().g));
+      for (unsigned c : {0u, 7u, cols - 1}) {
+        if (c >= 1200 || (c < 336 && cols > 1200)) continue;  // merged: get_gradient throws
+        r.grads.push_back(dl::as_vector(scores[c].gradient()));
+        r.grads.push_back(dl::as_vector(hs[c].gradient()));
+      }
+    });
+    t.join();
+    return r;
+  };
+  const size_t scores_bytes = size_t(vocab) * std::min(cols, 1200u) * sizeof(float);  // merged
+  const Run kept = run(true, false), made = run(false, false);
+  BOOST_TEST_MESSAGE("batched: peak " << made.peak << " (on demand), " << kept.peak << " (full) bytes; scores "
+                                      << scores_bytes);
+  for (size_t i = 0; i < kept.grads.size(); ++i) test::check_close(made.grads[i], kept.grads[i], 1e-5);
+  if (cols < 1536) continue;
+  BOOST_CHECK_GT(kept.peak, made.peak + scores_bytes / 2);
+  // A second reader of one column keeps the group's gradient stored.
+  const Run kept2 = run(true, true), stored2 = run(false, true);
+  BOOST_TEST_MESSAGE("batched, a second reader: peak " << stored2.peak << ", " << kept2.peak << " (full) bytes");
+  BOOST_CHECK_GT(stored2.peak, made.peak + scores_bytes / 2);
+  for (size_t i = 0; i < kept2.grads.size(); ++i) test::check_close(stored2.grads[i], kept2.grads[i], 1e-5);
+  }
+}
+
 // Plain backward sizes its gradient block from a running count of the nodes'
 // values: it must shrink with a revert and cover a pass from an inner node.
 BOOST_AUTO_TEST_CASE(gradients_after_a_revert_and_from_an_inner_node) {

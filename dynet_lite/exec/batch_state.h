@@ -135,6 +135,16 @@ struct BackwardScratch {
   /// whether the node's gradient is claimed by it and written yet.
   std::vector<uint32_t> fused_slot;
   uint32_t fused_stamp = 0;
+  /// Groups whose gradient is remade from their losses' (exec/batched_backward.cc).
+  struct OnDemandRead {
+    size_t group;
+    uint32_t member;
+    size_t record;  // in GraphMemory::on_demand_gradients
+  };
+  std::vector<size_t> on_demand;              // the groups left unstored
+  std::vector<unsigned char> on_demand_role;  // per group: 0, a loss group or a group left unstored
+  std::vector<uint32_t> member_pos;           // per node: 1 + its place in such a group, or 0
+  std::vector<OnDemandRead> on_demand_reads;  // the losses reading them, by group and member
 };
 
 /// Per-graph state of the batching pass (reused capacity across graphs).

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "dynet_lite/backends/cpu/gemm.h"
 #include "dynet_lite/core/float_mode.h"
 #include "dynet_lite/core/exec_context.h"
 
@@ -37,6 +38,7 @@ void Executor::backward(VariableIndex last, bool full, const RunOptions& options
     backward_batched(last, full, options);
   else
     backward_plain(last, full, options);
+  cpu::detail::release_library_heap();
 }
 
 bool Executor::find_gradient(VariableIndex i, Node& n) const {

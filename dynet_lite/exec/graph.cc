@@ -246,7 +246,7 @@ const Tensor& ComputationGraph::get_gradient(VariableIndex i) {
                                             "set_cse(0) or --dynet-cse 0 to read their gradients one by one");
   if (i < mem_->marks.size() && mem_->marks[i] == GradientMark::InParameter)
     return parameter_node_gradient(i, n);
-  if (i < mem_->marks.size() && mem_->marks[i] == GradientMark::OnDemand && !n.grad) remake_gradient(i, n);
+  if (i < mem_->marks.size() && mem_->marks[i] == GradientMark::OnDemand) remake_gradient(i, n);
   if (!executor_->find_gradient(i, n)) {
     // No gradient flowed here: the loss does not depend on this node, or it is
     // a loss that depends on no parameter, whose gradient is still
@@ -279,16 +279,30 @@ const Tensor& ComputationGraph::parameter_node_gradient(VariableIndex i, const N
   return view;
 }
 
-// Plain backward left node i's gradient unstored (GradientMark::OnDemand): its
-// loss remakes it, once, in the pass's gradient memory.
+// Backward left node i's gradient unstored (GradientMark::OnDemand): its losses
+// remake it, once, in the pass's gradient memory (the sum of their parts when
+// several losses read it).
 void ComputationGraph::remake_gradient(VariableIndex i, Node& n) {
-  for (const auto& od : mem_->on_demand_gradients) {
+  GraphMemory::OnDemandGradient* first = nullptr;
+  const size_t size = n.value.d.size();
+  Arena& grads = mem_->arenas(n.value.device).grads;
+  float* part = nullptr;
+  for (auto& od : mem_->on_demand_gradients) {
     if (od.node != i) continue;
-    const Node& loss = node(od.loss);
-    n.grad = mem_->arenas(n.value.device).grads.allocate_floats(n.value.d.size());
-    ops_[static_cast<unsigned>(loss.op)].input_gradient(n.value, loss, loss.grad, 0, n.value.d.bd, n.grad);
-    return;
+    if (!first) {
+      first = &od;
+      if (od.made) break;  // made before
+      od.made = grads.allocate_floats(size);
+      ops_[static_cast<unsigned>(od.loss->op)].input_gradient(od.x, *od.loss, od.dy, od.b0, od.b1, od.made);
+      continue;
+    }
+    if (!part) part = grads.allocate_floats(size);
+    ops_[static_cast<unsigned>(od.loss->op)].input_gradient(od.x, *od.loss, od.dy, od.b0, od.b1, part);
+    for (size_t e = 0; e < size; ++e) first->made[e] += part[e];
   }
+  if (!first) return;
+  n.grad = first->made;
+  if (mem_->has_batch_groups()) mem_->batch_state().node_gradients[i] = first->made;
 }
 
 const Tensor& ComputationGraph::get_gradient(const Expression& e) {

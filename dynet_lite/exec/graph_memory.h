@@ -63,6 +63,16 @@ enum class GradientMark : unsigned char {
 constexpr size_t kGradAlignFloats = 8;
 inline size_t padded_gradient_floats(size_t n) { return (n + kGradAlignFloats - 1) & ~(kGradAlignFloats - 1); }
 
+/// The batch elements of a block of gradient remade on demand
+/// (GradientMark::OnDemand) for a node of shape `d`: 8 MB of them, and never so
+/// few that the weight-gradient products thin out.  A node is left unstored
+/// only when it has two blocks or more.
+inline unsigned on_demand_columns(const Dim& d) {
+  constexpr size_t kBlockFloats = size_t(1) << 21;
+  const size_t col = std::max<size_t>(d.batch_size(), 1);
+  return static_cast<unsigned>(std::max<size_t>(WeightGradSink::kMaxColumns, kBlockFloats / col));
+}
+
 struct GraphMemory {
   static constexpr unsigned kChunkShift = 10;
   static constexpr unsigned kChunkNodes = 1u << kChunkShift;
@@ -146,9 +156,18 @@ struct GraphMemory {
   /// Nodes of ops with an OpInfo::input_gradient, as added (some may have been
   /// reverted since): the losses whose argument's gradient may be left unstored.
   std::vector<VariableIndex> loss_nodes;
-  /// The nodes the last plain backward marked OnDemand, each with its loss.
+  /// The nodes the last backward marked OnDemand, and how their loss remakes
+  /// their gradient (OpInfo::input_gradient): the loss's node (a batched
+  /// group's own), its argument as its kernel saw it, its gradient, and the
+  /// node's batch elements among the argument's.  `made`: where get_gradient
+  /// remade it, once.
   struct OnDemandGradient {
-    VariableIndex node, loss;
+    VariableIndex node;
+    const Node* loss;
+    Tensor x;
+    const float* dy;
+    unsigned b0, b1;
+    float* made;
   };
   std::vector<OnDemandGradient> on_demand_gradients;
   WeightGradSink weight_grads;       // backward: weight gradients left for later

@@ -174,7 +174,7 @@ class PlainBackward {
   };
 
   /// Arguments of losses (OpInfo::input_gradient) worth leaving unstored: at
-  /// least two blocks of on_demand_columns() columns of gradient, read by
+  /// least two blocks (on_demand_columns) of gradient, read by
   /// nothing else up to `last`, of an op that batches element-wise (batch
   /// element b of its value depends on batch element b of the arguments that
   /// have the value's batch, and on the others whole), so that its backward can
@@ -248,13 +248,6 @@ class PlainBackward {
     return true;
   }
 
-  /// The columns of a block of remade gradient: kOnDemandFloats of them, and
-  /// never so few that the weight-gradient products thin out.
-  static unsigned on_demand_columns(const Dim& d) {
-    const size_t col = std::max<size_t>(d.batch_size(), 1);
-    return static_cast<unsigned>(std::max<size_t>(WeightGradSink::kMaxColumns, kOnDemandFloats / col));
-  }
-  static constexpr size_t kOnDemandFloats = size_t(1) << 21;  // 8 MB
   static constexpr size_t kMaxOnDemand = 16;
 
   /// Marks the argument `a` of loss j OnDemand when find_on_demand chose it.
@@ -263,7 +256,8 @@ class PlainBackward {
       if (od.loss == j && od.node == a) {
         m_.marks[a] = GradientMark::OnDemand;
         an.grad = nullptr;
-        m_.on_demand_gradients.push_back({od.node, od.loss});
+        const Node& loss = m_.node(j);
+        m_.on_demand_gradients.push_back({a, &loss, an.value, loss.grad, 0, an.value.d.bd, nullptr});
         return true;
       }
     return false;

@@ -7,6 +7,9 @@
 // Where it cannot be loaded, the products stay with our own kernels.
 #include "dynet_lite/backends/cpu/gemm.h"
 
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
 #ifdef DYNET_LITE_HAVE_ONEDNN
 #include <dlfcn.h>
 #include <oneapi/dnnl/dnnl.h>
@@ -17,6 +20,18 @@
 namespace dynet_lite {
 namespace cpu {
 namespace detail {
+
+namespace {
+thread_local bool library_called = false;  // since release_library_heap()
+}  // namespace
+
+void release_library_heap() {
+  if (!library_called) return;
+  library_called = false;
+#if defined(__GLIBC__)
+  malloc_trim(0);
+#endif
+}
 
 #ifdef DYNET_LITE_HAVE_ONEDNN
 namespace {
@@ -63,6 +78,7 @@ bool library_gemm(bool ta, bool tb, size_t m, size_t n, size_t k, const float* a
                 static_cast<dnnl_dim_t>(k), 1.f, b, static_cast<dnnl_dim_t>(ldb), a, static_cast<dnnl_dim_t>(lda), beta,
                 c, static_cast<dnnl_dim_t>(ldc));
   lib.set_num_threads(caller_threads);
+  library_called = true;
   return status == dnnl_success;
 }
 #else
