@@ -153,11 +153,12 @@ void gemm_large(const float* w, const float* x, float* y, size_t m, size_t k, si
 /// models our kernels are as fast inside the models (bench/RESULTS.md).
 bool library_gemm(bool ta, bool tb, size_t m, size_t n, size_t k, const float* a, size_t lda, const float* b,
                   size_t ldb, float beta, float* c, size_t ldc);
-/// After library products on this thread (since the last call): gives the C
-/// library's free heap memory back to the system.  The library allocates and
-/// frees a buffer of megabytes in every call, which makes glibc serve later
-/// blocks of up to that size from its heap, where what they leave free when
-/// they go stays resident; a backward pass calls this at its end.
+/// After library products on this thread (since the last call), when 8 MB or
+/// more of the C library's heap lie free: gives them back to the system.  The
+/// library allocates and frees a buffer of megabytes in every call, which
+/// makes glibc serve later blocks of up to that size from its heap, where
+/// what they leave free when they go stays resident; a backward pass calls
+/// this at its end.
 void release_library_heap();
 
 void gemm_tn_large(const float* w, const float* dy, float* dx, size_t m, size_t k, size_t n);

@@ -28,8 +28,11 @@ thread_local bool library_called = false;  // since release_library_heap()
 void release_library_heap() {
   if (!library_called) return;
   library_called = false;
-#if defined(__GLIBC__)
-  malloc_trim(0);
+#if defined(__GLIBC__) && __GLIBC_PREREQ(2, 33)
+  // Only when megabytes lie free: trimming gives pages back that the next
+  // graph would otherwise reuse without a page fault.
+  constexpr size_t kFreeBytes = size_t(8) << 20;
+  if (mallinfo2().fordblks >= kFreeBytes) malloc_trim(0);
 #endif
 }
 
