@@ -150,7 +150,8 @@ class BatchedBackward : public FusedBackwardHost {
       for (size_t gi = 0; gi < ngroups; ++gi) {
         const BatchGroup& g = st_.groups[gi];
         const Node& n0 = m_.node(g.members[0]);
-        const bool loss = op_info(n0.op).input_gradient && n0.num_args == 1 && (g.k == 1 || g.stacked[0]);
+        const bool loss =
+            op_info(n0.op).input_gradient && n0.num_args == 1 && !g.fused && (g.k == 1 || g.stacked[0]);
         bool reads = false, all = true;
         for (unsigned j = 0; j < g.k; ++j)
           for (unsigned p = 0; p < n0.num_args; ++p) {
