@@ -125,7 +125,19 @@ class BatchedBackward : public FusedBackwardHost {
     if (full_ || options_.check_validity || m_.loss_nodes.empty()) return;
     const size_t ngroups = st_.groups.size();
     bk_.on_demand_role.assign(ngroups, 0);
+    // Candidates: the groups that losses read (a loss's own group is no candidate).
     for (size_t gi = 0; gi < ngroups; ++gi) {
+      const BatchGroup& g = st_.groups[gi];
+      const Node& n0 = m_.node(g.members[0]);
+      if (!op_info(n0.op).input_gradient || n0.num_args != 1) continue;
+      for (unsigned j = 0; j < g.k; ++j) {
+        const VariableIndex a = argument(g, j, 0);
+        if (m_.marks[a] != GradientMark::None) bk_.on_demand_role[bk_.group_of[a]] = kScoresGroup;
+      }
+    }
+    for (size_t gi = 0; gi < ngroups; ++gi) {
+      if (bk_.on_demand_role[gi] != kScoresGroup) continue;
+      bk_.on_demand_role[gi] = 0;
       const BatchGroup& S = st_.groups[gi];
       if (!bk_.group_needs_gradient[gi] || S.fused || (S.k > 1 && !S.arg_ids)) continue;
       const Node& v = *S.exec;
