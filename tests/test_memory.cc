@@ -605,6 +605,87 @@ BOOST_AUTO_TEST_CASE(parameter_gradients_summed_into_the_parameters) {
   pass(false, false, true);
 }
 
+// A large parameter's node that one product alone reads, with a product wide
+// enough not to be left for later: the product writes its gradient straight
+// into the parameter's, while that is zero, and the node's gradient reads the
+// parameter's.  A second reader, or a parameter gradient already written (a
+// second backward before the update): the node keeps its own.  Every way, and
+// with two graphs at once on two threads, the gradients are those of a pass
+// that keeps every node's own.
+BOOST_AUTO_TEST_CASE(large_parameter_gradient_written_into_the_parameter) {
+  const unsigned rows = 512, in = 160, cols = 256;  // W: 81,920 floats
+  dl::ParameterCollection m;
+  dl::Parameter w = m.add_parameters({rows, in}), b = m.add_parameters({rows});
+  dl::SimpleSGDTrainer trainer(m, 0.1f);
+  std::vector<float> xs(size_t(in) * cols);
+  for (size_t i = 0; i < xs.size(); ++i) xs[i] = 0.03f * static_cast<float>(i % 23) - 0.3f;
+  auto build = [&](ComputationGraph& cg, Expression& W, bool second_reader) {
+    W = dl::parameter(cg, w);
+    Expression x = dl::input(cg, Dim({in}, cols), xs);
+    Expression loss =
+        dl::sum_batches(dl::sum_elems(dl::square(dl::tanh(dl::affine_transform({dl::parameter(cg, b), W, x})))));
+    return second_reader ? loss + dl::sum_batches(dl::sum_elems(W * x)) * 0.5f : loss;
+  };
+  struct Pass {
+    std::vector<float> param, node;  // w's gradient; W's node's (of the last graph)
+    bool node_reads_parameter = false;
+  };
+  auto pass = [&](bool full, bool second_reader, bool twice) {
+    Pass r;
+    m.reset_gradient();
+    for (int k = 0; k < (twice ? 2 : 1); ++k) {
+      ComputationGraph cg;
+      Expression W;
+      Expression loss = build(cg, W, second_reader);
+      cg.forward(loss);
+      cg.backward(loss, full);
+      const dl::Tensor& g = W.gradient();
+      r.node = dl::as_vector(g);
+      r.node_reads_parameter = g.v == w.get_storage().g.v;
+    }
+    r.param = dl::as_vector(w.get_storage().g);
+    return r;
+  };
+  for (bool second_reader : {false, true})
+    for (bool twice : {false, true}) {
+      const Pass kept = pass(true, second_reader, twice), direct = pass(false, second_reader, twice);
+      BOOST_TEST_CONTEXT("second reader " << second_reader << ", two passes " << twice) {
+        test::check_close(direct.param, kept.param, 1e-5);
+        test::check_close(direct.node, kept.node, 1e-5);
+        BOOST_CHECK(!kept.node_reads_parameter);
+        BOOST_CHECK_EQUAL(direct.node_reads_parameter, !second_reader && !twice);
+      }
+    }
+  // Read after an update: the parameter's gradient is no longer the node's.
+  {
+    m.reset_gradient();
+    ComputationGraph cg;
+    Expression W;
+    Expression loss = build(cg, W, false);
+    cg.forward(loss);
+    cg.backward(loss);
+    trainer.update();
+    test::check_throws_with<std::runtime_error>([&] { (void)W.gradient(); },
+                                                {"get_gradient: node", "parameter", "changed since"});
+  }
+  // Two graphs at once: one writes into the parameter's gradient, the other adds to it.
+  const Pass one = pass(false, false, false);
+  m.reset_gradient();
+  auto graph = [&] {
+    ComputationGraph cg;
+    Expression W;
+    Expression loss = build(cg, W, false);
+    cg.forward(loss);
+    cg.backward(loss);
+  };
+  std::thread t1(graph), t2(graph);
+  t1.join();
+  t2.join();
+  std::vector<float> twice = one.param;
+  for (float& v : twice) v *= 2.f;
+  test::check_close(dl::as_vector(w.get_storage().g), twice, 1e-5);
+}
+
 BOOST_AUTO_TEST_CASE(checkpoint_and_revert) {
   dl::ParameterCollection m;
   dl::Parameter p = m.add_parameters({4});

@@ -63,7 +63,13 @@ void ComputationGraph::clear() {
 }
 
 void ComputationGraph::checkpoint() {
-  GraphMemory::Checkpoint c{num_nodes_, executor_->evaluated(), mem_->padded_value_floats, mem_->meta.mark(), {}, {}};
+  GraphMemory::Checkpoint c{num_nodes_,
+                            executor_->evaluated(),
+                            mem_->padded_value_floats,
+                            mem_->padded_parameter_floats,
+                            mem_->meta.mark(),
+                            {},
+                            {}};
   for (auto& a : mem_->device_arenas) {
     c.values.push_back(a->values.mark());
     c.gathers.push_back(a->gathers.mark());
@@ -79,6 +85,7 @@ void ComputationGraph::revert() {
   num_nodes_ = c.num_nodes;
   mem_->padded_value_floats = c.padded_value_floats;
   mem_->padded_value_nodes = c.num_nodes;
+  mem_->padded_parameter_floats = c.padded_parameter_floats;
   // The executor first: it reads the batch groups made after the checkpoint,
   // whose member lists are in the graph memory the rewind frees.
   executor_->revert(c.evaluated);
@@ -188,8 +195,10 @@ VariableIndex ComputationGraph::add_node(OpKind op, const Expression* args, unsi
     }
   }
   num_nodes_ = idx + 1;
-  mem_->padded_value_floats += padded_gradient_floats(n.value.d.size());
+  const size_t padded = padded_gradient_floats(n.value.d.size());
+  mem_->padded_value_floats += padded;
   mem_->padded_value_nodes = num_nodes_;
+  if (info.dense_parameter) mem_->padded_parameter_floats += padded;
   if (info.input_gradient) mem_->loss_nodes.push_back(idx);
   if (immediate_compute_) run_forward(idx);
   return idx;

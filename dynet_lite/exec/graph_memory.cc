@@ -74,6 +74,7 @@ void GraphMemory::reset() {
   cse.reset();
   padded_value_floats = 0;
   padded_value_nodes = 0;
+  padded_parameter_floats = 0;
 }
 
 size_t GraphMemory::capacity_bytes() const {

@@ -180,11 +180,16 @@ struct GraphMemory {
   /// for a pass from the last node, known without reading every node again.
   size_t padded_value_floats = 0;
   VariableIndex padded_value_nodes = 0;  // the nodes it covers
+  /// The part of padded_value_floats that dense parameters' nodes take (ops
+  /// with an OpInfo::dense_parameter): the block's bottom, from which plain
+  /// backward gives them their gradient.
+  size_t padded_parameter_floats = 0;
 
   struct Checkpoint {
     VariableIndex num_nodes;
     VariableIndex evaluated;
     size_t padded_value_floats;
+    size_t padded_parameter_floats;
     Arena::Mark meta;
     std::vector<Arena::Mark> values;
     std::vector<Arena::Mark> gathers;

@@ -126,6 +126,7 @@ class PlainBackward {
       : m_(m), device_(m, rng), ops_(op_rows()), full_(full), options_(options), tape_(tape) {}
 
   void run(VariableIndex last) {
+    last_ = last;
     if (Device* one = single_device(last)) {
       if (one->type == DeviceType::CPU) find_on_demand(last);
       allocate_block(last, one);
@@ -134,7 +135,7 @@ class PlainBackward {
     if (tape_) {
       tape_->backward_from = last;
       tape_->full = full_;
-      tape_->block = block_;
+      tape_->block = block_start_;
       tape_->block_floats = block_floats_;
       tape_->zeroes_slots = lazy_;
     }
@@ -377,26 +378,50 @@ class PlainBackward {
 
   /// One zeroed block on `dev` for the gradients of every node up to `last`, padded.
   void allocate_block(VariableIndex last, Device* dev) {
-    size_t bound = 0;
-    if (last + 1 == m_.padded_value_nodes)
+    size_t bound = 0, parameters = 0;
+    if (last + 1 == m_.padded_value_nodes) {
       bound = m_.padded_value_floats;
-    else
-      for (VariableIndex j = 0; j <= last; ++j) bound += padded_gradient_floats(m_.node(j).value.d.size());
+      parameters = m_.padded_parameter_floats;
+    } else {
+      for (VariableIndex j = 0; j <= last; ++j) {
+        const Node& n = m_.node(j);
+        const size_t padded = padded_gradient_floats(n.value.d.size());
+        bound += padded;
+        if (ops_[static_cast<unsigned>(n.op)].dense_parameter) parameters += padded;
+      }
+    }
     for (const auto& od : on_demand_) bound -= padded_gradient_floats(m_.node(od.node).value.d.size());
     DeviceArenas& da = m_.arenas(dev);
     block_ = da.grads.allocate_floats(bound);
     block_floats_ = bound;
+    block_start_ = block_;
     block_end_ = block_ + bound;
+    parameters_ = block_;
+    block_ += parameters;
     zeroed_end_ = block_;
     // Zeroing gradient by gradient pays where large ones (parameters' matrices)
     // make up much of the block; a graph of small nodes zeroes it at once.
     lazy_ = dev->type == DeviceType::CPU && !options_.check_validity && bound >= kLazyMeanFloats * (size_t(last) + 1);
-    if (!lazy_) da.device->fill(block_, 0.f, bound);
+    if (!lazy_) da.device->fill(block_start_, 0.f, bound);
   }
 
   void give_gradient(Node& n, VariableIndex i) {
     const size_t sz = n.value.d.size();
     float* g;
+    if (block_ && ops_[static_cast<unsigned>(n.op)].dense_parameter) {
+      // A parameter's node: its gradient mostly goes straight into the
+      // parameter's (reach_parameter, into_parameter), its own memory left
+      // unwritten.  These lie at the block's bottom, in the same places from
+      // graph to graph of one model, the others above them: pages that no
+      // pass writes stay out of the resident set.
+      n.grad = parameters_;
+      parameters_ += padded_gradient_floats(sz);
+      if (lazy_) {
+        m_.unwritten[i] = 1;
+        if (sz <= kEagerFloats) ensure_zero(i, n);
+      }
+      return;
+    }
     if (block_) {
       g = block_;
       const size_t padded = padded_gradient_floats(sz);
@@ -547,6 +572,11 @@ class PlainBackward {
         }
         ctx.begin_node();
       }
+      if (kLazy && m_.unwritten[a] && m_.marks[a] == GradientMark::Flows &&
+          into_parameter(j, n, info, b, xs, dy, k, a, an)) {
+        first_call = false;
+        continue;
+      }
       // An unwritten gradient is assigned by a kernel that can, else zeroed first.
       const bool assign = kLazy && m_.unwritten[a] && assign_or_zero(a, an, info);
       Arena::Mark scratch_mark = device_.arenas().scratch.mark();
@@ -580,6 +610,49 @@ class PlainBackward {
     }
   }
 
+  /// A dense parameter's node of kDirectFloats or more that node j alone reads,
+  /// its gradient not written yet, gets it from j's kernel straight into the
+  /// parameter's gradient while that is zero (nothing arrived since the last
+  /// update): its own memory is never written, and no pass adds it into the
+  /// parameter.  The node is then marked InParameter, as reach_parameter marks
+  /// one.  Returns false (nothing done) where this does not apply; a compiled
+  /// program's tape and check_validity keep every node's own gradient.
+  bool into_parameter(VariableIndex j, Node& n, const OpInfo& info, BackwardFn b, const Tensor* const* xs,
+                      const Tensor& dy, unsigned k, VariableIndex a, Node& an) {
+    if (tape_ || options_.check_validity || an.value.d.size() < kDirectFloats || !sums_into_parameter(an) ||
+        n.value.device->type != DeviceType::CPU || an.value.device->type != DeviceType::CPU || !sole_reader(j, a))
+      return false;
+    ParameterStorage& p = *ops_[static_cast<unsigned>(an.op)].dense_parameter(an);
+    std::lock_guard<std::mutex> lock(p.mutex);
+    if (p.nonzero_grad) return false;
+    ExecContext& ctx = device_.ctx();
+    const Arena::Mark scratch_mark = device_.arenas().scratch.mark();
+    Tensor dx(an.value.d, p.g.v, p.device, DeviceMempool::PS);
+    ctx.set_weight_grads(nullptr);  // a term left for later would be summed into the node's memory
+    ctx.set_assign_dx(info.assigns_gradient);
+    b(xs, n.num_args, n, dy, k, dx, ctx);
+    ctx.set_assign_dx(false);
+    device_.arenas().scratch.rewind(scratch_mark);
+    p.nonzero_grad = true;
+    ++p.gradient_writes;
+    m_.marks[a] = GradientMark::InParameter;
+    m_.parameter_gradients.push_back({a, p.gradient_writes});
+    m_.unwritten[a] = 0;
+    return true;
+  }
+  static constexpr size_t kDirectFloats = size_t(1) << 16;
+
+  /// Whether node j is the only node up to last_ that reads node a, and reads it once.
+  bool sole_reader(VariableIndex j, VariableIndex a) const {
+    unsigned uses = 0;
+    for (VariableIndex i = a + 1; i <= last_; ++i) {
+      const Node& r = m_.node(i);
+      for (unsigned q = 0; q < r.num_args; ++q)
+        if (r.args[q] == a && (i != j || ++uses > 1)) return false;
+    }
+    return true;
+  }
+
   PlainTape::Backward& record(PlainTape::Backward::Kind kind, Node& n) {
     static PlainTape::Backward ignored;
     if (!tape_) return ignored;
@@ -598,8 +671,11 @@ class PlainBackward {
   PlainTape* tape_;
   float* block_ = nullptr;
   size_t block_floats_ = 0;
-  bool lazy_ = false;  // the block is zeroed slot by slot (m_.unwritten)
+  bool lazy_ = false;       // the block is zeroed slot by slot (m_.unwritten)
+  VariableIndex last_ = 0;  // the pass starts from this node
+  float* block_start_ = nullptr;
   float* block_end_ = nullptr;
+  float* parameters_ = nullptr;  // parameters' nodes get their gradient from here up
   float* zeroed_end_ = nullptr;  // zero_ahead() has zeroed the block up to here
   /// Unwritten parameters' gradients that terms left for later will be summed into.
   std::vector<VariableIndex> deferred_unwritten_;
