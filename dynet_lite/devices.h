@@ -26,6 +26,11 @@ class Device {
 
   virtual void* allocate(size_t bytes) = 0;
   virtual void release(void* p) = 0;
+  /// Of a block from allocate() of `bytes`, no use ever reaches past its first
+  /// `used` bytes so far: a device may give back what its pages hold beyond
+  /// them (their contents are then undefined, and a later use is free to reach
+  /// them).  Called rarely (when an arena's use grows); nothing by default.
+  virtual void trim(void* /*block*/, size_t /*used*/, size_t /*bytes*/) {}
   /// Copies between host memory and this device's memory.
   virtual void copy_to_host(float* host, const float* dev, size_t n) const = 0;
   virtual void copy_from_host(float* dev, const float* host, size_t n) const = 0;

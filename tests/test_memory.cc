@@ -2,11 +2,15 @@
 #include "test_utils.h"
 
 #include <cstdint>
+#include <cstring>
 #include <fstream>
 #include <iostream>
 #include <random>
 #include <string>
 #include <thread>
+#if defined(__linux__)
+#include <sys/mman.h>
+#endif
 
 #include "dynet_lite/core/arena.h"
 #include "dynet_lite/devices.h"
@@ -90,6 +94,30 @@ BOOST_AUTO_TEST_CASE(reset_keeps_the_chunk) {
   BOOST_CHECK_EQUAL(a.num_chunks(), 1u);
   // The memory is handed out again from the start: nothing was freed.
   BOOST_CHECK(a.allocate(1000) == first);
+}
+
+// A chunk mapped with huge pages is touched 2 MiB at a time: at a reset, the
+// rest of the huge page in which a chunk's use has ended is given back
+// (Device::trim), and the memory that was used keeps its contents.  (Where the
+// kernel backs no memory with huge pages, those pages were never resident.)
+BOOST_AUTO_TEST_CASE(reset_gives_back_the_pages_past_the_use) {
+  const size_t chunk = size_t(8) << 20, used = (size_t(2) << 20) + 64 * 1024;  // 64 kB into the second 2 MiB
+  Arena a(dl::cpu_device(), chunk);
+  char* p = static_cast<char*>(a.allocate(used));
+  std::memset(p, 7, used);
+  a.reset();
+#if defined(__linux__)
+  const size_t page = 4096, from = (used + page - 1) / page * page, to = size_t(4) << 20;
+  BOOST_REQUIRE_EQUAL(reinterpret_cast<std::uintptr_t>(p) % page, 0u);
+  std::vector<unsigned char> resident((to - from) / page);
+  BOOST_REQUIRE_EQUAL(mincore(p + from, to - from, resident.data()), 0);
+  size_t pages = 0;
+  for (unsigned char r : resident) pages += r & 1;
+  BOOST_CHECK_EQUAL(pages, 0u);
+#endif
+  char* q = static_cast<char*>(a.allocate(used));
+  BOOST_REQUIRE(q == p);
+  BOOST_CHECK(q[0] == 7 && q[used / 2] == 7 && q[used - 1] == 7);
 }
 
 BOOST_AUTO_TEST_CASE(grows_past_the_first_chunk) {

@@ -52,6 +52,7 @@ void* Arena::allocate_slow(size_t rounded, size_t bytes) {
       return base_;
     }
   }
+  if (offset_ > chunks_[current_].reached) chunks_[current_].reached = offset_;
   used_before_current_ += offset_;
   // Use a later chunk (kept from an earlier graph) when it is big enough.
   for (size_t c = current_ + 1; c < chunks_.size(); ++c) {
@@ -81,10 +82,21 @@ void Arena::reset() {
     release_all();
     chunks_.push_back({static_cast<char*>(device_->allocate(merged)), merged});
   }
+  trim_chunks();
   // Everything handed out since the last reset: the chunks up to the current one.
   for (size_t c = 0; c <= current_ && c < chunks_.size(); ++c) poison(chunks_[c].base, chunks_[c].size);
   used_before_current_ = 0;
   select(0, 0);
+}
+
+// Where a chunk's use has grown, the device may give back the memory past it
+// (CpuDevice: the rest of the huge page it ends in).
+void Arena::trim_chunks() {
+  for (Chunk& c : chunks_)
+    if (c.reached > c.trimmed) {
+      device_->trim(c.base, c.reached, c.size);
+      c.trimmed = c.reached;
+    }
 }
 
 void Arena::rewind_slow(const Mark& m) {

@@ -7,7 +7,8 @@
 // that a growing graph does not keep the old chunks mapped beside the new one.
 // Growth by doubling can leave most of the chunks unused: when the chunks hold
 // more than twice what any graph has used, reset() trades them for one chunk of
-// that use and a quarter more.
+// that use and a quarter more.  Where a chunk's use has grown, reset() lets the
+// device give back the memory past it (Device::trim).
 //
 // Under AddressSanitizer the part of each host chunk not handed out is poisoned
 // (unpoisoned by allocate(), poisoned again by reset() and rewind()), so that an
@@ -112,12 +113,16 @@ class Arena {
   void note_peak() {
     const size_t used = used_before_current_ + offset_;
     if (used > peak_) peak_ = used;
+    if (offset_ > chunks_[current_].reached) chunks_[current_].reached = offset_;
   }
 
   struct Chunk {
     char* base;
     size_t size;
+    size_t reached = 0;  // the most of it in use at once
+    size_t trimmed = 0;  // `reached` when Device::trim was last called
   };
+  void trim_chunks();
   Device* device_;
   std::vector<Chunk> chunks_;
   size_t current_ = 0;

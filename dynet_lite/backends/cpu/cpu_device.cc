@@ -5,7 +5,8 @@
 // one would hold both).  The largest are asked to be backed by transparent
 // huge pages: a new chunk is then touched in 2 MiB pages instead of 4 KiB
 // ones, which removes most of the page faults of a growing arena and many TLB
-// misses of batched kernels.
+// misses of batched kernels.  The huge page in which an arena's use of a chunk
+// ends would be resident whole: trim() gives back its part past the use.
 #include <algorithm>
 #include <cstdint>
 #include <cstdlib>
@@ -63,6 +64,24 @@ class CpuDevice final : public Device {
     void* p = std::aligned_alloc(64, rounded ? rounded : 64);
     if (!p) throw std::bad_alloc();
     return p;
+  }
+  /// A mapped block backed by huge pages: the huge page that `used` ends in
+  /// is partly resident for nothing (a 2 MiB page is touched whole).  Its
+  /// part past `used` is given back, and that page keeps small pages from now
+  /// on (so that the kernel does not make it one huge page again); the pages
+  /// after it stay huge.
+  void trim(void* block, size_t used, size_t bytes) override {
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+    if (bytes < 2 * kHugePage) return;  // not mapped with huge pages
+    char* p = static_cast<char*>(block);
+    const size_t from = (used + 4095) / 4096 * 4096, page = used / kHugePage * kHugePage;
+    const size_t end = std::min(page + kHugePage, bytes);
+    if (from >= end) return;  // ends on a huge page's boundary
+    madvise(p + page, end - page, MADV_NOHUGEPAGE);
+    madvise(p + from, end - from, MADV_DONTNEED);
+#else
+    (void)block, (void)used, (void)bytes;
+#endif
   }
   void release(void* p) override {
 #if defined(__linux__) && defined(MADV_HUGEPAGE)
