@@ -193,8 +193,6 @@ class Trainer {
   /// points at row 0; its size is ignored): update_rule on each row, unless a
   /// trainer has one kernel for the whole list on the table's device.
   virtual void update_rule_rows(real gscale, const UpdateSpan& table, const unsigned* rows, unsigned n, size_t row);
-  /// Throws unsupported_error unless the span lives on the CPU.
-  void require_cpu(const UpdateSpan& span) const;
 
  private:
   struct SavedState;

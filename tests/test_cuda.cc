@@ -501,20 +501,25 @@ BOOST_AUTO_TEST_CASE(adaptive_trainers_on_gpu) {
     };
     check_vectors(train(gpu().device), train(dl::cpu_device()), t.first + ": parameters after 3 updates");
   }
-  // EG has no GPU rule: a clear error naming the trainer, the parameter and the device.
-  test::check_throws_with<dl::unsupported_error>(
-      [] {
-        dl::ParameterCollection m;
-        dl::Parameter W = m.add_parameters(Dim({2, 2}), dl::ParameterInitFromVector(test::test_values(4)), "W",
-                                           gpu().device);
-        dl::EGTrainer trainer(m);
-        dl::ComputationGraph cg;
-        E loss = dl::sum_elems(dl::square(dl::parameter(cg, W)));
-        cg.forward(loss);
-        cg.backward(loss);
-        trainer.update();
-      },
-      {"EGTrainer", "'/W'", "GPU:0"});
+  // EG (on host copies of a GPU parameter): three updates end at the CPU's
+  // values, and a value <= 0 is the CPU's error, naming the parameter.
+  auto eg = [](dl::Device* dev, std::vector<float> init) {
+    dl::ParameterCollection m;
+    dl::Parameter W = m.add_parameters(Dim({2, 2}), dl::ParameterInitFromVector(init), "W", dev);
+    dl::EGTrainer trainer(m, 0.5f, 0.5f);
+    for (unsigned step = 0; step < 3; ++step) {
+      dl::ComputationGraph cg;
+      E loss = dl::sum_elems(dl::square(dl::parameter(cg, W)));
+      cg.forward(loss);
+      cg.backward(loss);
+      trainer.update();
+    }
+    return dl::as_vector(W.get_storage().values);
+  };
+  check_vectors(eg(gpu().device, {0.1f, 0.2f, 0.3f, 0.4f}), eg(dl::cpu_device(), {0.1f, 0.2f, 0.3f, 0.4f}),
+                "EGTrainer: parameters after 3 updates");
+  test::check_throws_with<std::invalid_argument>([&] { eg(gpu().device, {0.5f, 0.f, 0.25f, 0.25f}); },
+                                                 {"EGTrainer", "'/W'", "<= 0"});
 }
 
 BOOST_AUTO_TEST_CASE(mixed_cpu_gpu_graph) {

@@ -367,6 +367,26 @@ BOOST_AUTO_TEST_CASE(eg_rejects_non_positive_values) {
   test::check_throws_with<std::invalid_argument>([&] { t.update(); }, {"EGTrainer", "/mix", "<= 0"});
 }
 
+// On a device other than the CPU (here host memory that calls itself a GPU)
+// the rule runs on host copies: the same values and momentum as on the CPU,
+// and the CPU's error for a value <= 0, the device's memory left unchanged.
+BOOST_AUTO_TEST_CASE(eg_rule_on_another_device) {
+  static auto* gpu = new test::HostMemoryDevice(dl::DeviceType::GPU, 0, "GPU:0");
+  auto run = [](dl::Device* dev, std::vector<float> init) {
+    ParameterCollection m;
+    dl::Parameter p = m.add_parameters({4}, dl::ParameterInitFromVector(init), "p", dev);
+    dl::EGTrainer t(m, 0.5f, 0.5f);
+    for (int k = 0; k < 3; ++k) {
+      set_grad(p, {1.f, -1.f, 0.5f, 0.25f * k});
+      t.update();
+    }
+    return values(p);
+  };
+  BOOST_CHECK(bit_equal(run(gpu, {0.1f, 0.2f, 0.3f, 0.4f}), run(dl::cpu_device(), {0.1f, 0.2f, 0.3f, 0.4f})));
+  test::check_throws_with<std::invalid_argument>([&] { run(gpu, {0.5f, 0.f, 0.25f, 0.25f}); },
+                                                 {"EGTrainer", "/p", "<= 0"});
+}
+
 BOOST_AUTO_TEST_CASE(eg_rows_of_a_lookup_are_distributions) {
   ParameterCollection m;
   dl::LookupParameter lp = m.add_lookup_parameters(3, {2}, "dist");

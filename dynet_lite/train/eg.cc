@@ -1,5 +1,7 @@
 // Exponentiated gradient with momentum.
 #include <cmath>
+#include <utility>
+#include <vector>
 
 #include "dynet_lite/backends/cpu/eigen.h"
 #include "dynet_lite/except.h"
@@ -46,24 +48,51 @@ void EGTrainer::restart() {
   }
 }
 
-// v = mom v - lr gscale g;  x_i = x_i e^{v_i} / sum_j x_j e^{v_j}   (x stays on the simplex)
-void EGTrainer::update_rule(real gscale, const UpdateSpan& span) {
-  require_cpu(span);
-  auto x = cpu::ArrMap(span.values, static_cast<Eigen::Index>(span.size));
-  auto g = Eigen::Map<const Eigen::ArrayXf>(span.grads, static_cast<Eigen::Index>(span.size));
-  auto v = cpu::ArrMap(span.state[0], static_cast<Eigen::Index>(span.size));
+namespace {
+
+/// The rule on host memory, n floats: v = mom v - rate g;
+/// x_i = x_i e^{v_i} / sum_j x_j e^{v_j} (x stays on the simplex).  Returns the
+/// log-space maximum and the log of the normaliser (DyNet's meg and zeg).
+std::pair<float, float> eg_step(float* xs, const float* gs, float* vs, size_t n, float momentum, float rate,
+                                const char* name) {
+  auto x = cpu::ArrMap(xs, static_cast<Eigen::Index>(n));
+  auto g = Eigen::Map<const Eigen::ArrayXf>(gs, static_cast<Eigen::Index>(n));
+  auto v = cpu::ArrMap(vs, static_cast<Eigen::Index>(n));
   DYNET_LITE_ARG_CHECK((x > 0.f).all(), "EGTrainer: parameter '"
-                                            << span.param_name << "' has a value <= 0 (min " << x.minCoeff()
+                                            << name << "' has a value <= 0 (min " << x.minCoeff()
                                             << "); exponentiated gradient needs positive values that sum to 1");
-  v = momentum * v - (learning_rate * gscale) * g;
+  v = momentum * v - rate * g;
   // Normalise in log space, shifted by the maximum so that exp cannot overflow.
   x = x.log() + v;
   const float top = x.maxCoeff();
   x = (x - top).exp();
   const float sum = x.sum();
   x /= sum;
-  meg_value_ = top;
-  zeg_value_ = top + std::log(sum);
+  return {top, top + std::log(sum)};
+}
+
+}  // namespace
+
+void EGTrainer::update_rule(real gscale, const UpdateSpan& span) {
+  const size_t n = span.size;
+  const float rate = learning_rate * gscale;
+  std::pair<float, float> logs;
+  if (span.device->type == DeviceType::CPU) {
+    logs = eg_step(span.values, span.grads, span.state[0], n, momentum, rate, span.param_name);
+  } else {
+    // On another device (a GPU) the rule runs on host copies: it reduces the
+    // whole parameter twice (its maximum, its sum), and the parameters it
+    // serves are small (mixture weights, distributions).
+    std::vector<float> x(n), g(n), v(n);
+    span.device->copy_to_host(x.data(), span.values, n);
+    span.device->copy_to_host(g.data(), span.grads, n);
+    span.device->copy_to_host(v.data(), span.state[0], n);
+    logs = eg_step(x.data(), g.data(), v.data(), n, momentum, rate, span.param_name);
+    span.device->copy_from_host(span.values, x.data(), n);
+    span.device->copy_from_host(span.state[0], v.data(), n);
+  }
+  meg_value_ = logs.first;
+  zeg_value_ = logs.second;
 }
 
 void EGTrainer::fields(std::vector<TrainerField>& out) {

@@ -106,11 +106,6 @@ float Trainer::clip_gradients() {
   return 1.f;
 }
 
-void Trainer::require_cpu(const UpdateSpan& span) const {
-  DYNET_LITE_CHECK(span.device->type == DeviceType::CPU, unsupported_error,
-                   name() << ": updating '" << span.param_name << "' is not implemented on " << span.device->name);
-}
-
 namespace {
 // x *= a over n floats: Eigen on the CPU, the storage's own (host round trip) elsewhere.
 template <class Storage>
