@@ -3,7 +3,10 @@
 // (backends/cpu/isa.h) compute what the baseline's compute: a model that reaches
 // the products (small and large), the fused LSTM steps, the activations, softmax
 // and its loss, with and without automatic batching.
+#include <cmath>
 #include <cstdlib>
+#include <cstring>
+#include <functional>
 
 #include "dynet_lite/backends/cpu/gemm.h"
 #include "dynet_lite/backends/cpu/isa.h"
@@ -207,6 +210,59 @@ BOOST_AUTO_TEST_CASE(every_set_runs_the_passes_over_whole_parameters) {
     for (size_t i = 0; i < n; ++i) {
       BOOST_REQUIRE_SMALL(values[i] - (v0[i] - rate * g[i]), 1e-6f);  // FMA rounds once
       BOOST_REQUIRE_EQUAL(grads[i], 0.f);
+    }
+  }
+}
+
+BOOST_AUTO_TEST_CASE(an_element_is_computed_the_same_whatever_the_tensor_length) {
+  // Element-wise functions run a packet at a time, the tail of a tensor through
+  // one padded packet (cpu::in_packets): an element's value and gradient do not
+  // depend on how many elements follow it, in any set, and are the function's
+  // to float rounding.  (Eigen runs a tail shorter than a packet one float at
+  // a time, with other formulas for exp and log: with AVX-512 a tail of up to
+  // 15 floats.)
+  const unsigned full = 40;
+  const std::vector<float> xs = test::test_values(full, 0.9f);
+  struct Fn {
+    const char* name;
+    std::function<dl::Expression(const dl::Expression&)> f;
+    double (*ref)(double);
+  };
+  const std::vector<Fn> fns = {
+      {"tanh", [](const dl::Expression& x) { return dl::tanh(x); }, [](double x) { return std::tanh(x); }},
+      {"logistic", [](const dl::Expression& x) { return dl::logistic(x); },
+       [](double x) { return 1 / (1 + std::exp(-x)); }},
+      {"exp", [](const dl::Expression& x) { return dl::exp(x); }, [](double x) { return std::exp(x); }},
+      {"log(exp)", [](const dl::Expression& x) { return dl::log(dl::exp(x)); }, [](double x) { return x; }},
+      {"x * 1.5 + 0.25", [](const dl::Expression& x) { return x * 1.5f + 0.25f; },
+       [](double x) { return x * 1.5 + 0.25; }}};
+  for (Isa isa : available_isas()) {
+    IsaScope scope(isa);
+    for (const Fn& fn : fns) {
+      // The values of fn on xs[0, n), and the gradient of their dot product with fixed weights.
+      auto run = [&](unsigned n, std::vector<float>* grad) {
+        ParameterCollection m;
+        dl::Parameter p =
+            m.add_parameters({n}, dl::ParameterInitFromVector(std::vector<float>(xs.begin(), xs.begin() + n)));
+        ComputationGraph cg;
+        dl::Expression y = fn.f(dl::parameter(cg, p));
+        dl::Expression loss = dl::dot_product(y, dl::input(cg, {n}, test::test_values(n, 0.5f)));
+        cg.forward(loss);
+        cg.backward(loss);
+        *grad = dl::as_vector(p.get_storage().g);
+        return dl::as_vector(y.value());
+      };
+      std::vector<float> g_full, g;
+      const std::vector<float> y_full = run(full, &g_full);
+      for (unsigned i = 0; i < full; ++i)
+        BOOST_CHECK_SMALL(y_full[i] - static_cast<float>(fn.ref(xs[i])), 2e-6f * std::max(1.f, std::abs(y_full[i])));
+      for (unsigned n = 1; n < full; ++n) {
+        const std::vector<float> y = run(n, &g);
+        BOOST_TEST_CONTEXT(cpu::isa_name(isa) << ": " << fn.name << " of " << n << " elements") {
+          BOOST_CHECK(std::memcmp(y.data(), y_full.data(), n * sizeof(float)) == 0);
+          BOOST_CHECK(std::memcmp(g.data(), g_full.data(), n * sizeof(float)) == 0);
+        }
+      }
     }
   }
 }

@@ -76,15 +76,22 @@ Dim unary_shape(const Tensor* const* xs, unsigned n, const Node& node) {
   return xs[0]->d;
 }
 
-// The CPU kernels: F's Eigen array forms (backends/elementwise_math.h).
+// The CPU kernels: F's Eigen array forms (backends/elementwise_math.h), a
+// packet at a time (cpu::in_packets: no scalar tail).
 template <class F>
 void scalar_forward(const Tensor* const* xs, unsigned, Node& n, ExecContext&) {
-  F::array_forward(arr(*xs[0]), arr(n.value), n.p<OneFloat>().a);
+  const float a = n.p<OneFloat>().a;
+  cpu::in_packets(
+      n.value.d.size(), [a](const auto& xa, auto ya) { F::array_forward(xa, ya, a); }, xs[0]->v, n.value.v);
 }
 template <class F>
 void scalar_backward(const Tensor* const* xs, unsigned, const Node& n, const Tensor& dy, unsigned, Tensor& dx,
                      ExecContext&) {
-  F::array_backward(arr(*xs[0]), arr(n.value), arr(dy), arr(dx), n.p<OneFloat>().a);
+  const float a = n.p<OneFloat>().a;
+  cpu::in_packets(
+      n.value.d.size(),
+      [a](const auto& xa, const auto& ya, const auto& dya, auto dxa) { F::array_backward(xa, ya, dya, dxa, a); },
+      xs[0]->v, n.value.v, dy.v, dx.v);
 }
 
 // ---------------------------------------------------------------- n-ary sum
@@ -162,16 +169,18 @@ void binary_span_backward(const float* const* x, unsigned, const float* y, const
 }
 template <class F>
 void scalar_span_forward(const float* const* x, unsigned, float* y, size_t n, const Node& node) {
-  const Eigen::Index len = static_cast<Eigen::Index>(n);
-  F::array_forward(ArrMap(const_cast<float*>(x[0]), len), ArrMap(y, len), node.p<OneFloat>().a);
+  const float a = node.p<OneFloat>().a;
+  cpu::in_packets(
+      n, [a](const auto& xa, auto ya) { F::array_forward(xa, ya, a); }, x[0], y);
 }
 template <class F>
 void scalar_span_backward(const float* const* x, unsigned, const float* y, const float* dy, unsigned, float* dx,
                           size_t n, bool assign, const Node& node) {
-  const Eigen::Index len = static_cast<Eigen::Index>(n);
-  if (assign) ArrMap(dx, len).setZero();  // the functors only accumulate
-  F::array_backward(ArrMap(const_cast<float*>(x[0]), len), ArrMap(const_cast<float*>(y), len),
-                    ArrMap(const_cast<float*>(dy), len), ArrMap(dx, len), node.p<OneFloat>().a);
+  if (assign) ArrMap(dx, static_cast<Eigen::Index>(n)).setZero();  // the functors only accumulate
+  const float a = node.p<OneFloat>().a;
+  cpu::in_packets(
+      n, [a](const auto& xa, const auto& ya, const auto& dya, auto dxa) { F::array_backward(xa, ya, dya, dxa, a); },
+      x[0], y, dy, dx);
 }
 // y = sum_k x_k, in the order of sum_forward;  dx_k += dy
 void sum_span_forward(const float* const* x, unsigned nargs, float* y, size_t n, const Node&) {

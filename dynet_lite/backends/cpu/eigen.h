@@ -2,7 +2,11 @@
 // Eigen views over tensor memory for the CPU kernels.  Column-major, like DyNet:
 // element (r, c) of a matrix is at v[c * rows + r]; batch element b follows b-1.
 #include <Eigen/Dense>
+#if defined(__AVX512F__)
+#include <immintrin.h>
+#endif
 #include <algorithm>
+#include <utility>
 
 #include "dynet_lite/tensor.h"
 
@@ -32,6 +36,47 @@ inline VecMap batch_vec(const Tensor& t, unsigned b) {
 }
 inline ArrMap batch_arr(const Tensor& t, unsigned b) {
   return ArrMap(t.batch_ptr(b), static_cast<Eigen::Index>(t.d.batch_size()));
+}
+
+/// Runs fn over arrays of n floats at ptrs: over their whole packets (of the
+/// instruction set this is compiled for) in place, then over the last n % packet
+/// floats copied into one zero-padded packet each, of which the last array's
+/// comes back.  Eigen runs a tail shorter than a packet one float at a time,
+/// its transcendental functions included: with AVX-512, every tensor of
+/// fewer than 16 floats.  fn takes one Eigen array map per pointer, all of one
+/// type (whole packets: ArrMap; the tail: a fixed-size aligned map); the last
+/// array is fn's output (written, or added to).
+namespace detail {
+template <class Packet, size_t N, class Fn, size_t... K>
+inline void on_padded(float (&pad)[sizeof...(K)][N], Fn& fn, std::index_sequence<K...>) {
+  fn(Packet(pad[K])...);
+}
+}  // namespace detail
+
+template <class Fn, class... P>
+inline void in_packets(size_t n, Fn&& fn, P*... ptrs) {
+  constexpr size_t kPacket = Eigen::internal::packet_traits<float>::size;
+  constexpr size_t kArrays = sizeof...(P);
+  const size_t whole = n / kPacket * kPacket, tail = n - whole;
+  if (whole) fn(ArrMap(const_cast<float*>(ptrs), static_cast<Eigen::Index>(whole))...);
+  if (!tail) return;
+  const float* from[kArrays] = {ptrs...};
+  float* out = const_cast<float*>(from[kArrays - 1]) + whole;
+  using Packet = Eigen::Map<Eigen::Array<float, kPacket, 1>, Eigen::Aligned64>;
+#if defined(__AVX512F__)
+  static_assert(kPacket == 16, "AVX-512 packets of 16 floats");
+  alignas(64) float pad[kArrays][kPacket];
+  const __mmask16 mask = static_cast<__mmask16>((1u << tail) - 1);
+  for (size_t k = 0; k < kArrays; ++k) _mm512_store_ps(pad[k], _mm512_maskz_loadu_ps(mask, from[k] + whole));
+  detail::on_padded<Packet>(pad, fn, std::make_index_sequence<kArrays>());
+  _mm512_mask_storeu_ps(out, mask, _mm512_load_ps(pad[kArrays - 1]));
+#else
+  alignas(64) float pad[kArrays][kPacket] = {};
+  for (size_t k = 0; k < kArrays; ++k)
+    for (size_t i = 0; i < tail; ++i) pad[k][i] = from[k][whole + i];
+  detail::on_padded<Packet>(pad, fn, std::make_index_sequence<kArrays>());
+  for (size_t i = 0; i < tail; ++i) out[i] = pad[kArrays - 1][i];
+#endif
 }
 
 /// out (hid x bd) = tanh(c) for a column c of hid floats with a batch of 1
