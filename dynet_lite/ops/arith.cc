@@ -27,6 +27,13 @@ Dim binary_shape(const Tensor* const* xs, unsigned n, const Node& node) {
   return broadcast_shape(op_name(node.op), xs[0]->d, xs[1]->d);
 }
 
+// Over arguments of the node's shape (defined with the spans below).
+template <class F>
+void binary_span_forward(const float* const* x, unsigned, float* __restrict__ y, size_t n, const Node&);
+template <class F, bool kFirst, bool kAssign>
+void binary_span_partial(const float* __restrict__ a, const float* __restrict__ b, const float* __restrict__ y,
+                         const float* __restrict__ dy, float* __restrict__ dx, size_t n);
+
 // The functors (y = f(a, b) and the partials) are in backends/elementwise_math.h.
 template <class F>
 void binary_forward(const Tensor* const* xs, unsigned, Node& n, ExecContext&) {
@@ -34,7 +41,8 @@ void binary_forward(const Tensor* const* xs, unsigned, Node& n, ExecContext&) {
   float* y = n.value.v;
   size_t sz = n.value.d.size();
   if (a.d.size() == sz && b.d.size() == sz) {
-    for (size_t i = 0; i < sz; ++i) y[i] = F::f(a.v[i], b.v[i]);
+    const float* args[2] = {a.v, b.v};
+    binary_span_forward<F>(args, 2, y, sz, n);
     return;
   }
   // Walk both arguments' broadcast indices together.
@@ -51,10 +59,7 @@ void binary_backward(const Tensor* const* xs, unsigned, const Node& n, const Ten
   const float* y = n.value.v;
   size_t sz = n.value.d.size();
   if (a.d.size() == sz && b.d.size() == sz) {
-    if (i == 0)
-      for (size_t k = 0; k < sz; ++k) dx.v[k] += F::da(a.v[k], b.v[k], y[k]) * dy.v[k];
-    else
-      for (size_t k = 0; k < sz; ++k) dx.v[k] += F::db(a.v[k], b.v[k], y[k]) * dy.v[k];
+    (i == 0 ? binary_span_partial<F, true, false> : binary_span_partial<F, false, false>)(a.v, b.v, y, dy.v, dx.v, sz);
     return;
   }
   // Expand both arguments to the output shape in scratch, then reduce into dx.
