@@ -14,7 +14,6 @@ namespace {
 
 using op_params::OneFloat;
 
-using cpu::arr;
 using cpu::ArrMap;
 
 Dim same_shape(const Tensor* const* xs, unsigned n, const Node& node) {

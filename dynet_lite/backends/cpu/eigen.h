@@ -38,6 +38,13 @@ inline ArrMap batch_arr(const Tensor& t, unsigned b) {
   return ArrMap(t.batch_ptr(b), static_cast<Eigen::Index>(t.d.batch_size()));
 }
 
+namespace detail {
+template <class Packet, size_t N, class Fn, size_t... K>
+inline void on_padded(float (&pad)[sizeof...(K)][N], Fn& fn, std::index_sequence<K...>) {
+  fn(Packet(pad[K])...);
+}
+}  // namespace detail
+
 /// Runs fn over arrays of n floats at ptrs: over their whole packets (of the
 /// instruction set this is compiled for) in place, then over the last n % packet
 /// floats copied into one zero-padded packet each, of which the last array's
@@ -46,13 +53,6 @@ inline ArrMap batch_arr(const Tensor& t, unsigned b) {
 /// fewer than 16 floats.  fn takes one Eigen array map per pointer, all of one
 /// type (whole packets: ArrMap; the tail: a fixed-size aligned map); the last
 /// array is fn's output (written, or added to).
-namespace detail {
-template <class Packet, size_t N, class Fn, size_t... K>
-inline void on_padded(float (&pad)[sizeof...(K)][N], Fn& fn, std::index_sequence<K...>) {
-  fn(Packet(pad[K])...);
-}
-}  // namespace detail
-
 template <class Fn, class... P>
 inline void in_packets(size_t n, Fn&& fn, P*... ptrs) {
   constexpr size_t kPacket = Eigen::internal::packet_traits<float>::size;
