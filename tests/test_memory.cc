@@ -101,23 +101,28 @@ BOOST_AUTO_TEST_CASE(reset_keeps_the_chunk) {
 // (Device::trim), and the memory that was used keeps its contents.  (Where the
 // kernel backs no memory with huge pages, those pages were never resident.)
 BOOST_AUTO_TEST_CASE(reset_gives_back_the_pages_past_the_use) {
-  const size_t chunk = size_t(8) << 20, used = (size_t(2) << 20) + 64 * 1024;  // 64 kB into the second 2 MiB
-  Arena a(dl::cpu_device(), chunk);
-  char* p = static_cast<char*>(a.allocate(used));
-  std::memset(p, 7, used);
-  a.reset();
+  // A use ending 64 kB into the second 2 MiB of an 8 MiB chunk, and 64 kB into
+  // the last 2 MiB of a 5 MiB chunk (mapped as 6 MiB: whole huge pages).
+  for (const size_t chunk : {size_t(8) << 20, size_t(5) << 20}) {
+    const size_t used = (chunk == (size_t(8) << 20) ? size_t(2) << 20 : size_t(4) << 20) + 64 * 1024;
+    const size_t to = (used / (size_t(2) << 20) + 1) * (size_t(2) << 20);  // the end of that huge page
+    Arena a(dl::cpu_device(), chunk);
+    char* p = static_cast<char*>(a.allocate(used));
+    std::memset(p, 7, used);
+    a.reset();
 #if defined(__linux__)
-  const size_t page = 4096, from = (used + page - 1) / page * page, to = size_t(4) << 20;
-  BOOST_REQUIRE_EQUAL(reinterpret_cast<std::uintptr_t>(p) % page, 0u);
-  std::vector<unsigned char> resident((to - from) / page);
-  BOOST_REQUIRE_EQUAL(mincore(p + from, to - from, resident.data()), 0);
-  size_t pages = 0;
-  for (unsigned char r : resident) pages += r & 1;
-  BOOST_CHECK_EQUAL(pages, 0u);
+    const size_t page = 4096, from = (used + page - 1) / page * page;
+    BOOST_REQUIRE_EQUAL(reinterpret_cast<std::uintptr_t>(p) % page, 0u);
+    std::vector<unsigned char> resident((to - from) / page);
+    BOOST_REQUIRE_EQUAL(mincore(p + from, to - from, resident.data()), 0);
+    size_t pages = 0;
+    for (unsigned char r : resident) pages += r & 1;
+    BOOST_CHECK_EQUAL(pages, 0u);
 #endif
-  char* q = static_cast<char*>(a.allocate(used));
-  BOOST_REQUIRE(q == p);
-  BOOST_CHECK(q[0] == 7 && q[used / 2] == 7 && q[used - 1] == 7);
+    char* q = static_cast<char*>(a.allocate(used));
+    BOOST_REQUIRE(q == p);
+    BOOST_CHECK(q[0] == 7 && q[used / 2] == 7 && q[used - 1] == 7);
+  }
 }
 
 BOOST_AUTO_TEST_CASE(grows_past_the_first_chunk) {

@@ -73,9 +73,16 @@ class CpuDevice final : public Device {
   void trim(void* block, size_t used, size_t bytes) override {
 #if defined(__linux__) && defined(MADV_HUGEPAGE)
     if (bytes < 2 * kHugePage) return;  // not mapped with huge pages
+    size_t length;  // of the mapping: whole huge pages
+    {
+      std::lock_guard<std::mutex> lock(mapped_mutex_);
+      auto it = mapped_.find(block);
+      if (it == mapped_.end()) return;
+      length = it->second;
+    }
     char* p = static_cast<char*>(block);
     const size_t from = (used + 4095) / 4096 * 4096, page = used / kHugePage * kHugePage;
-    const size_t end = std::min(page + kHugePage, bytes);
+    const size_t end = std::min(page + kHugePage, length);
     if (from >= end) return;  // ends on a huge page's boundary
     madvise(p + page, end - page, MADV_NOHUGEPAGE);
     madvise(p + from, end - from, MADV_DONTNEED);
