@@ -82,6 +82,16 @@ void accumulate_leaf(GraphMemory& m, Node& n, const OpInfo& info) {
   info.accumulate(n, gradient_tensor(n));
 }
 
+/// Node j's gradient is from now on the parameter p's own (zero until now, and
+/// written by the caller, which holds p's lock): marked InParameter, and
+/// recorded with p's write count, which tells get_gradient whether it still is.
+void gradient_in_parameter(GraphMemory& m, VariableIndex j, ParameterStorage& p) {
+  p.nonzero_grad = true;
+  ++p.gradient_writes;
+  m.marks[j] = GradientMark::InParameter;
+  m.parameter_gradients.push_back({j, p.gradient_writes});
+}
+
 /// A dense parameter's node reached by plain backward on the CPU with a gradient
 /// no kernel wrote: its deferred weight-gradient terms (if any) make all of it.
 /// While the parameter's own gradient is zero (nothing arrived since the last
@@ -95,10 +105,7 @@ void reach_parameter(GraphMemory& m, VariableIndex j, Node& n, const OpInfo& inf
     std::lock_guard<std::mutex> lock(p.mutex);
     if (!p.nonzero_grad) {
       m.weight_grads.flush(n.grad, scratch, p.g.v);
-      p.nonzero_grad = true;
-      ++p.gradient_writes;
-      m.marks[j] = GradientMark::InParameter;
-      m.parameter_gradients.push_back({j, p.gradient_writes});
+      gradient_in_parameter(m, j, p);
       return;
     }
   }
@@ -272,10 +279,7 @@ class PlainBackward {
     if (od.sole_parameters >> k & 1) {
       ParameterStorage& p = *ops_[static_cast<unsigned>(an.op)].dense_parameter(an);
       if (!p.nonzero_grad) {
-        p.nonzero_grad = true;
-        ++p.gradient_writes;
-        m_.marks[a] = GradientMark::InParameter;
-        m_.parameter_gradients.push_back({a, p.gradient_writes});
+        gradient_in_parameter(m_, a, p);
         if (lazy_) m_.unwritten[a] = 0;
         return p.g.v;
       }
@@ -633,10 +637,7 @@ class PlainBackward {
     b(xs, n.num_args, n, dy, k, dx, ctx);
     ctx.set_assign_dx(false);
     device_.arenas().scratch.rewind(scratch_mark);
-    p.nonzero_grad = true;
-    ++p.gradient_writes;
-    m_.marks[a] = GradientMark::InParameter;
-    m_.parameter_gradients.push_back({a, p.gradient_writes});
+    gradient_in_parameter(m_, a, p);
     m_.unwritten[a] = 0;
     return true;
   }

@@ -81,22 +81,22 @@ Dim unary_shape(const Tensor* const* xs, unsigned n, const Node& node) {
   return xs[0]->d;
 }
 
-// The CPU kernels: F's Eigen array forms (backends/elementwise_math.h), a
-// packet at a time (cpu::in_packets: no scalar tail).
+// The CPU kernels: the span kernels below over the argument, value and gradients.
+template <class F>
+void scalar_span_forward(const float* const* x, unsigned, float* y, size_t n, const Node& node);
+template <class F>
+void scalar_span_backward(const float* const* x, unsigned, const float* y, const float* dy, unsigned, float* dx,
+                          size_t n, bool assign, const Node& node);
 template <class F>
 void scalar_forward(const Tensor* const* xs, unsigned, Node& n, ExecContext&) {
-  const float a = n.p<OneFloat>().a;
-  cpu::in_packets(
-      n.value.d.size(), [a](const auto& xa, auto ya) { F::array_forward(xa, ya, a); }, xs[0]->v, n.value.v);
+  const float* x = xs[0]->v;
+  scalar_span_forward<F>(&x, 1, n.value.v, n.value.d.size(), n);
 }
 template <class F>
 void scalar_backward(const Tensor* const* xs, unsigned, const Node& n, const Tensor& dy, unsigned, Tensor& dx,
                      ExecContext&) {
-  const float a = n.p<OneFloat>().a;
-  cpu::in_packets(
-      n.value.d.size(),
-      [a](const auto& xa, const auto& ya, const auto& dya, auto dxa) { F::array_backward(xa, ya, dya, dxa, a); },
-      xs[0]->v, n.value.v, dy.v, dx.v);
+  const float* x = xs[0]->v;
+  scalar_span_backward<F>(&x, 1, n.value.v, dy.v, 0, dx.v, n.value.d.size(), false, n);
 }
 
 // ---------------------------------------------------------------- n-ary sum
@@ -172,6 +172,8 @@ void binary_span_backward(const float* const* x, unsigned, const float* y, const
   else
     (assign ? binary_span_partial<F, false, true> : binary_span_partial<F, false, false>)(x[0], x[1], y, dy, dx, n);
 }
+// F's Eigen array forms (backends/elementwise_math.h), a packet at a time
+// (cpu::in_packets: no scalar tail).
 template <class F>
 void scalar_span_forward(const float* const* x, unsigned, float* y, size_t n, const Node& node) {
   const float a = node.p<OneFloat>().a;
