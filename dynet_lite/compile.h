@@ -55,6 +55,7 @@
 #include <memory>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "dynet_lite/dynet.h"
@@ -140,6 +141,12 @@ class Program {
   bool device_graph() const;
   /// Whether the last backward() launched a recorded device graph.
   bool backward_device_graph() const;
+  /// A capture run without batching on the CPU: groups of nodes sharing a
+  /// weight whose input products (an LSTM's W_x x_t, say) each replay computes
+  /// in one call before the first of them, and the nodes in them.  Their
+  /// operands' gradients likewise go back through one product per group.  The
+  /// values and gradients are the bits of the nodes' own products.
+  std::pair<size_t, size_t> column_groups() const;
 
   /// Host memory of a slot (for the device graph's inputs).
   struct SlotRange {

@@ -13,6 +13,7 @@
 #include "dynet_lite/compile.h"
 #include "dynet_lite/exec/autobatch.h"
 #include "dynet_lite/exec/plain_tape.h"
+#include "dynet_lite/lstm.h"
 #include "dynet_lite/training.h"
 #include "test_utils.h"
 
@@ -223,6 +224,72 @@ BOOST_AUTO_TEST_CASE(replay_adds_to_gradients_already_there) {
       const Run replayed = bound(compiled, b2);
       check_bitwise(replayed, rebuilt, seed, c, round);
       trainer.update();
+    }
+  }
+}
+
+// An LSTM's input products W_x x_t (vanilla_lstm_gates) are computed for a
+// whole sequence at once in a replay, and their operands' gradients go back in
+// one product (core/op_info.h ColumnProduct): to the bit what each step's own
+// products give, with the inputs shared by both directions, a word read twice,
+// a second layer (whose inputs come from the first, so not grouped) and a
+// graph wider than the kept memory's limit.
+BOOST_AUTO_TEST_CASE(replayed_lstm_input_products_equal_the_steps_own) {
+  for (const unsigned layers : {1u, 2u}) {
+    ParameterCollection pc;
+    const unsigned emb_dim = 37, hidden = 128, words = 12;
+    LookupParameter emb = pc.add_lookup_parameters(words, {emb_dim});
+    VanillaLSTMBuilder fwd(layers, emb_dim, hidden, pc), bwd(layers, emb_dim, hidden, pc);
+    Parameter w = pc.add_parameters({5, 2 * hidden}), b = pc.add_parameters({5});
+    SimpleSGDTrainer trainer(pc, 0.1f);
+    auto build = [&](Program& p, unsigned length) {
+      ComputationGraph& cg = p.graph();
+      fwd.new_graph(cg);
+      bwd.new_graph(cg);
+      fwd.start_new_sequence();
+      bwd.start_new_sequence();
+      std::vector<Expression> xs, fh(length), bh(length), losses;
+      for (unsigned t = 0; t < length; ++t) xs.push_back(p.lookup("w" + std::to_string(t), emb));
+      xs.push_back(xs[0]);  // the first word read again at the end
+      for (unsigned t = 0; t < length; ++t) fh[t] = fwd.add_input(xs[t + 1]);
+      for (unsigned t = length; t-- > 0;) bh[t] = bwd.add_input(xs[t]);
+      Expression W = parameter(cg, w), B = parameter(cg, b);
+      for (unsigned t = 0; t < length; ++t)
+        losses.push_back(pickneglogsoftmax(W * concatenate({fh[t], bh[t]}) + B, p.index("y" + std::to_string(t))));
+      p.set_output(sum(losses));
+    };
+    std::mt19937 gen(5);
+    for (const unsigned length : {2u, 9u, 1000u}) {
+      Program compiled;
+      build(compiled, length);
+      for (int round = 0; round < 4; ++round) {
+        std::vector<unsigned> ws(length), ys(length);
+        for (unsigned t = 0; t < length; ++t) ws[t] = gen() % words, ys[t] = gen() % 5;
+        auto bind_and_run = [&](Program& p) {
+          for (unsigned t = 0; t < length; ++t) {
+            p.set("w" + std::to_string(t), ws[t]);
+            p.set("y" + std::to_string(t), ys[t]);
+          }
+          pc.reset_gradient();
+          Run r;
+          r.loss = as_vector(p.forward());
+          p.backward();
+          for (auto& q : pc.parameters_list()) r.grads.push_back(as_vector(q->g));
+          r.grads.push_back(test::table_gradient(emb.get_storage()));
+          return r;
+        };
+        Program fresh;
+        build(fresh, length);
+        const Run rebuilt = bind_and_run(fresh);
+        const Run replayed = bind_and_run(compiled);
+        if (round > 0) check_bitwise(replayed, rebuilt, length, Config{0, 0, false}, round);
+        trainer.update();
+      }
+      BOOST_CHECK_EQUAL(compiled.replays(), 3u);
+      // Each direction's first layer is one group of every step.
+      const auto groups = compiled.column_groups();
+      BOOST_CHECK_EQUAL(groups.first, 2u);
+      BOOST_CHECK_EQUAL(groups.second, 2u * length);
     }
   }
 }

@@ -149,3 +149,46 @@ BOOST_AUTO_TEST_CASE(packed_products_every_block_edge) {
   check_shape(1000, 700, 33, gen);
   check_shape(730, 760, 2049, gen);
 }
+
+// The column-exact products: each column the same bits whether computed alone or
+// with others, over every remainder of rows, columns and depth, and close to the
+// reference; the transposed one assigning or adding.
+BOOST_AUTO_TEST_CASE(column_exact_products_give_each_column_alone_bits) {
+  using dynet_lite::cpu::detail::columns_product;
+  using dynet_lite::cpu::detail::columns_product_t;
+  std::mt19937 gen(3);
+  for (size_t m : {1, 7, 16, 50, 200, 243})
+    for (size_t k : {1, 5, 17, 128})
+      for (size_t n : {1, 2, 3, 9}) {
+        const std::vector<float> w = random_values(m * k, gen), x = random_values(k * n, gen),
+                                 dy = random_values(m * n, gen), start = random_values(k * n, gen);
+        std::vector<float> y(m * n), y1(m);
+        columns_product(w.data(), m, k, x.data(), n, y.data());
+        const std::vector<double> ref = reference(w, m, false, x, k, false, m, k, n, std::vector<float>(m * n, 0.f));
+        for (size_t c = 0; c < n; ++c) {
+          columns_product(w.data(), m, k, x.data() + c * k, 1, y1.data());
+          for (size_t i = 0; i < m; ++i) {
+            BOOST_REQUIRE_EQUAL(y[c * m + i], y1[i]);
+            BOOST_REQUIRE_SMALL(y[c * m + i] - ref[c * m + i], 1e-4 * (1.0 + std::sqrt(double(k))));
+          }
+        }
+        for (bool accumulate : {false, true}) {
+          std::vector<float> dx = start, dx1 = start;
+          std::vector<const float*> ds;
+          std::vector<float*> dxs;
+          for (size_t c = 0; c < n; ++c) ds.push_back(dy.data() + c * m), dxs.push_back(dx.data() + c * k);
+          columns_product_t(w.data(), m, k, ds.data(), dxs.data(), n, accumulate);
+          const std::vector<double> ref_t =
+              reference(w, m, true, dy, m, false, k, m, n, accumulate ? start : std::vector<float>(k * n, 0.f));
+          for (size_t c = 0; c < n; ++c) {
+            const float* d = dy.data() + c * m;
+            float* out = dx1.data() + c * k;
+            columns_product_t(w.data(), m, k, &d, &out, 1, accumulate);
+            for (size_t j = 0; j < k; ++j) {
+              BOOST_REQUIRE_EQUAL(dx[c * k + j], dx1[c * k + j]);
+              BOOST_REQUIRE_SMALL(dx[c * k + j] - ref_t[c * k + j], 1e-4 * (1.0 + std::sqrt(double(m))));
+            }
+          }
+        }
+      }
+}

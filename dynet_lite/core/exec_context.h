@@ -12,6 +12,7 @@ namespace dynet_lite {
 
 class WeightGradSink;
 class TransposedWeights;
+class InputGradSink;
 
 class ExecContext {
  public:
@@ -62,6 +63,14 @@ class ExecContext {
   /// a gradient no kernel has written yet, which is then not zeroed first.
   bool assign_dx() const { return assign_dx_; }
   void set_assign_dx(bool a) { assign_dx_ = a; }
+  /// Forward of an op with a ColumnProduct (core/op_info.h): its product W x,
+  /// computed by a compiled program with other nodes' (m floats), or null.
+  const float* precomputed_product() const { return precomputed_; }
+  void set_precomputed_product(const float* p) { precomputed_ = p; }
+  /// Backward of such an op for its operand (CPU, a compiled program): where the
+  /// kernel leaves its term dx += W^T d for later instead of adding it, or null.
+  InputGradSink* input_grads() const { return input_grads_; }
+  void set_input_grads(InputGradSink* sink) { input_grads_ = sink; }
   /// For such a kernel on a path that adds to dx (n floats): zeroes dx first when
   /// it was asked to assign it.
   void zero_if_assigned(float* dx, size_t n) const {
@@ -78,6 +87,8 @@ class ExecContext {
   WeightGradSink* weight_grads_ = nullptr;
   TransposedWeights* transposes_ = nullptr;
   float* memo_ = nullptr;
+  const float* precomputed_ = nullptr;
+  InputGradSink* input_grads_ = nullptr;
   bool assign_dx_ = false;
 };
 

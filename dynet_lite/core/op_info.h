@@ -3,6 +3,7 @@
 // kernels per device and how it batches.  The kernels of every device fill
 // rows of this type, so it lives below them; the table itself is filled by the
 // family files under ops/ and the backends (ops/op_table.cc) on first use.
+#include <cstddef>
 #include <cstdint>
 
 #include "dynet_lite/core/op_kind.h"
@@ -78,6 +79,21 @@ using BatchCombineFn = bool (*)(const Node* const* members, unsigned k, Node& ba
 /// batch (e.g. pick's dimension), as a hash; members with different keys never batch.
 using BatchKeyFn = uint64_t (*)(const Node& node);
 
+/// An op whose value starts as the product W x of two of its arguments, computed
+/// by a column-exact kernel (backends/cpu/gemm.h detail::columns_product) where
+/// `applies` says so.  A compiled program run without batching computes that
+/// product for the nodes sharing W at once, before the first of them, and hands
+/// each node's kernel its column (ExecContext::precomputed_product); their
+/// backward calls for the operand then leave dx += W^T d (their term) in
+/// ExecContext::input_grads, summed later as one product.  Both give the bits
+/// of the nodes' own calls (exec/plain_tape.h).
+struct ColumnProduct {
+  bool (*applies)(const Tensor* const* xs, unsigned n, const Node& node) = nullptr;
+  /// y (m x n) = W x (x k x n), column-exact, in the instruction set of the op's kernels.
+  void (*product)(const float* w, size_t m, size_t k, const float* x, size_t n, float* y) = nullptr;
+  uint8_t weight = 0, operand = 0;  // argument positions
+};
+
 struct OpInfo {
   const char* name = nullptr;
   ShapeFn shape = nullptr;
@@ -118,6 +134,8 @@ struct OpInfo {
   /// Optional, for ops of one argument whose gradient that argument alone
   /// receives: see InputGradientFn.
   InputGradientFn input_gradient = nullptr;
+  /// Optional: see ColumnProduct.
+  ColumnProduct column_product;
 };
 
 /// The row of `op`.  The table is filled on first use.

@@ -82,6 +82,13 @@ class Executor {
   /// tape (exec/plain_tape.h) recorded on the device once the forward pass is
   /// a device graph.
   bool has_backward_device_graph() const { return backward_graph_ != nullptr; }
+  /// Products of a captured graph run without batching that replays compute
+  /// for several nodes at once (PlainTape::column_groups), and the nodes in them.
+  std::pair<size_t, size_t> column_groups() const {
+    size_t nodes = 0;
+    for (const auto& g : tape_.column_groups) nodes += g.count;
+    return {tape_.column_groups.size(), nodes};
+  }
   /// Forgets the device graphs (the values' memory is laid out anew).
   void drop_device_graph() {
     device_graph_.reset();

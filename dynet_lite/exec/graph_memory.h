@@ -11,6 +11,7 @@
 #include "dynet_lite/backends/cpu/weight_grads.h"
 #include "dynet_lite/core/arena.h"
 #include "dynet_lite/core/exec_context.h"
+#include "dynet_lite/core/input_grads.h"
 #include "dynet_lite/core/node.h"
 #include "dynet_lite/exec/batch_state.h"
 #include "dynet_lite/exec/cse.h"
@@ -104,6 +105,7 @@ struct GraphMemory {
       a->kept.reset();
     }
     weight_grads.reset();
+    input_grads.clear();
     transposes.reset(&device_arenas.front()->grads);
     parameter_gradients.clear();
     on_demand_gradients.clear();
@@ -128,6 +130,10 @@ struct GraphMemory {
     da.kept.rewind(Arena::Mark{});
   }
   static constexpr size_t kKeptBytes = size_t(1) << 20;
+  /// Whether end_backward_node(da) would take the kept memory back now.
+  bool end_backward_node_rewinds(const DeviceArenas& da) const {
+    return da.kept.used_bytes() != 0 && (weight_grads.empty() || end_backward_node_flushes(da));
+  }
   /// Whether end_backward_node(da) would sum every pending term now.
   bool end_backward_node_flushes(const DeviceArenas& da) const {
     return !weight_grads.empty() && da.kept.used_bytes() >= kKeptBytes;
@@ -171,6 +177,7 @@ struct GraphMemory {
   };
   std::vector<OnDemandGradient> on_demand_gradients;
   WeightGradSink weight_grads;       // backward: weight gradients left for later
+  InputGradSink input_grads;         // backward of a compiled program: operands' terms left for later
   TransposedWeights transposes;      // backward: W^T of the CPU's products, for the pass
   SubexpressionTable cse;            // the nodes a new node may equal
   /// get_gradient's tensors, which stay put for the caller's reference.

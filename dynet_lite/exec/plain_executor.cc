@@ -752,6 +752,7 @@ void Executor::backward_plain(VariableIndex last, bool full, const RunOptions& o
   drop_backward_device_graph();
   PlainBackward(m_, rng_, full, options, taped ? &tape_ : nullptr).run(last);
   tape_.has_backward = taped;
+  if (taped && tape_.device->type == DeviceType::CPU) plan_input_terms(tape_, op_rows());
   m_.batch_state().stats.backward_seconds += seconds_since(t0);
 }
 
@@ -772,6 +773,7 @@ void Executor::write_forward_tape(VariableIndex last) {
     tape_.forward.push_back({forward_kernel(info, dev), &n, xs, n.num_args, !info.sets_own_value});
   }
   tape_.device = dev;
+  if (dev->type == DeviceType::CPU) plan_column_groups(tape_, ops);
 }
 
 void Executor::replay_forward_tape() {
@@ -779,11 +781,29 @@ void Executor::replay_forward_tape() {
   ExecContext ctx(&da.values, &da.scratch, &rng_, tape_.device, &m_.meta);
   const Tensor* const* args = tape_.args.data();
   const auto t0 = std::chrono::steady_clock::now();
-  for (const PlainTape::Forward& step : tape_.forward) {
+  const PlainTape::ColumnGroup* group = tape_.column_groups.data();
+  const PlainTape::ColumnGroup* const groups_end = group + tape_.column_groups.size();
+  float* const columns = tape_.columns.data();
+  for (size_t s = 0; s < tape_.forward.size(); ++s) {
+    const PlainTape::Forward& step = tape_.forward[s];
     Node& n = *step.n;
+    for (; group != groups_end && group->at == s; ++group) {  // the products of steps sharing a weight
+      const Arena::Mark mark = da.scratch.mark();
+      float* x = da.scratch.allocate_floats(size_t(group->k) * group->count);
+      for (uint32_t c = 0; c < group->count; ++c)
+        std::memcpy(x + size_t(c) * group->k, tape_.column_operands[group->operands + c]->v, group->k * sizeof(float));
+      group->product(group->w->v, group->m, group->k, x, group->count, columns + group->out);
+      da.scratch.rewind(mark);
+    }
     if (step.allocate) n.value.v = da.values.allocate_floats(n.value.d.size());
     const Arena::Mark scratch_mark = da.scratch.mark();
-    step.f(args + step.xs, step.nargs, n, ctx);
+    if (step.column != PlainTape::kNoColumn) {
+      ctx.set_precomputed_product(columns + step.column);
+      step.f(args + step.xs, step.nargs, n, ctx);
+      ctx.set_precomputed_product(nullptr);
+    } else {
+      step.f(args + step.xs, step.nargs, n, ctx);
+    }
     da.scratch.rewind(scratch_mark);
   }
   evaluated_ = static_cast<VariableIndex>(tape_.forward.size());
@@ -819,6 +839,7 @@ bool Executor::replay_backward_tape(VariableIndex last, bool full) {
     const PlainTape::Backward& step = tape_.backward[s];
     Node& n = *step.n;
     if (mark_steps_) mark_device_step(dev, order.of(s), order.count(s));
+    if (step.flush_inputs) m_.input_grads.flush();
     switch (step.kind) {
       case PlainTape::Backward::kFlush:
         m_.weight_grads.flush(n.grad, da.scratch);
@@ -834,20 +855,27 @@ bool Executor::replay_backward_tape(VariableIndex last, bool full) {
         break;
       case PlainTape::Backward::kCall: {
         if (step.begin_node) {
-          if (cpu) m_.end_backward_node(da);
+          if (cpu) {
+            // The input terms read kept memory.
+            if (!m_.input_grads.empty() && m_.end_backward_node_rewinds(da)) m_.input_grads.flush();
+            m_.end_backward_node(da);
+          }
           ctx.begin_node();
         }
         const Arena::Mark scratch_mark = da.scratch.mark();
         ctx.set_weight_grads(step.weight_grads ? &m_.weight_grads : nullptr);
         ctx.set_assign_dx(step.assign);
+        ctx.set_input_grads(step.input_later ? &m_.input_grads : nullptr);
         Tensor dx = gradient_tensor(*step.arg);
         step.b(args + step.xs, step.nargs, n, gradient_tensor(n), step.k, dx, ctx);
         ctx.set_assign_dx(false);
+        ctx.set_input_grads(nullptr);
         if (!mark_steps_) da.scratch.rewind(scratch_mark);
         break;
       }
     }
   }
+  if (!m_.input_grads.empty()) m_.input_grads.flush();
   if (!m_.weight_grads.empty()) m_.weight_grads.flush_all(da.scratch);
   return true;
 }

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <unordered_map>
+#include <unordered_set>
 
 namespace dynet_lite {
 
@@ -49,6 +50,94 @@ StepOrder backward_step_order(const std::vector<PlainTape::Backward>& steps) {
     order.offsets.push_back(static_cast<uint32_t>(order.after.size()));
   }
   return order;
+}
+
+}  // namespace dynet_lite
+
+namespace dynet_lite {
+
+namespace {
+
+// The op's ColumnProduct when it applies to the node of this call, else null.
+const ColumnProduct* column_product(const OpInfo* ops, const Node& n, const Tensor* const* xs, unsigned nargs) {
+  const ColumnProduct& cp = ops[static_cast<unsigned>(n.op)].column_product;
+  return cp.applies && cp.applies(xs, nargs, n) ? &cp : nullptr;
+}
+
+}  // namespace
+
+void plan_column_groups(PlainTape& tape, const OpInfo* ops) {
+  tape.column_groups.clear();
+  tape.column_operands.clear();
+  tape.columns.clear();
+  // The steps of each weight, in order (step i computes node i).
+  std::unordered_map<const Tensor*, std::vector<uint32_t>> by_weight;
+  std::vector<const Tensor*> weights;  // in the order first met
+  for (uint32_t s = 0; s < tape.forward.size(); ++s) {
+    PlainTape::Forward& f = tape.forward[s];
+    f.column = PlainTape::kNoColumn;
+    const ColumnProduct* cp = column_product(ops, *f.n, tape.args.data() + f.xs, f.nargs);
+    if (!cp) continue;
+    const Tensor* w = tape.args[f.xs + cp->weight];
+    auto ins = by_weight.try_emplace(w);
+    if (ins.second) weights.push_back(w);
+    ins.first->second.push_back(s);
+  }
+  for (const Tensor* w : weights) {
+    const std::vector<uint32_t>& steps = by_weight[w];
+    for (size_t a = 0; a < steps.size();) {
+      const uint32_t at = steps[a];
+      const PlainTape::Forward& first = tape.forward[at];
+      const ColumnProduct& cp = ops[static_cast<unsigned>(first.n->op)].column_product;
+      const uint32_t m = first.n->value.d.rows(), k = tape.args[first.xs + cp.operand]->d.rows();
+      // The run of steps after `at` whose operands are computed before it.
+      size_t b = a + 1;
+      while (b < steps.size()) {
+        const PlainTape::Forward& f = tape.forward[steps[b]];
+        if (f.n->op != first.n->op || f.n->args[cp.operand] >= at || f.n->value.d.rows() != m ||
+            tape.args[f.xs + cp.operand]->d.rows() != k)
+          break;
+        ++b;
+      }
+      if (b - a >= 2) {
+        PlainTape::ColumnGroup g{at, cp.product, w, m, k, static_cast<uint32_t>(tape.column_operands.size()),
+                                 static_cast<uint32_t>(b - a), static_cast<uint32_t>(tape.columns.size())};
+        for (size_t c = a; c < b; ++c) {
+          PlainTape::Forward& f = tape.forward[steps[c]];
+          tape.column_operands.push_back(tape.args[f.xs + cp.operand]);
+          f.column = g.out + static_cast<uint32_t>(c - a) * m;
+        }
+        tape.columns.resize(tape.columns.size() + size_t(m) * (b - a));
+        tape.column_groups.push_back(g);
+      }
+      a = b;
+    }
+  }
+  std::stable_sort(tape.column_groups.begin(), tape.column_groups.end(),
+                   [](const PlainTape::ColumnGroup& x, const PlainTape::ColumnGroup& y) { return x.at < y.at; });
+}
+
+void plan_input_terms(PlainTape& tape, const OpInfo* ops) {
+  std::unordered_set<const Node*> pending;  // targets of the terms left since the last flush
+  for (PlainTape::Backward& step : tape.backward) {
+    step.input_later = false;
+    step.flush_inputs = false;
+    if (!pending.empty()) {
+      bool touches = pending.count(step.n) != 0;
+      if (step.kind == PlainTape::Backward::kCall) touches = touches || pending.count(step.arg) != 0;
+      if (touches) {
+        step.flush_inputs = true;
+        pending.clear();
+      }
+    }
+    if (step.kind != PlainTape::Backward::kCall) continue;
+    const ColumnProduct* cp = column_product(ops, *step.n, tape.args.data() + step.xs, step.nargs);
+    if (!cp || step.k != cp->operand) continue;
+    const OpInfo& target = ops[static_cast<unsigned>(step.arg->op)];
+    if (target.dense_parameter && target.dense_parameter(*step.arg)) continue;
+    step.input_later = true;
+    pending.insert(step.arg);
+  }
 }
 
 }  // namespace dynet_lite

@@ -29,6 +29,23 @@ struct PlainTape {
     uint32_t xs;        // offset of its argument tensors in `args`
     uint32_t nargs;
     bool allocate;      // the value is allocated here (not by the kernel)
+    /// Its ColumnProduct, computed by a group: the offset of its column in
+    /// `columns`, or kNoColumn.
+    uint32_t column = kNoColumn;
+  };
+  static constexpr uint32_t kNoColumn = ~uint32_t(0);
+  /// The products W x of forward steps sharing W (core/op_info.h
+  /// ColumnProduct), computed at once before step `at`, the first of them: the
+  /// operands (k floats each) are copied side by side and multiplied in one
+  /// column-exact call into `columns` from `out`.
+  struct ColumnGroup {
+    uint32_t at;
+    void (*product)(const float* w, size_t m, size_t k, const float* x, size_t n, float* y);
+    const Tensor* w;
+    uint32_t m, k;
+    uint32_t operands;  // offset of its operands in column_operands
+    uint32_t count;
+    uint32_t out;
   };
   /// One step of the backward pass, in order.
   struct Backward {
@@ -39,6 +56,12 @@ struct PlainTape {
     bool begin_node;    // kCall: the first call of its node (ExecContext::begin_node)
     bool weight_grads;  // kCall: weight gradients may be deferred (CPU to CPU)
     bool assign;        // kCall: the kernel is asked to assign dx (ExecContext::assign_dx)
+    /// kCall: the operand's term of a ColumnProduct may be left in the input
+    /// sink (ExecContext::input_grads).
+    bool input_later;
+    /// The input sink's terms are summed before this step: it reads or writes
+    /// a gradient one of them adds to.
+    bool flush_inputs;
     uint32_t k;         // kCall: the argument
     Node* n;
     Node* arg;          // kCall: node of argument k
@@ -52,6 +75,9 @@ struct PlainTape {
   std::vector<const Tensor*> args;  // argument tensors of every call, node after node
   std::vector<Forward> forward;
   Device* device = nullptr;         // every node's
+  std::vector<ColumnGroup> column_groups;  // in the order of `at`
+  std::vector<const Tensor*> column_operands;
+  std::vector<float> columns;
 
   bool has_backward = false;
   std::vector<Backward> backward;
@@ -70,6 +96,9 @@ struct PlainTape {
     args.clear();
     forward.clear();
     device = nullptr;
+    column_groups.clear();
+    column_operands.clear();
+    columns.clear();
     drop_backward();
   }
   void drop_backward() {
@@ -95,5 +124,15 @@ struct StepOrder {
   size_t count(size_t s) const { return offsets[s + 1] - offsets[s]; }
 };
 StepOrder backward_step_order(const std::vector<PlainTape::Backward>& steps);
+
+/// Groups the forward steps whose op has a ColumnProduct that applies by their
+/// weight: steps sharing W whose operands are computed before the first of them
+/// get their products from one call there (PlainTape::column_groups).  CPU tapes.
+void plan_column_groups(PlainTape& tape, const OpInfo* ops);
+/// Marks the backward calls that leave an operand's term for later (those of
+/// the grouped forward steps) and the steps before which the pending terms are
+/// summed: the first step after a term that reads or writes its target
+/// gradient, so that each gradient gets its additions in the tape's order.
+void plan_input_terms(PlainTape& tape, const OpInfo* ops);
 
 }  // namespace dynet_lite

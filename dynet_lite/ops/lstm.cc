@@ -16,6 +16,7 @@
 
 #include "dynet_lite/backends/cpu/eigen.h"
 #include "dynet_lite/backends/cpu/gemm.h"
+#include "dynet_lite/core/input_grads.h"
 #include "dynet_lite/backends/cpu/transposed_weights.h"
 #include "dynet_lite/backends/cpu/weight_grads.h"
 #include "dynet_lite/backends/lstm_gates.h"
@@ -128,6 +129,13 @@ bool zero_column(const Tensor& h) {
   return true;
 }
 
+// One instance without dropout: Wx x runs column-exact (gemm.h
+// detail::columns_product), so that a compiled program may compute it for many
+// steps at once (core/op_info.h ColumnProduct).
+bool gates_by_columns(const Tensor* const* xs, unsigned n, const Node& node) {
+  return n == 5 && node.value.d.bd == 1 && xs[kX]->d.bd == 1 && node.p<GatesParams>().weightnoise_std == 0.f;
+}
+
 // gates = act(Wx x' + Wh h' + b)   (x' = x ⊙ mask_x, h' = h ⊙ mask_h with dropout)
 void gates_forward(const Tensor* const* xs, unsigned n, Node& node, ExecContext& ctx) {
   const Tensor &x = *xs[kX], &h = *xs[kH];
@@ -149,7 +157,14 @@ void gates_forward(const Tensor* const* xs, unsigned n, Node& node, ExecContext&
   }
   const GateWeights w = gate_weights(xs, node);
   // The bias is added by the activations' first pass, not copied in beforehand.
-  cpu::gemm(w.wx, effective_operand(x, dropout ? xs[kMaskX] : nullptr, N, ctx), y.v, rows, in, N, false);
+  if (N == 1 && !dropout && x.d.bd == 1) {
+    if (const float* pre = ctx.precomputed_product())
+      std::memcpy(y.v, pre, rows * sizeof(float));
+    else
+      cpu::detail::columns_product(w.wx, rows, in, x.v, 1, y.v);
+  } else {
+    cpu::gemm(w.wx, effective_operand(x, dropout ? xs[kMaskX] : nullptr, N, ctx), y.v, rows, in, N, false);
+  }
   if (!zero_column(h))
     cpu::gemm(w.wh, effective_operand(h, dropout ? xs[kMaskH] : nullptr, N, ctx), y.v, rows, hid, N, true);
   for (unsigned c = 0; c < N; ++c) Arr(y.v + c * rows + hid, hid) += kForgetGateBias;
@@ -204,6 +219,13 @@ void gates_backward(const Tensor* const* xs, unsigned n, const Node& node, const
   if (!dpre) dpre = gates_dpre(y, dy, ctx);
   switch (i) {
     case kX:  // dx += mask_x ⊙ Wx^T dpre
+      if (N == 1 && !mask_x && dx.d.bd == 1) {  // column-exact, as forward (gates_by_columns)
+        if (InputGradSink* sink = ctx.input_grads())
+          sink->add(&cpu::detail::columns_product_t, w.wx, rows, in, dpre, dx.v, !ctx.assign_dx());
+        else
+          cpu::detail::columns_product_t(w.wx, rows, in, &dpre, &dx.v, 1, !ctx.assign_dx());
+        break;
+      }
       operand_backward(w.wx, dpre, rows, in, N, mask_x, dx, ctx);
       break;
     case kH:  // dh += mask_h ⊙ Wh^T dpre
@@ -372,6 +394,10 @@ void register_lstm_ops(OpTable& t) {
   g.assigns_gradient = true;
   // Pure unless it draws weight noise.
   g.pure_node = [](const Node& n) { return n.p<GatesParams>().weightnoise_std == 0.f; };
+  g.column_product.applies = gates_by_columns;
+  g.column_product.product = &cpu::detail::columns_product;
+  g.column_product.weight = kWx;
+  g.column_product.operand = kX;
 
   OpInfo& gd = t.define(OpKind::VanillaLSTMGatesDropout, "lstm", "vanilla_lstm_gates_dropout", gates_shape,
                         gates_forward, gates_backward, BatchKind::Elementwise, Purity::Impure, Devices::CpuAndCuda);

@@ -473,9 +473,96 @@ void gemm_nt_large_here(const float* dy, const float* x, float* dw, size_t m, si
     nopack_product<true>(dy + t0 * m, m, std::min(kDepthSlice, n - t0), Scalars{x + t0 * k, k, 1}, k, dw);
 }
 
+// ---------------------------------------------------------------- column-exact products
+// Products whose column c of the result is the same to the bit whatever the
+// number of columns: each element is one multiply-add chain in a fixed order
+// (nopack_product splits its rows and depth by m and the depth alone), so a
+// product computed for many columns at once equals the columns computed one by
+// one.  A compiled program relies on it to run the input products of many
+// nodes as one (detail::columns_product).
+
+inline Lanes fma_lanes(const Lanes& a, const Lanes& b, const Lanes& c) {
+#if defined(__AVX512F__)
+  return reinterpret_cast<Lanes>(
+      _mm512_fmadd_ps(reinterpret_cast<__m512>(a), reinterpret_cast<__m512>(b), reinterpret_cast<__m512>(c)));
+#elif defined(__FMA__)
+  return reinterpret_cast<Lanes>(
+      _mm256_fmadd_ps(reinterpret_cast<__m256>(a), reinterpret_cast<__m256>(b), reinterpret_cast<__m256>(c)));
+#else
+  return a * b + c;
+#endif
+}
+
+inline float fma_scalar(float a, float b, float c) {
+#if defined(__FMA__)
+  return __builtin_fmaf(a, b, c);
+#else
+  return a * b + c;
+#endif
+}
+
+// The lanes' sum, always in the same order.
+inline float lane_sum(const Lanes& v) {
+#if defined(__AVX512F__)
+  return _mm512_reduce_add_ps(reinterpret_cast<__m512>(v));
+#else
+  float a[kLanes];
+  std::memcpy(a, &v, sizeof v);
+  for (size_t w = kLanes / 2; w > 0; w /= 2)
+    for (size_t l = 0; l < w; ++l) a[l] += a[l + w];
+  return a[0];
+#endif
+}
+
+// Columns [j, j + J) of dx_c (+)= W^T dy_c for the C columns given: whole
+// vectors of rows in lanes, summed across, then the last rows one by one.
+template <int J, int C>
+inline void dot_tile(const float* w, size_t m, size_t j, const float* const* dy, float* const* dx, bool accumulate) {
+  const size_t mv = m / kLanes * kLanes;
+  Lanes acc[J][C];
+  for (int q = 0; q < J; ++q)
+    for (int c = 0; c < C; ++c) acc[q][c] = Lanes{};
+  for (size_t i = 0; i < mv; i += kLanes) {
+    Lanes d[C];
+    for (int c = 0; c < C; ++c) d[c] = load<Lanes>(dy[c] + i);
+    for (int q = 0; q < J; ++q) {
+      const Lanes a = load<Lanes>(w + (j + q) * m + i);
+      for (int c = 0; c < C; ++c) acc[q][c] = fma_lanes(a, d[c], acc[q][c]);
+    }
+  }
+  for (int q = 0; q < J; ++q)
+    for (int c = 0; c < C; ++c) {
+      const float* wq = w + (j + q) * m;
+      float s = lane_sum(acc[q][c]);
+      for (size_t i = mv; i < m; ++i) s = fma_scalar(wq[i], dy[c][i], s);
+      dx[c][j + q] = accumulate ? dx[c][j + q] + s : s;
+    }
+}
+
+template <int C>
+void dot_columns(const float* w, size_t m, size_t k, const float* const* dy, float* const* dx, bool accumulate) {
+  constexpr int J = C == 1 ? 8 : 4;
+  size_t j = 0;
+  for (; j + J <= k; j += J) dot_tile<J, C>(w, m, j, dy, dx, accumulate);
+  for (; j < k; ++j) dot_tile<1, C>(w, m, j, dy, dx, accumulate);
+}
+
 }  // namespace
 
 namespace detail {
+
+void columns_product(const float* w, size_t m, size_t k, const float* x, size_t n, float* y) {
+  product_macs += m * k * n;
+  nopack_product<false>(w, m, k, Scalars{x, 1, k}, n, y);
+}
+
+void columns_product_t(const float* w, size_t m, size_t k, const float* const* dy, float* const* dx, size_t n,
+                       bool accumulate) {
+  product_macs += m * k * n;
+  size_t c = 0;
+  for (; c + 2 <= n; c += 2) dot_columns<2>(w, m, k, dy + c, dx + c, accumulate);
+  if (c < n) dot_columns<1>(w, m, k, dy + c, dx + c, accumulate);
+}
 
 #ifdef DYNET_LITE_ISA
 // The counter is the baseline compile's: one per thread, whichever set runs.

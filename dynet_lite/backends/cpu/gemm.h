@@ -162,6 +162,16 @@ bool library_gemm(bool ta, bool tb, size_t m, size_t n, size_t k, const float* a
 void release_library_heap();
 
 void gemm_tn_large(const float* w, const float* dy, float* dx, size_t m, size_t k, size_t n);
+
+/// Column-exact products: column c of the result is the same to the bit for any
+/// number of columns n (one multiply-add chain per element, in an order set by
+/// m and k alone), so the products of many nodes sharing W, run as one call,
+/// equal the nodes' own calls.  In the instruction set of the caller's compile.
+/// y (m x n) = W x (W m x k, x k x n; column-major, contiguous).
+void columns_product(const float* w, size_t m, size_t k, const float* x, size_t n, float* y);
+/// dx_c (k floats) (+)= W^T dy_c (dy_c m floats) for c in [0, n).
+void columns_product_t(const float* w, size_t m, size_t k, const float* const* dy, float* const* dx, size_t n,
+                       bool accumulate);
 void gemm_nt_large(const float* dy, const float* x, float* dw, size_t m, size_t k, size_t n);
 
 extern thread_local uint64_t product_macs;
