@@ -493,14 +493,6 @@ inline Lanes fma_lanes(const Lanes& a, const Lanes& b, const Lanes& c) {
 #endif
 }
 
-inline float fma_scalar(float a, float b, float c) {
-#if defined(__FMA__)
-  return __builtin_fmaf(a, b, c);
-#else
-  return a * b + c;
-#endif
-}
-
 // The lanes' sum, always in the same order.
 inline float lane_sum(const Lanes& v) {
 #if defined(__AVX512F__)
@@ -514,8 +506,23 @@ inline float lane_sum(const Lanes& v) {
 #endif
 }
 
-// Columns [j, j + J) of dx_c (+)= W^T dy_c for the C columns given: whole
-// vectors of rows in lanes, summed across, then the last rows one by one.
+// The last `rows` (fewer than a vector's) floats from p, zeros after them.
+inline Lanes load_tail(const float* p, size_t rows) {
+#if defined(__AVX512F__)
+  return reinterpret_cast<Lanes>(_mm512_maskz_loadu_ps(static_cast<__mmask16>((1u << rows) - 1), p));
+#elif defined(__AVX__)
+  static const int32_t kMaskSource[16] = {-1, -1, -1, -1, -1, -1, -1, -1, 0, 0, 0, 0, 0, 0, 0, 0};
+  const __m256i mask = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(kMaskSource + 8 - rows));
+  return reinterpret_cast<Lanes>(_mm256_maskload_ps(p, mask));
+#else
+  Lanes v{};
+  std::memcpy(&v, p, rows * sizeof(float));
+  return v;
+#endif
+}
+
+// Columns [j, j + J) of dx_c (+)= W^T dy_c for the C columns given: the rows
+// in lanes (the last ones zero-padded), summed across.
 template <int J, int C>
 inline void dot_tile(const float* w, size_t m, size_t j, const float* const* dy, float* const* dx, bool accumulate) {
   const size_t mv = m / kLanes * kLanes;
@@ -530,11 +537,17 @@ inline void dot_tile(const float* w, size_t m, size_t j, const float* const* dy,
       for (int c = 0; c < C; ++c) acc[q][c] = fma_lanes(a, d[c], acc[q][c]);
     }
   }
+  if (mv < m) {
+    Lanes d[C];
+    for (int c = 0; c < C; ++c) d[c] = load_tail(dy[c] + mv, m - mv);
+    for (int q = 0; q < J; ++q) {
+      const Lanes a = load_tail(w + (j + q) * m + mv, m - mv);
+      for (int c = 0; c < C; ++c) acc[q][c] = fma_lanes(a, d[c], acc[q][c]);
+    }
+  }
   for (int q = 0; q < J; ++q)
     for (int c = 0; c < C; ++c) {
-      const float* wq = w + (j + q) * m;
-      float s = lane_sum(acc[q][c]);
-      for (size_t i = mv; i < m; ++i) s = fma_scalar(wq[i], dy[c][i], s);
+      const float s = lane_sum(acc[q][c]);
       dx[c][j + q] = accumulate ? dx[c][j + q] + s : s;
     }
 }
