@@ -552,9 +552,13 @@ inline void dot_tile(const float* w, size_t m, size_t j, const float* const* dy,
     }
 }
 
+// Columns of dy per tile of a wide W^T d: four reuse each load of W four times
+// (200 x 128, 20 columns: 0.64 us a column, against 0.83 with two).
+constexpr size_t kDotCols = 4;
+
 template <int C>
 void dot_columns(const float* w, size_t m, size_t k, const float* const* dy, float* const* dx, bool accumulate) {
-  constexpr int J = C == 1 ? 8 : 4;
+  constexpr int J = C == 1 ? 8 : 4;  // 8 or 16 sums in registers
   size_t j = 0;
   for (; j + J <= k; j += J) dot_tile<J, C>(w, m, j, dy, dx, accumulate);
   for (; j < k; ++j) dot_tile<1, C>(w, m, j, dy, dx, accumulate);
@@ -573,6 +577,7 @@ void columns_product_t(const float* w, size_t m, size_t k, const float* const* d
                        bool accumulate) {
   product_macs += m * k * n;
   size_t c = 0;
+  for (; c + kDotCols <= n; c += kDotCols) dot_columns<kDotCols>(w, m, k, dy + c, dx + c, accumulate);
   for (; c + 2 <= n; c += 2) dot_columns<2>(w, m, k, dy + c, dx + c, accumulate);
   if (c < n) dot_columns<1>(w, m, k, dy + c, dx + c, accumulate);
 }
