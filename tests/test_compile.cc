@@ -235,9 +235,10 @@ BOOST_AUTO_TEST_CASE(replay_adds_to_gradients_already_there) {
 // a second layer (whose inputs come from the first, so not grouped) and a
 // graph wider than the kept memory's limit.
 BOOST_AUTO_TEST_CASE(replayed_lstm_input_products_equal_the_steps_own) {
-  for (const unsigned layers : {1u, 2u}) {
+  const std::pair<unsigned, unsigned> shapes[] = {{1, 21}, {1, 128}, {2, 21}, {2, 128}};  // layers, hidden
+  for (const auto& [layers, hidden] : shapes) {
     ParameterCollection pc;
-    const unsigned emb_dim = 37, hidden = 128, words = 12;
+    const unsigned emb_dim = 37, words = 12;
     LookupParameter emb = pc.add_lookup_parameters(words, {emb_dim});
     VanillaLSTMBuilder fwd(layers, emb_dim, hidden, pc), bwd(layers, emb_dim, hidden, pc);
     Parameter w = pc.add_parameters({5, 2 * hidden}), b = pc.add_parameters({5});

@@ -129,18 +129,17 @@ bool zero_column(const Tensor& h) {
   return true;
 }
 
-// One instance without dropout, with a W_x of up to kColumnFloats: W_x x runs
-// column-exact (gemm.h detail::columns_product), so that a compiled program may
-// compute it for many steps at once (core/op_info.h ColumnProduct).  There the
-// column-exact matrix-vector products run as fast as Eigen's (bench/gemm_shapes
-// shapes 200 x 128: 0.82 against 0.81 us forward, 0.88 against 0.93 us
-// backward, AVX-512); for larger weights Eigen's forward product is faster.
-constexpr size_t kColumnFloats = size_t(1) << 15;
-bool by_columns(unsigned n, unsigned N, const Tensor& x, size_t rows) {
-  return n == 5 && N == 1 && x.d.bd == 1 && rows * x.d.rows() <= kColumnFloats;
+// One instance without dropout: W_x x runs column-exact (gemm.h
+// detail::columns_product), so that a compiled program may compute it for many
+// steps at once (core/op_info.h ColumnProduct).  The column-exact
+// matrix-vector products run about as fast as Eigen's (AVX-512, W x and W^T d
+// in us: 200 x 128 0.66 and 0.90 against 0.81 and 0.92; 1024 x 128 4.3 and 4.3
+// against 4.8-5.1 and 4.2; 640 x 256 5.4 and 5.1 against 5.0 and 5.0).
+bool by_columns(unsigned n, unsigned N, const Tensor& x) {
+  return n == 5 && N == 1 && x.d.bd == 1;
 }
 bool gates_by_columns(const Tensor* const* xs, unsigned n, const Node& node) {
-  return by_columns(n, node.value.d.bd, *xs[kX], node.value.d.rows()) && node.p<GatesParams>().weightnoise_std == 0.f;
+  return by_columns(n, node.value.d.bd, *xs[kX]) && node.p<GatesParams>().weightnoise_std == 0.f;
 }
 
 // gates = act(Wx x' + Wh h' + b)   (x' = x ⊙ mask_x, h' = h ⊙ mask_h with dropout)
@@ -164,7 +163,7 @@ void gates_forward(const Tensor* const* xs, unsigned n, Node& node, ExecContext&
   }
   const GateWeights w = gate_weights(xs, node);
   // The bias is added by the activations' first pass, not copied in beforehand.
-  if (by_columns(n, N, x, rows)) {
+  if (by_columns(n, N, x)) {
     if (const float* pre = ctx.precomputed_product())
       std::memcpy(y.v, pre, rows * sizeof(float));
     else
@@ -226,7 +225,7 @@ void gates_backward(const Tensor* const* xs, unsigned n, const Node& node, const
   if (!dpre) dpre = gates_dpre(y, dy, ctx);
   switch (i) {
     case kX:  // dx += mask_x ⊙ Wx^T dpre
-      if (by_columns(n, N, *xs[kX], rows)) {  // column-exact, as forward
+      if (by_columns(n, N, *xs[kX])) {  // column-exact, as forward
         if (InputGradSink* sink = ctx.input_grads())
           sink->add(&cpu::detail::columns_product_t, w.wx, rows, in, dpre, dx.v, !ctx.assign_dx());
         else

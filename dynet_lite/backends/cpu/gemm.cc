@@ -521,6 +521,60 @@ inline Lanes load_tail(const float* p, size_t rows) {
 #endif
 }
 
+// y = W x for one column: R vectors of rows at a time in registers (with
+// kTail, the last of them the rows past the whole vectors, zero-padded), every
+// column of W streamed through them.  Each element is the chain of
+// nopack_product's tiles (from zero, one multiply-add per step of the depth,
+// in order), so it has the bits of a column computed with others.
+template <int R, bool kTail>
+inline void column_strip(const float* w, size_t m, size_t k, const float* x, float* y, size_t tail) {
+  Lanes acc[R];
+  for (int r = 0; r < R; ++r) acc[r] = Lanes{};
+  constexpr int kWhole = kTail ? R - 1 : R;
+  for (size_t t = 0; t < k; ++t) {
+    const Lanes b = Lanes{} + x[t];
+    const float* c = w + t * m;
+    for (int r = 0; r < kWhole; ++r) acc[r] = fma_lanes(load<Lanes>(c + r * kLanes), b, acc[r]);
+    if (kTail) acc[R - 1] = fma_lanes(load_tail(c + kWhole * kLanes, tail), b, acc[R - 1]);
+  }
+  for (int r = 0; r < kWhole; ++r) store<Lanes>(y + r * kLanes, acc[r]);
+  if (kTail) {
+    float out[kLanes];
+    std::memcpy(out, &acc[R - 1], sizeof out);
+    std::memcpy(y + kWhole * kLanes, out, tail * sizeof(float));
+  }
+}
+
+#if defined(__AVX512F__)
+constexpr int kStrip = 16;
+#else
+constexpr int kStrip = 8;
+#endif
+
+// The strip of `vectors` (at most kStrip) vectors of rows.
+template <int R = kStrip>
+inline void column_strip_of(size_t vectors, bool tail, const float* w, size_t m, size_t k, const float* x, float* y,
+                            size_t tail_rows) {
+  if constexpr (R > 1) {
+    if (static_cast<size_t>(R) > vectors) return column_strip_of<R - 1>(vectors, tail, w, m, k, x, y, tail_rows);
+  }
+  if (tail)
+    column_strip<R, true>(w, m, k, x, y, tail_rows);
+  else
+    column_strip<R, false>(w, m, k, x, y, tail_rows);
+}
+
+void column_product(const float* w, size_t m, size_t k, const float* x, float* y) {
+  const size_t vectors = (m + kLanes - 1) / kLanes, tail = m % kLanes;
+  // Strips of equal sizes, as few as registers allow.
+  const size_t strips = (vectors + kStrip - 1) / kStrip, per = (vectors + strips - 1) / strips;
+  for (size_t v = 0; v < vectors; v += per) {
+    const size_t n = std::min(per, vectors - v);
+    const bool last = v + n == vectors && tail != 0;
+    column_strip_of(n, last, w + v * kLanes, m, k, x, y + v * kLanes, tail);
+  }
+}
+
 // Columns [j, j + J) of dx_c (+)= W^T dy_c for the C columns given: the rows
 // in lanes (the last ones zero-padded), summed across.
 template <int J, int C>
@@ -570,7 +624,10 @@ namespace detail {
 
 void columns_product(const float* w, size_t m, size_t k, const float* x, size_t n, float* y) {
   product_macs += m * k * n;
-  nopack_product<false>(w, m, k, Scalars{x, 1, k}, n, y);
+  if (n == 1)
+    column_product(w, m, k, x, y);
+  else
+    nopack_product<false>(w, m, k, Scalars{x, 1, k}, n, y);
 }
 
 void columns_product_t(const float* w, size_t m, size_t k, const float* const* dy, float* const* dx, size_t n,
