@@ -132,9 +132,9 @@ bool zero_column(const Tensor& h) {
 // One instance without dropout: W_x x runs column-exact (gemm.h
 // detail::columns_product), so that a compiled program may compute it for many
 // steps at once (core/op_info.h ColumnProduct).  The column-exact
-// matrix-vector products run about as fast as Eigen's (AVX-512, W x and W^T d
-// in us: 200 x 128 0.66 and 0.90 against 0.81 and 0.92; 1024 x 128 4.3 and 4.3
-// against 4.8-5.1 and 4.2; 640 x 256 5.4 and 5.1 against 5.0 and 5.0).
+// matrix-vector products run about as fast as Eigen's or faster (AVX-512, W x
+// and W^T d in us: 200 x 128 0.62 and 0.89 against 0.81 and 0.93; 640 x 256
+// 4.9 and 5.1 against 4.9 and 5.0; 1024 x 128 3.8 and 4.1 against 4.6 and 4.1).
 bool by_columns(unsigned n, unsigned N, const Tensor& x) {
   return n == 5 && N == 1 && x.d.bd == 1;
 }

@@ -564,15 +564,54 @@ inline void column_strip_of(size_t vectors, bool tail, const float* w, size_t m,
     column_strip<R, false>(w, m, k, x, y, tail_rows);
 }
 
+// The same chains with y in memory, four columns of W a pass: each element of y
+// is loaded, takes four multiply-adds in order, and is stored (the whole rows
+// of a column are read in one stream, as Eigen's matrix-vector product reads
+// them).
+void column_product_streamed(const float* w, size_t m, size_t k, const float* x, float* y) {
+  const size_t mv = m / kLanes * kLanes, tail = m % kLanes;
+  std::memset(y, 0, m * sizeof(float));
+  size_t t = 0;
+  for (; t + 4 <= k; t += 4) {
+    const Lanes b0 = Lanes{} + x[t], b1 = Lanes{} + x[t + 1], b2 = Lanes{} + x[t + 2], b3 = Lanes{} + x[t + 3];
+    const float* c = w + t * m;
+    for (size_t i = 0; i < mv; i += kLanes) {
+      Lanes a = load<Lanes>(y + i);
+      a = fma_lanes(load<Lanes>(c + i), b0, a);
+      a = fma_lanes(load<Lanes>(c + m + i), b1, a);
+      a = fma_lanes(load<Lanes>(c + 2 * m + i), b2, a);
+      a = fma_lanes(load<Lanes>(c + 3 * m + i), b3, a);
+      store<Lanes>(y + i, a);
+    }
+    if (tail) {
+      Lanes a = load_tail(y + mv, tail);
+      for (int q = 0; q < 4; ++q) a = fma_lanes(load_tail(c + q * m + mv, tail), Lanes{} + x[t + q], a);
+      float out[kLanes];
+      std::memcpy(out, &a, sizeof out);
+      std::memcpy(y + mv, out, tail * sizeof(float));
+    }
+  }
+  for (; t < k; ++t) {
+    const Lanes b = Lanes{} + x[t];
+    const float* c = w + t * m;
+    for (size_t i = 0; i < mv; i += kLanes) store<Lanes>(y + i, fma_lanes(load<Lanes>(c + i), b, load<Lanes>(y + i)));
+    if (tail) {
+      const Lanes a = fma_lanes(load_tail(c + mv, tail), b, load_tail(y + mv, tail));
+      float out[kLanes];
+      std::memcpy(out, &a, sizeof out);
+      std::memcpy(y + mv, out, tail * sizeof(float));
+    }
+  }
+}
+
+// One strip of registers where the rows fit in one (each column of W read
+// once, no load or store of y between columns), else y streamed through memory
+// (the strips would read W's columns in pieces, slower than one stream from
+// 384 rows on).  Both give each element the same chain.
 void column_product(const float* w, size_t m, size_t k, const float* x, float* y) {
   const size_t vectors = (m + kLanes - 1) / kLanes, tail = m % kLanes;
-  // Strips of equal sizes, as few as registers allow.
-  const size_t strips = (vectors + kStrip - 1) / kStrip, per = (vectors + strips - 1) / strips;
-  for (size_t v = 0; v < vectors; v += per) {
-    const size_t n = std::min(per, vectors - v);
-    const bool last = v + n == vectors && tail != 0;
-    column_strip_of(n, last, w + v * kLanes, m, k, x, y + v * kLanes, tail);
-  }
+  if (vectors > static_cast<size_t>(kStrip)) return column_product_streamed(w, m, k, x, y);
+  column_strip_of(vectors, tail != 0, w, m, k, x, y, tail);
 }
 
 // Columns [j, j + J) of dx_c (+)= W^T dy_c for the C columns given: the rows
