@@ -232,11 +232,16 @@ BOOST_AUTO_TEST_CASE(replay_adds_to_gradients_already_there) {
 // whole sequence at once in a replay, and their operands' gradients go back in
 // one product (core/op_info.h ColumnProduct): to the bit what each step's own
 // products give, with the inputs shared by both directions, a word read twice,
-// a second layer (whose inputs come from the first, so not grouped) and a
-// graph wider than the kept memory's limit.
+// words looked up in the loop of their steps (the lookups then run earlier), a
+// second layer (whose inputs come from the first, so not grouped) and a graph
+// wider than the kept memory's limit.
 BOOST_AUTO_TEST_CASE(replayed_lstm_input_products_equal_the_steps_own) {
-  const std::pair<unsigned, unsigned> shapes[] = {{1, 21}, {1, 128}, {2, 21}, {2, 128}};  // layers, hidden
-  for (const auto& [layers, hidden] : shapes) {
+  struct Shape {
+    unsigned layers, hidden;
+    bool in_loop;  // each word looked up just before the forward LSTM reads it
+  };
+  const Shape shapes[] = {{1, 21, false}, {1, 128, false}, {2, 21, false}, {2, 128, false}, {1, 21, true}, {2, 128, true}};
+  for (const auto& [layers, hidden, in_loop] : shapes) {
     ParameterCollection pc;
     const unsigned emb_dim = 37, words = 12;
     LookupParameter emb = pc.add_lookup_parameters(words, {emb_dim});
@@ -250,9 +255,16 @@ BOOST_AUTO_TEST_CASE(replayed_lstm_input_products_equal_the_steps_own) {
       fwd.start_new_sequence();
       bwd.start_new_sequence();
       std::vector<Expression> xs, fh(length), bh(length), losses;
-      for (unsigned t = 0; t < length; ++t) xs.push_back(p.lookup("w" + std::to_string(t), emb));
-      xs.push_back(xs[0]);  // the first word read again at the end
-      for (unsigned t = 0; t < length; ++t) fh[t] = fwd.add_input(xs[t + 1]);
+      if (in_loop) {
+        for (unsigned t = 0; t < length; ++t) {
+          xs.push_back(p.lookup("w" + std::to_string(t), emb));
+          fh[t] = fwd.add_input(xs[t]);
+        }
+      } else {
+        for (unsigned t = 0; t < length; ++t) xs.push_back(p.lookup("w" + std::to_string(t), emb));
+        xs.push_back(xs[0]);  // the first word read again at the end
+        for (unsigned t = 0; t < length; ++t) fh[t] = fwd.add_input(xs[t + 1]);
+      }
       for (unsigned t = length; t-- > 0;) bh[t] = bwd.add_input(xs[t]);
       Expression W = parameter(cg, w), B = parameter(cg, b);
       for (unsigned t = 0; t < length; ++t)

@@ -784,7 +784,10 @@ void Executor::replay_forward_tape() {
   const PlainTape::ColumnGroup* group = tape_.column_groups.data();
   const PlainTape::ColumnGroup* const groups_end = group + tape_.column_groups.size();
   float* const columns = tape_.columns.data();
-  for (size_t s = 0; s < tape_.forward.size(); ++s) {
+  const size_t steps = tape_.forward.size();
+  const uint32_t* order = tape_.order.empty() ? nullptr : tape_.order.data();
+  for (size_t p = 0; p < steps; ++p) {
+    const size_t s = order ? order[p] : p;
     const PlainTape::Forward& step = tape_.forward[s];
     Node& n = *step.n;
     for (; group != groups_end && group->at == s; ++group) {  // the products of steps sharing a weight

@@ -70,10 +70,12 @@ void plan_column_groups(PlainTape& tape, const OpInfo* ops) {
   tape.column_groups.clear();
   tape.column_operands.clear();
   tape.columns.clear();
+  tape.order.clear();
+  const uint32_t n = static_cast<uint32_t>(tape.forward.size());
   // The steps of each weight, in order (step i computes node i).
   std::unordered_map<const Tensor*, std::vector<uint32_t>> by_weight;
   std::vector<const Tensor*> weights;  // in the order first met
-  for (uint32_t s = 0; s < tape.forward.size(); ++s) {
+  for (uint32_t s = 0; s < n; ++s) {
     PlainTape::Forward& f = tape.forward[s];
     f.column = PlainTape::kNoColumn;
     const ColumnProduct* cp = column_product(ops, *f.n, tape.args.data() + f.xs, f.nargs);
@@ -83,6 +85,20 @@ void plan_column_groups(PlainTape& tape, const OpInfo* ops) {
     if (ins.second) weights.push_back(w);
     ins.first->second.push_back(s);
   }
+  if (weights.empty()) return;
+  // The order steps run in, and each step's position in it.  A leaf that reads
+  // nothing computed in the pass and draws no random number (a parameter, a
+  // lookup, an input, a constant) may run earlier: a user's loop that looks up
+  // each word just before its LSTM step gets its products grouped too.
+  std::vector<uint32_t> order(n), pos(n);
+  for (uint32_t s = 0; s < n; ++s) order[s] = pos[s] = s;
+  auto movable = [&](uint32_t s) {
+    const Node& x = *tape.forward[s].n;
+    const OpInfo& info = ops[static_cast<unsigned>(x.op)];
+    return x.num_args == 0 && info.leaf && (info.trainable_leaf || info.pure || x.op == OpKind::Input);
+  };
+  std::vector<uint32_t> hoisted;  // of the group being formed
+  std::vector<char> moving(n, 0);
   for (const Tensor* w : weights) {
     const std::vector<uint32_t>& steps = by_weight[w];
     for (size_t a = 0; a < steps.size();) {
@@ -90,31 +106,57 @@ void plan_column_groups(PlainTape& tape, const OpInfo* ops) {
       const PlainTape::Forward& first = tape.forward[at];
       const ColumnProduct& cp = ops[static_cast<unsigned>(first.n->op)].column_product;
       const uint32_t m = first.n->value.d.rows(), k = tape.args[first.xs + cp.operand]->d.rows();
-      // The run of steps after `at` whose operands are computed before it.
+      // The run of steps after `at` whose operands run before it, or can.
+      hoisted.clear();
       size_t b = a + 1;
       while (b < steps.size()) {
         const PlainTape::Forward& f = tape.forward[steps[b]];
-        if (f.n->op != first.n->op || f.n->args[cp.operand] >= at || f.n->value.d.rows() != m ||
-            tape.args[f.xs + cp.operand]->d.rows() != k)
-          break;
+        if (f.n->op != first.n->op || f.n->value.d.rows() != m || tape.args[f.xs + cp.operand]->d.rows() != k) break;
+        const uint32_t x = f.n->args[cp.operand];
+        if (pos[x] > pos[at]) {
+          if (!movable(x)) break;
+          if (!moving[x]) {
+            moving[x] = 1;
+            hoisted.push_back(x);
+          }
+        }
         ++b;
       }
-      if (b - a >= 2) {
-        PlainTape::ColumnGroup g{at, cp.product, w, m, k, static_cast<uint32_t>(tape.column_operands.size()),
-                                 static_cast<uint32_t>(b - a), static_cast<uint32_t>(tape.columns.size())};
-        for (size_t c = a; c < b; ++c) {
-          PlainTape::Forward& f = tape.forward[steps[c]];
-          tape.column_operands.push_back(tape.args[f.xs + cp.operand]);
-          f.column = g.out + static_cast<uint32_t>(c - a) * m;
-        }
-        tape.columns.resize(tape.columns.size() + size_t(m) * (b - a));
-        tape.column_groups.push_back(g);
+      if (b - a < 2) {
+        for (uint32_t x : hoisted) moving[x] = 0;
+        a = b;
+        continue;
       }
+      if (!hoisted.empty()) {  // the operands' leaves move to just before `at`, in their order
+        std::sort(hoisted.begin(), hoisted.end(), [&](uint32_t x, uint32_t y) { return pos[x] < pos[y]; });
+        std::vector<uint32_t> next;
+        next.reserve(n);
+        for (uint32_t s : order) {
+          if (moving[s]) continue;
+          if (s == at) next.insert(next.end(), hoisted.begin(), hoisted.end());
+          next.push_back(s);
+        }
+        order.swap(next);
+        for (uint32_t p = 0; p < n; ++p) pos[order[p]] = p;
+        for (uint32_t x : hoisted) moving[x] = 0;
+      }
+      PlainTape::ColumnGroup g{at, cp.product, w, m, k, static_cast<uint32_t>(tape.column_operands.size()),
+                               static_cast<uint32_t>(b - a), static_cast<uint32_t>(tape.columns.size())};
+      for (size_t c = a; c < b; ++c) {
+        PlainTape::Forward& f = tape.forward[steps[c]];
+        tape.column_operands.push_back(tape.args[f.xs + cp.operand]);
+        f.column = g.out + static_cast<uint32_t>(c - a) * m;
+      }
+      tape.columns.resize(tape.columns.size() + size_t(m) * (b - a));
+      tape.column_groups.push_back(g);
       a = b;
     }
   }
-  std::stable_sort(tape.column_groups.begin(), tape.column_groups.end(),
-                   [](const PlainTape::ColumnGroup& x, const PlainTape::ColumnGroup& y) { return x.at < y.at; });
+  std::sort(tape.column_groups.begin(), tape.column_groups.end(),
+            [&](const PlainTape::ColumnGroup& x, const PlainTape::ColumnGroup& y) { return pos[x.at] < pos[y.at]; });
+  bool moved = false;
+  for (uint32_t p = 0; p < n && !moved; ++p) moved = order[p] != p;
+  if (moved) tape.order.swap(order);
 }
 
 void plan_input_terms(PlainTape& tape, const OpInfo* ops) {

@@ -75,9 +75,12 @@ struct PlainTape {
   std::vector<const Tensor*> args;  // argument tensors of every call, node after node
   std::vector<Forward> forward;
   Device* device = nullptr;         // every node's
-  std::vector<ColumnGroup> column_groups;  // in the order of `at`
+  std::vector<ColumnGroup> column_groups;  // in the order their steps run
   std::vector<const Tensor*> column_operands;
   std::vector<float> columns;
+  /// The forward steps' order when a group's operands (leaves) run earlier
+  /// than their nodes' places; empty: node order.
+  std::vector<uint32_t> order;
 
   bool has_backward = false;
   std::vector<Backward> backward;
@@ -99,6 +102,7 @@ struct PlainTape {
     column_groups.clear();
     column_operands.clear();
     columns.clear();
+    order.clear();
     drop_backward();
   }
   void drop_backward() {
@@ -127,7 +131,8 @@ StepOrder backward_step_order(const std::vector<PlainTape::Backward>& steps);
 
 /// Groups the forward steps whose op has a ColumnProduct that applies by their
 /// weight: steps sharing W whose operands are computed before the first of them
-/// get their products from one call there (PlainTape::column_groups).  CPU tapes.
+/// (or are leaves that can run earlier, PlainTape::order) get their products
+/// from one call there (PlainTape::column_groups).  CPU tapes.
 void plan_column_groups(PlainTape& tape, const OpInfo* ops);
 /// Marks the backward calls that leave an operand's term for later (those of
 /// the grouped forward steps) and the steps before which the pending terms are
