@@ -10,6 +10,7 @@
 #include "dynet_lite/core/node.h"
 #include "dynet_lite/expr.h"
 #include "dynet_lite/ops/broadcast.h"
+#include "dynet_lite/ops/map_kernels.h"
 #include "dynet_lite/ops/op_table.h"
 
 namespace dynet_lite {
@@ -79,24 +80,6 @@ void binary_backward(const Tensor* const* xs, unsigned, const Node& n, const Ten
 Dim unary_shape(const Tensor* const* xs, unsigned n, const Node& node) {
   DYNET_LITE_DIM_CHECK(n == 1, op_name(node.op) << ": takes one argument, got " << n);
   return xs[0]->d;
-}
-
-// The CPU kernels: the span kernels below over the argument, value and gradients.
-template <class F>
-void scalar_span_forward(const float* const* x, unsigned, float* y, size_t n, const Node& node);
-template <class F>
-void scalar_span_backward(const float* const* x, unsigned, const float* y, const float* dy, unsigned, float* dx,
-                          size_t n, bool assign, const Node& node);
-template <class F>
-void scalar_forward(const Tensor* const* xs, unsigned, Node& n, ExecContext&) {
-  const float* x = xs[0]->v;
-  scalar_span_forward<F>(&x, 1, n.value.v, n.value.d.size(), n);
-}
-template <class F>
-void scalar_backward(const Tensor* const* xs, unsigned, const Node& n, const Tensor& dy, unsigned, Tensor& dx,
-                     ExecContext&) {
-  const float* x = xs[0]->v;
-  scalar_span_backward<F>(&x, 1, n.value.v, dy.v, 0, dx.v, n.value.d.size(), false, n);
 }
 
 // ---------------------------------------------------------------- n-ary sum
@@ -172,23 +155,6 @@ void binary_span_backward(const float* const* x, unsigned, const float* y, const
   else
     (assign ? binary_span_partial<F, false, true> : binary_span_partial<F, false, false>)(x[0], x[1], y, dy, dx, n);
 }
-// F's Eigen array forms (backends/elementwise_math.h), a packet at a time
-// (cpu::in_packets: no scalar tail).
-template <class F>
-void scalar_span_forward(const float* const* x, unsigned, float* y, size_t n, const Node& node) {
-  const float a = node.p<OneFloat>().a;
-  cpu::in_packets(
-      n, [a](const auto& xa, auto ya) { F::array_forward(xa, ya, a); }, x[0], y);
-}
-template <class F>
-void scalar_span_backward(const float* const* x, unsigned, const float* y, const float* dy, unsigned, float* dx,
-                          size_t n, bool assign, const Node& node) {
-  if (assign) ArrMap(dx, static_cast<Eigen::Index>(n)).setZero();  // the functors only accumulate
-  const float a = node.p<OneFloat>().a;
-  cpu::in_packets(
-      n, [a](const auto& xa, const auto& ya, const auto& dya, auto dxa) { F::array_backward(xa, ya, dya, dxa, a); },
-      x[0], y, dy, dx);
-}
 // y = sum_k x_k, in the order of sum_forward;  dx_k += dy
 void sum_span_forward(const float* const* x, unsigned nargs, float* y, size_t n, const Node&) {
   const Eigen::Index len = static_cast<Eigen::Index>(n);
@@ -222,9 +188,9 @@ void register_arith_ops(OpTable& t) {
   });
   math::for_each_scalar_op([&t](OpKind op, const char* name, auto functor) {
     using F = decltype(functor);
-    set_spans(t.define(op, "arith", name, unary_shape, scalar_forward<F>, scalar_backward<F>, BatchKind::Elementwise,
-                       Purity::Pure, Devices::CpuAndCuda),
-              scalar_span_forward<F>, scalar_span_backward<F>);
+    set_spans(t.define(op, "arith", name, unary_shape, map_kernels::forward<F>, map_kernels::backward<F>,
+                       BatchKind::Elementwise, Purity::Pure, Devices::CpuAndCuda),
+              map_kernels::span_forward<F>, map_kernels::span_backward<F>);
   });
   set_spans(t.define(OpKind::Sum, "arith", "sum", sum_shape, sum_forward, sum_backward, BatchKind::Elementwise,
                      Purity::Pure, Devices::CpuAndCuda),
