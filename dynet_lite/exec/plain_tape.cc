@@ -52,10 +52,6 @@ StepOrder backward_step_order(const std::vector<PlainTape::Backward>& steps) {
   return order;
 }
 
-}  // namespace dynet_lite
-
-namespace dynet_lite {
-
 namespace {
 
 // The op's ColumnProduct when it applies to the node of this call, else null.

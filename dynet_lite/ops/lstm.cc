@@ -16,12 +16,12 @@
 
 #include "dynet_lite/backends/cpu/eigen.h"
 #include "dynet_lite/backends/cpu/gemm.h"
-#include "dynet_lite/core/input_grads.h"
 #include "dynet_lite/backends/cpu/transposed_weights.h"
 #include "dynet_lite/backends/cpu/weight_grads.h"
 #include "dynet_lite/backends/lstm_gates.h"
 #include "dynet_lite/backends/op_params.h"
 #include "dynet_lite/core/exec_context.h"
+#include "dynet_lite/core/input_grads.h"
 #include "dynet_lite/core/node.h"
 #include "dynet_lite/expr.h"
 #include "dynet_lite/ops/op_table.h"

@@ -144,12 +144,17 @@ inline void tile_masked(const float* a, size_t lda, size_t T, Scalars b, float* 
   for (int c = 0; c < C; ++c) _mm512_mask_storeu_ps(y + c * ldy, mask, acc[c]);
 }
 #elif defined(__AVX__)
+// The mask of the first `rows` (fewer than 8) lanes.
+inline __m256i first_lanes(size_t rows) {
+  static const int32_t kMaskSource[16] = {-1, -1, -1, -1, -1, -1, -1, -1, 0, 0, 0, 0, 0, 0, 0, 0};
+  return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(kMaskSource + 8 - rows));
+}
+
 // The last rows (fewer than 8) as one masked vector, so that a 50-row product
 // costs about what a 48-row one does.
 template <int C, bool kAccumulate>
 inline void tile_masked(const float* a, size_t lda, size_t T, Scalars b, float* y, size_t ldy, size_t rows) {
-  static const int32_t kMaskSource[16] = {-1, -1, -1, -1, -1, -1, -1, -1, 0, 0, 0, 0, 0, 0, 0, 0};
-  const __m256i mask = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(kMaskSource + 8 - rows));
+  const __m256i mask = first_lanes(rows);
   __m256 acc[C];
   for (int c = 0; c < C; ++c) acc[c] = kAccumulate ? _mm256_maskload_ps(y + c * ldy, mask) : _mm256_setzero_ps();
   for (size_t t = 0; t < T; ++t) {
@@ -511,13 +516,22 @@ inline Lanes load_tail(const float* p, size_t rows) {
 #if defined(__AVX512F__)
   return reinterpret_cast<Lanes>(_mm512_maskz_loadu_ps(static_cast<__mmask16>((1u << rows) - 1), p));
 #elif defined(__AVX__)
-  static const int32_t kMaskSource[16] = {-1, -1, -1, -1, -1, -1, -1, -1, 0, 0, 0, 0, 0, 0, 0, 0};
-  const __m256i mask = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(kMaskSource + 8 - rows));
-  return reinterpret_cast<Lanes>(_mm256_maskload_ps(p, mask));
+  return reinterpret_cast<Lanes>(_mm256_maskload_ps(p, first_lanes(rows)));
 #else
   Lanes v{};
   std::memcpy(&v, p, rows * sizeof(float));
   return v;
+#endif
+}
+
+// Stores the first `rows` (fewer than a vector's) lanes of v at p.
+inline void store_tail(float* p, const Lanes& v, size_t rows) {
+#if defined(__AVX512F__)
+  _mm512_mask_storeu_ps(p, static_cast<__mmask16>((1u << rows) - 1), reinterpret_cast<__m512>(v));
+#elif defined(__AVX__)
+  _mm256_maskstore_ps(p, first_lanes(rows), reinterpret_cast<__m256>(v));
+#else
+  std::memcpy(p, &v, rows * sizeof(float));
 #endif
 }
 
@@ -538,11 +552,7 @@ inline void column_strip(const float* w, size_t m, size_t k, const float* x, flo
     if (kTail) acc[R - 1] = fma_lanes(load_tail(c + kWhole * kLanes, tail), b, acc[R - 1]);
   }
   for (int r = 0; r < kWhole; ++r) store<Lanes>(y + r * kLanes, acc[r]);
-  if (kTail) {
-    float out[kLanes];
-    std::memcpy(out, &acc[R - 1], sizeof out);
-    std::memcpy(y + kWhole * kLanes, out, tail * sizeof(float));
-  }
+  if (kTail) store_tail(y + kWhole * kLanes, acc[R - 1], tail);
 }
 
 #if defined(__AVX512F__)
@@ -586,21 +596,14 @@ void column_product_streamed(const float* w, size_t m, size_t k, const float* x,
     if (tail) {
       Lanes a = load_tail(y + mv, tail);
       for (int q = 0; q < 4; ++q) a = fma_lanes(load_tail(c + q * m + mv, tail), Lanes{} + x[t + q], a);
-      float out[kLanes];
-      std::memcpy(out, &a, sizeof out);
-      std::memcpy(y + mv, out, tail * sizeof(float));
+      store_tail(y + mv, a, tail);
     }
   }
   for (; t < k; ++t) {
     const Lanes b = Lanes{} + x[t];
     const float* c = w + t * m;
     for (size_t i = 0; i < mv; i += kLanes) store<Lanes>(y + i, fma_lanes(load<Lanes>(c + i), b, load<Lanes>(y + i)));
-    if (tail) {
-      const Lanes a = fma_lanes(load_tail(c + mv, tail), b, load_tail(y + mv, tail));
-      float out[kLanes];
-      std::memcpy(out, &a, sizeof out);
-      std::memcpy(y + mv, out, tail * sizeof(float));
-    }
+    if (tail) store_tail(y + mv, fma_lanes(load_tail(c + mv, tail), b, load_tail(y + mv, tail)), tail);
   }
 }
 
