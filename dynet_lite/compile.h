@@ -130,11 +130,13 @@ class Program {
   /// Runs after the capture (replays).
   uint64_t replays() const { return replays_; }
   /// Whether replays run the forward pass as one recorded device graph: a CUDA
-  /// graph, recorded at the first replay of a program run without batching,
+  /// graph, recorded at the second replay of a program run without batching,
   /// wholly on one GPU, whose only host inputs are its slots and which draws
-  /// no random numbers (otherwise replays run kernel by kernel).  backward()
-  /// after such a replay is a second recorded graph, from the second backward
-  /// on (the first after the capture runs kernel by kernel); an index slot set
+  /// no random numbers (otherwise replays run kernel by kernel).  The first
+  /// replay runs kernel by kernel: recording costs about as much as three
+  /// replays (the driver instantiates the graph), which a structure seen only
+  /// twice would not earn back.  backward() after a launched replay is a
+  /// second recorded graph, from its second such backward on; an index slot set
   /// between forward() and backward() is then an error (the recorded gradient
   /// goes to the rows forward read).  While a graph is recorded no other
   /// thread may use that GPU (its work would be recorded too).

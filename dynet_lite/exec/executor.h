@@ -70,7 +70,8 @@ class Executor {
   void end_capture(VariableIndex last);
   bool captured() const { return captured_last_ != kNotCaptured; }
   void replay_forward(const RunOptions& options);
-  /// After a capture of plain execution on one GPU `d`: the next replay records
+  /// After a capture of plain execution on one GPU `d`: the first
+  /// kReplaysByKernelFirst replays run kernel by kernel, the next one records
   /// the forward pass as a device graph (backends/device_graph.h) and launches
   /// it, later replays launch it again.  `live`: the host memory the graph's
   /// inputs are read from at each launch (the program's slots).  Falls back to
@@ -95,6 +96,7 @@ class Executor {
     drop_backward_device_graph();
     graph_device_ = nullptr;
     graph_failed_ = false;
+    replays_by_kernel_ = 0;
   }
 
   /// Forgets the values and gradients but keeps the capture: a compiled
@@ -135,6 +137,11 @@ class Executor {
   std::vector<HostRange> graph_live_;
   std::unique_ptr<DeviceGraph> device_graph_;
   bool graph_failed_ = false;
+  // Recording a device graph costs about three kernel-by-kernel passes (most
+  // of it the driver instantiating the graph), so a structure replayed only
+  // once never pays for it.
+  static constexpr unsigned kReplaysByKernelFirst = 1;
+  unsigned replays_by_kernel_ = 0;  // since use_device_graph()
   std::unique_ptr<DeviceGraph> backward_graph_;  // of tape_.backward
   bool backward_graph_failed_ = false;
   // While a pass is recorded on graph_device_: each node (forward) or tape

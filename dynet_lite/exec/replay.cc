@@ -88,7 +88,7 @@ void Executor::replay_forward(const RunOptions& options) {
       evaluated_ = captured_last_ + 1;
       return;
     }
-    if (!graph_failed_ && record_device_graph(options)) return;
+    if (!graph_failed_ && ++replays_by_kernel_ > kReplaysByKernelFirst && record_device_graph(options)) return;
   }
   // A run kernel by kernel lays the values out otherwise than the recording
   // (a looked-up row is used in place): the graphs are recorded again later.
