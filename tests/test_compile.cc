@@ -307,6 +307,84 @@ BOOST_AUTO_TEST_CASE(replayed_lstm_input_products_equal_the_steps_own) {
   }
 }
 
+// A large parameter's node that one product alone reads gets its weight
+// gradient written straight into the parameter's while that is zero, in a
+// replay as in a rebuilt graph (the node's gradient then reads the
+// parameter's); after a second pass before the update the replay does as the
+// rebuilt graph does.  Bitwise equal every way, over updates.
+BOOST_AUTO_TEST_CASE(replay_writes_a_large_weight_gradient_into_the_parameter) {
+  const unsigned rows = 512, in = 160, cols = 24;  // W: 81,920 floats
+  ParameterCollection pc;
+  Parameter w = pc.add_parameters({rows, in}), b = pc.add_parameters({rows});
+  SimpleSGDTrainer trainer(pc, 0.05f);
+  auto loss_of = [&](ComputationGraph& cg, Expression& W, Expression x) {
+    W = parameter(cg, w);
+    return sum_batches(sum_elems(square(tanh(affine_transform({parameter(cg, b), W, x})))));
+  };
+  std::mt19937 gen(5);
+  std::uniform_real_distribution<float> u(-0.5f, 0.5f);
+  auto draw = [&] {
+    std::vector<float> x(size_t(in) * cols);
+    for (float& v : x) v = u(gen);
+    return x;
+  };
+  struct Pass {
+    std::vector<float> loss, dw, db;
+    bool node_reads_parameter;
+  };
+  auto finish = [&](const Tensor& loss, Expression& W) {
+    const Tensor& g = W.gradient();
+    return Pass{as_vector(loss), as_vector(w.get_storage().g), as_vector(b.get_storage().g),
+                g.v == w.get_storage().g.v};
+  };
+  Program p;
+  Expression pw;
+  Expression ploss = loss_of(p.graph(), pw, p.input("x", Dim({in}, cols)));
+  p.set_output(ploss);
+  auto replay = [&](const std::vector<float>& x) {
+    p.set("x", x);
+    const Tensor& l = p.forward();
+    p.backward();
+    return finish(l, pw);
+  };
+  auto rebuild = [&](const std::vector<float>& x) {
+    ComputationGraph cg;
+    Expression W;
+    Expression l = loss_of(cg, W, input(cg, Dim({in}, cols), x));
+    const Tensor& v = cg.forward(l);
+    cg.backward(l);
+    return finish(v, W);
+  };
+  auto same = [](const Pass& a, const Pass& r, const std::string& what) {
+    BOOST_CHECK_MESSAGE(a.loss == r.loss && a.dw == r.dw && a.db == r.db, what << ": replay differs from rebuild");
+    BOOST_CHECK_MESSAGE(a.node_reads_parameter == r.node_reads_parameter,
+                        what << ": the replay's W node " << (a.node_reads_parameter ? "reads" : "does not read")
+                             << " the parameter's gradient, the rebuilt one's "
+                             << (r.node_reads_parameter ? "does" : "does not"));
+  };
+  for (int round = 0; round < 8; ++round) {
+    const std::vector<float> x = draw(), x2 = draw();
+    const bool twice = round == 3 || round == 4;  // two passes before an update
+    pc.reset_gradient();
+    const Pass rebuilt = rebuild(x);
+    const Pass rebuilt2 = twice ? rebuild(x2) : Pass{};
+    pc.reset_gradient();
+    const Pass replayed = replay(x);
+    const Pass replayed2 = twice ? replay(x2) : Pass{};
+    const std::string name = "round " + std::to_string(round);
+    if (round > 0) {
+      same(replayed, rebuilt, name);
+      BOOST_CHECK_MESSAGE(replayed.node_reads_parameter, name << ": W's gradient went through its node");
+    }
+    if (twice) {
+      same(replayed2, rebuilt2, name + ", second pass");
+      BOOST_CHECK(!replayed2.node_reads_parameter);
+    }
+    trainer.update();
+  }
+  BOOST_CHECK_EQUAL(p.replays(), 7u + 2u);
+}
+
 BOOST_AUTO_TEST_CASE(inference_replays_forward_only) {
   TestModel m(3);
   Program p;

@@ -578,6 +578,17 @@ class PlainBackward {
       }
       if (kLazy && m_.unwritten[a] && m_.marks[a] == GradientMark::Flows &&
           into_parameter(j, n, info, b, xs, dy, k, a, an)) {
+        if (tape_) {
+          PlainTape::Backward& step = record(PlainTape::Backward::kIntoParameter, n);
+          step.begin_node = first_call;
+          step.assign = info.assigns_gradient;
+          step.k = k;
+          step.arg = &an;
+          step.at = a;
+          step.xs = tape_->forward[j].xs;
+          step.nargs = n.num_args;
+          step.b = b;
+        }
         first_call = false;
         continue;
       }
@@ -619,11 +630,11 @@ class PlainBackward {
   /// parameter's gradient while that is zero (nothing arrived since the last
   /// update): its own memory is never written, and no pass adds it into the
   /// parameter.  The node is then marked InParameter, as reach_parameter marks
-  /// one.  Returns false (nothing done) where this does not apply; a compiled
-  /// program's tape and check_validity keep every node's own gradient.
+  /// one.  Returns false (nothing done) where this does not apply;
+  /// check_validity keeps every node's own gradient.
   bool into_parameter(VariableIndex j, Node& n, const OpInfo& info, BackwardFn b, const Tensor* const* xs,
                       const Tensor& dy, unsigned k, VariableIndex a, Node& an) {
-    if (tape_ || options_.check_validity || an.value.d.size() < kDirectFloats || !sums_into_parameter(an) ||
+    if (options_.check_validity || an.value.d.size() < kDirectFloats || !sums_into_parameter(an) ||
         n.value.device->type != DeviceType::CPU || an.value.device->type != DeviceType::CPU || !sole_reader(j, a))
       return false;
     ParameterStorage& p = *ops_[static_cast<unsigned>(an.op)].dense_parameter(an);
@@ -816,6 +827,35 @@ void Executor::replay_forward_tape() {
   stats.forward_seconds += seconds_since(t0);
 }
 
+// A kIntoParameter step: the call writes its weight gradient straight into the
+// parameter's while that is zero, as the recorded pass did.  Otherwise (a
+// second pass before the update, another thread's graph adding to it) the call
+// writes the node's own gradient, which is then accumulated, as an ordinary
+// pass does.
+void Executor::into_parameter_step(const PlainTape::Backward& step, const Tensor* const* args, ExecContext& ctx) {
+  Node& an = *step.arg;
+  const OpInfo& info = op_info(an.op);
+  ParameterStorage& p = *info.dense_parameter(an);
+  ctx.set_weight_grads(nullptr);
+  ctx.set_assign_dx(step.assign);
+  {
+    std::lock_guard<std::mutex> lock(p.mutex);
+    if (!p.nonzero_grad) {
+      Tensor dx(an.value.d, p.g.v, p.device, DeviceMempool::PS);
+      step.b(args + step.xs, step.nargs, *step.n, gradient_tensor(*step.n), step.k, dx, ctx);
+      ctx.set_assign_dx(false);
+      gradient_in_parameter(m_, step.at, p);
+      return;
+    }
+  }
+  if (!step.assign) std::memset(an.grad, 0, an.value.d.size() * sizeof(float));
+  Tensor dx = gradient_tensor(an);
+  step.b(args + step.xs, step.nargs, *step.n, gradient_tensor(*step.n), step.k, dx, ctx);
+  ctx.set_assign_dx(false);
+  m_.marks[step.at] = GradientMark::Flows;
+  accumulate_leaf(m_, an, info);
+}
+
 bool Executor::replay_backward_tape(VariableIndex last, bool full) {
   if (!tape_.has_backward || tape_.backward_from != last || tape_.full != full) return false;
   DeviceArenas& da = m_.arenas(tape_.device);
@@ -856,7 +896,8 @@ bool Executor::replay_backward_tape(VariableIndex last, bool full) {
       case PlainTape::Backward::kParameter:
         reach_parameter(m_, step.k, n, op_info(n.op), da.scratch);
         break;
-      case PlainTape::Backward::kCall: {
+      case PlainTape::Backward::kCall:
+      case PlainTape::Backward::kIntoParameter: {
         if (step.begin_node) {
           if (cpu) {
             // The input terms read kept memory.
@@ -866,13 +907,17 @@ bool Executor::replay_backward_tape(VariableIndex last, bool full) {
           ctx.begin_node();
         }
         const Arena::Mark scratch_mark = da.scratch.mark();
-        ctx.set_weight_grads(step.weight_grads ? &m_.weight_grads : nullptr);
-        ctx.set_assign_dx(step.assign);
-        ctx.set_input_grads(step.input_later ? &m_.input_grads : nullptr);
-        Tensor dx = gradient_tensor(*step.arg);
-        step.b(args + step.xs, step.nargs, n, gradient_tensor(n), step.k, dx, ctx);
-        ctx.set_assign_dx(false);
-        ctx.set_input_grads(nullptr);
+        if (step.kind == PlainTape::Backward::kIntoParameter) {
+          into_parameter_step(step, args, ctx);
+        } else {
+          ctx.set_weight_grads(step.weight_grads ? &m_.weight_grads : nullptr);
+          ctx.set_assign_dx(step.assign);
+          ctx.set_input_grads(step.input_later ? &m_.input_grads : nullptr);
+          Tensor dx = gradient_tensor(*step.arg);
+          step.b(args + step.xs, step.nargs, n, gradient_tensor(n), step.k, dx, ctx);
+          ctx.set_assign_dx(false);
+          ctx.set_input_grads(nullptr);
+        }
         if (!mark_steps_) da.scratch.rewind(scratch_mark);
         break;
       }

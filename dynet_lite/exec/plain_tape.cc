@@ -37,6 +37,10 @@ StepOrder backward_step_order(const std::vector<PlainTape::Backward>& steps) {
         deps[nd++] = last_accumulate;
         last_accumulate = s;
         break;
+      case PlainTape::Backward::kIntoParameter:  // a call that writes a parameter's gradient
+        deps[nd++] = last_accumulate;
+        last_accumulate = s;
+        [[fallthrough]];
       case PlainTape::Backward::kCall:
         deps[nd++] = last_of(last_call, step.n);
         deps[nd++] = last_of(last_write, step.arg);

@@ -51,8 +51,11 @@ struct PlainTape {
   struct Backward {
     /// kZero: zeroes n's gradient.  kParameter: a dense parameter's node whose
     /// gradient no kernel wrote: its deferred terms are summed into the
-    /// parameter's gradient (PlainBackward::reach_parameter).
-    enum Kind : uint8_t { kFlush, kAccumulate, kCall, kZero, kParameter } kind;
+    /// parameter's gradient (PlainBackward::reach_parameter).  kIntoParameter:
+    /// a call (as kCall) whose argument is a large parameter's node that n
+    /// alone reads: the kernel writes the weight gradient straight into the
+    /// parameter's while that is zero (PlainBackward::into_parameter).
+    enum Kind : uint8_t { kFlush, kAccumulate, kCall, kZero, kParameter, kIntoParameter } kind;
     bool begin_node;    // kCall: the first call of its node (ExecContext::begin_node)
     bool weight_grads;  // kCall: weight gradients may be deferred (CPU to CPU)
     bool assign;        // kCall: the kernel is asked to assign dx (ExecContext::assign_dx)
@@ -65,6 +68,7 @@ struct PlainTape {
     uint32_t k;         // kCall: the argument
     Node* n;
     Node* arg;          // kCall: node of argument k
+    VariableIndex at;   // kIntoParameter: the index of `arg`
     uint32_t xs, nargs; // kCall: as in the node's Forward
     union {
       BackwardFn b;
