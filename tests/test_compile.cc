@@ -385,6 +385,83 @@ BOOST_AUTO_TEST_CASE(replay_writes_a_large_weight_gradient_into_the_parameter) {
   BOOST_CHECK_EQUAL(p.replays(), 7u + 2u);
 }
 
+// A loss's scores over many columns (two blocks of on_demand_columns or more)
+// are not given a stored gradient: backward has the loss remake it a block at
+// a time (GradientMark::OnDemand), in a replay as in a rebuilt graph, so that
+// the gradients are the same to the bit (blocks sum in another order than one
+// product over every column).  The output weight goes into its parameter's
+// gradient while that is zero; read by a second node too, into its node's.
+// The scores' gradient, asked for after backward, is remade alike.
+BOOST_AUTO_TEST_CASE(replay_remakes_the_scores_gradient_as_a_rebuilt_graph_does) {
+  const unsigned rows = 4096, in = 32, cols = 1100;  // scores: 2 blocks of 512 columns and 76
+  ParameterCollection pc;
+  Parameter w = pc.add_parameters({rows, in}), b = pc.add_parameters({rows}), e = pc.add_parameters({in, in});
+  SimpleSGDTrainer trainer(pc, 0.05f);
+  std::mt19937 gen(9);
+  std::uniform_real_distribution<float> u(-0.5f, 0.5f);
+  for (bool w_twice : {false, true}) {
+    auto loss_of = [&](ComputationGraph& cg, Expression x, Expression& scores, const std::function<Expression(Expression)>& pick) {
+      Expression W = parameter(cg, w);
+      scores = affine_transform({parameter(cg, b), W, tanh(parameter(cg, e) * x)});
+      Expression loss = sum_batches(pick(scores));
+      return w_twice ? loss + sum_elems(W) * 0.001f : loss;
+    };
+    struct Pass {
+      std::vector<float> loss, dw, db, de, dscores;
+    };
+    auto finish = [&](const Tensor& loss, Expression& scores) {
+      const std::vector<float> ds = as_vector(scores.gradient());
+      return Pass{as_vector(loss), as_vector(w.get_storage().g), as_vector(b.get_storage().g),
+                  as_vector(e.get_storage().g), std::vector<float>(ds.begin(), ds.begin() + 3 * rows)};
+    };
+    Program p;
+    Expression pscores;
+    p.set_output(loss_of(p.graph(), p.input("x", Dim({in}, cols)), pscores,
+                         [&](Expression s) { return pickneglogsoftmax(s, p.indices("y", cols)); }));
+    for (int round = 0; round < 6; ++round) {
+      std::vector<float> x(size_t(in) * cols), x2(x.size());
+      for (float& v : x) v = u(gen);
+      for (float& v : x2) v = u(gen);
+      std::vector<unsigned> y(cols);
+      for (unsigned& v : y) v = gen() % rows;
+      const bool twice = round == 3;  // two passes before an update
+      auto rebuild = [&](const std::vector<float>& xs) {
+        ComputationGraph cg;
+        Expression scores;
+        Expression l = loss_of(cg, input(cg, Dim({in}, cols), xs), scores,
+                               [&](Expression s) { return pickneglogsoftmax(s, y); });
+        const Tensor& v = cg.forward(l);
+        cg.backward(l);
+        return finish(v, scores);
+      };
+      auto replay = [&](const std::vector<float>& xs) {
+        p.set("x", xs);
+        p.set("y", y);
+        const Tensor& v = p.forward();
+        p.backward();
+        return finish(v, pscores);
+      };
+      pc.reset_gradient();
+      Pass rebuilt = rebuild(x);
+      if (twice) rebuilt = rebuild(x2);
+      pc.reset_gradient();
+      Pass replayed = replay(x);
+      if (twice) replayed = replay(x2);
+      if (round > 0) {
+        BOOST_TEST_CONTEXT("W read " << (w_twice ? "twice" : "once") << ", round " << round) {
+          BOOST_CHECK(replayed.loss == rebuilt.loss);
+          BOOST_CHECK(replayed.dw == rebuilt.dw);
+          BOOST_CHECK(replayed.db == rebuilt.db);
+          BOOST_CHECK(replayed.de == rebuilt.de);
+          BOOST_CHECK(replayed.dscores == rebuilt.dscores);
+        }
+      }
+      trainer.update();
+    }
+    BOOST_CHECK_EQUAL(p.replays(), 6u);
+  }
+}
+
 BOOST_AUTO_TEST_CASE(inference_replays_forward_only) {
   TestModel m(3);
   Program p;

@@ -122,6 +122,7 @@ class Executor {
   void replay_forward_tape();
   bool replay_backward_tape(VariableIndex last, bool full);
   void into_parameter_step(const PlainTape::Backward& step, const Tensor* const* args, ExecContext& ctx);
+  void on_demand_step(const PlainTape::Backward& step, const Tensor* const* args, ExecContext& ctx, Arena& scratch);
   /// After a forward pass launched as a device graph: launches the backward
   /// tape's graph (recording it the first time); false when the pass must run
   /// the ordinary way.

@@ -4,6 +4,7 @@
 // next graph of that thread takes it, chunks and all.
 #include <algorithm>
 #include <memory>
+#include <mutex>
 #include <unordered_map>
 #include <vector>
 
@@ -176,6 +177,19 @@ struct GraphMemory {
     float* made;
   };
   std::vector<OnDemandGradient> on_demand_gradients;
+  /// What plain backward's passes over nodes left unstored work with, kept from
+  /// node to node and graph to graph: such a pass allocates nothing from the C
+  /// heap.  (The library products it runs allocate and free large buffers,
+  /// after which glibc serves blocks of up to their size from its heap, and one
+  /// block left there would keep the freed memory under it resident.)
+  struct OnDemandBuffers {
+    std::vector<unsigned> active;      // the arguments that get a gradient
+    std::vector<float*> targets;       // where each of them is added
+    std::vector<std::mutex*> mutexes;  // held during the pass
+    std::vector<Tensor> part_args;     // a block's argument tensors
+    std::vector<const Tensor*> part_xs;
+  };
+  OnDemandBuffers on_demand_buffers;
   WeightGradSink weight_grads;       // backward: weight gradients left for later
   InputGradSink input_grads;         // backward of a compiled program: operands' terms left for later
   TransposedWeights transposes;      // backward: W^T of the CPU's products, for the pass

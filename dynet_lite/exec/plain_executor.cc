@@ -116,6 +116,75 @@ void reach_parameter(GraphMemory& m, VariableIndex j, Node& n, const OpInfo& inf
   accumulate_leaf(m, n, info);
 }
 
+/// Backward of node n, whose gradient (GradientMark::OnDemand) is never
+/// stored: `loss` remakes it a block of columns at a time (on_demand_columns)
+/// into scratch memory, and n's kernel `b` adds argument k's gradient of the
+/// block into target(k), for each k of buf.active.  The parameters of the
+/// arguments in `sole_parameters` (bit k: argument k) stay locked throughout
+/// (in address order, so that two threads never wait on each other), and
+/// target(k) is called while they are.
+template <class Target>
+void on_demand_pass(GraphMemory& m, Node& n, const Node& loss, BackwardFn b, const Tensor* const* xs,
+                    uint32_t sole_parameters, ExecContext& ctx, Arena& scratch, GraphMemory::OnDemandBuffers& buf,
+                    Target target) {
+  const OpInfo* ops = op_rows();
+  const InputGradientFn remake = ops[static_cast<unsigned>(loss.op)].input_gradient;
+  Device* dev = n.value.device;
+  ctx.set_weight_grads(nullptr);
+  buf.mutexes.clear();
+  for (unsigned k = 0; k < n.num_args; ++k)
+    if (sole_parameters >> k & 1) {
+      const Node& an = m.node(n.args[k]);
+      buf.mutexes.push_back(&ops[static_cast<unsigned>(an.op)].dense_parameter(an)->mutex);
+    }
+  std::sort(buf.mutexes.begin(), buf.mutexes.end(), std::less<std::mutex*>());
+  struct Held {
+    std::vector<std::mutex*>& mutexes;
+    size_t locked = 0;
+    ~Held() {
+      while (locked > 0) mutexes[--locked]->unlock();
+    }
+  } held{buf.mutexes};
+  for (; held.locked < buf.mutexes.size(); ++held.locked) buf.mutexes[held.locked]->lock();
+  buf.targets.clear();
+  for (unsigned k : buf.active) buf.targets.push_back(target(k));
+  const unsigned B = n.value.d.bd, step = on_demand_columns(n.value.d);
+  const size_t col = n.value.d.batch_size();
+  const Arena::Mark outer = scratch.mark();
+  float* dy_block = scratch.allocate_floats(col * step);
+  buf.part_args.resize(n.num_args);
+  buf.part_xs.resize(n.num_args);
+  for (unsigned b0 = 0; b0 < B; b0 += step) {
+    const unsigned c = std::min(step, B - b0);
+    remake(n.value, loss, loss.grad, b0, b0 + c, dy_block);
+    Node part = n;
+    part.value.d.bd = c;
+    part.value.v = n.value.v + size_t(b0) * col;
+    const Tensor dy(part.value.d, dy_block, dev, DeviceMempool::DEDFS);
+    for (unsigned p = 0; p < n.num_args; ++p) {
+      buf.part_args[p] = *xs[p];
+      if (xs[p]->d.bd == B) {
+        buf.part_args[p].d.bd = c;
+        buf.part_args[p].v += size_t(b0) * xs[p]->d.batch_size();
+      }
+      buf.part_xs[p] = &buf.part_args[p];
+    }
+    for (size_t t = 0; t < buf.active.size(); ++t) {
+      const unsigned k = buf.active[t];
+      const Node& an = m.node(n.args[k]);
+      Tensor dx(an.value.d, buf.targets[t], dev, DeviceMempool::DEDFS);
+      if (an.value.d.bd == B) {
+        dx.d.bd = c;
+        dx.v += size_t(b0) * an.value.d.batch_size();
+      }
+      const Arena::Mark inner = scratch.mark();
+      b(buf.part_xs.data(), n.num_args, part, dy, k, dx, ctx);
+      scratch.rewind(inner);
+    }
+  }
+  scratch.rewind(outer);
+}
+
 /// One backward pass from the loss down.  A node's gradient memory is assigned
 /// when a consumer first sends it gradient (from one block on a single-device
 /// graph); when the pass reaches the node, every consumer has run, so its
@@ -187,9 +256,9 @@ class PlainBackward {
   /// element b of its value depends on batch element b of the arguments that
   /// have the value's batch, and on the others whole), so that its backward can
   /// run on a block of columns at a time.  Not for a pass that keeps every
-  /// gradient (`full`), checks them, or records a tape.
+  /// gradient (`full`) or checks them.
   void find_on_demand(VariableIndex last) {
-    if (m_.loss_nodes.empty() || full_ || tape_ || options_.check_validity) return;
+    if (m_.loss_nodes.empty() || full_ || options_.check_validity) return;
     VariableIndex first_reader = last + 1;
     for (VariableIndex l : m_.loss_nodes) {
       if (l > last || on_demand_.size() == kMaxOnDemand) continue;
@@ -289,20 +358,20 @@ class PlainBackward {
   }
 
   /// Node j (marked OnDemand) passes on its gradient, remade by its loss a
-  /// block of columns at a time in scratch memory and never stored: its
-  /// kernel runs on each block, as on a node of that batch.  The arguments'
-  /// gradients are zeroed first and only added to (no weight-gradient term is
-  /// left for later: it would read the block after it is gone).
+  /// block of columns at a time in scratch memory and never stored
+  /// (on_demand_pass).  The arguments' gradients are zeroed first and only
+  /// added to (no weight-gradient term is left for later: it would read the
+  /// block after it is gone).  A tape records the pass as one kOnDemand step.
   template <bool kLazy>
   void backward_on_demand(VariableIndex j, Node& n, const OpInfo& info) {
     const OnDemand* od = nullptr;
     for (const auto& c : on_demand_)
       if (c.node == j) od = &c;
     const Node& loss = m_.node(od->loss);
-    const InputGradientFn remake = ops_[static_cast<unsigned>(loss.op)].input_gradient;
     Device* dev = n.value.device;
     device_.use(dev, true);
-    active_.clear();
+    GraphMemory::OnDemandBuffers& buf = m_.on_demand_buffers;
+    buf.active.clear();
     for (unsigned k = 0; k < n.num_args; ++k) {
       const VariableIndex a = n.args[k];
       Node& an = m_.node(a);
@@ -311,73 +380,40 @@ class PlainBackward {
         m_.marks[a] = GradientMark::Flows;
         give_gradient(an, a);
       }
-      active_.push_back(k);
+      buf.active.push_back(k);
     }
-    if (active_.empty()) return;
+    if (buf.active.empty()) {
+      if (tape_) {
+        PlainTape::Backward& step = record(PlainTape::Backward::kOnDemand, n);
+        step.arg = const_cast<Node*>(&loss);
+        step.at = j;
+      }
+      return;
+    }
     if (kLazy && !deferred_unwritten_.empty() && m_.end_backward_node_flushes(device_.arenas())) zero_deferred();
     m_.end_backward_node(device_.arenas());
     ExecContext& ctx = device_.ctx();
     ctx.begin_node();
-    ctx.set_weight_grads(nullptr);
-    // The parameters this node may add into directly stay locked until it is
-    // done (in address order, so that two threads never wait on each other).
-    // Nothing here allocates from the C heap (the vectors are members): the
-    // library products below allocate and free large buffers, after which
-    // glibc serves blocks of up to their size from its heap, and one block
-    // left there would keep the freed memory under it resident.
-    mutexes_.clear();
-    for (unsigned k = 0; k < n.num_args; ++k)
-      if (od->sole_parameters >> k & 1)
-        mutexes_.push_back(&ops_[static_cast<unsigned>(m_.node(n.args[k]).op)].dense_parameter(m_.node(n.args[k]))->mutex);
-    std::sort(mutexes_.begin(), mutexes_.end(), std::less<std::mutex*>());
-    struct Held {
-      std::vector<std::mutex*>& mutexes;
-      size_t locked = 0;
-      ~Held() {
-        while (locked > 0) mutexes[--locked]->unlock();
-      }
-    } held{mutexes_};
-    for (; held.locked < mutexes_.size(); ++held.locked) mutexes_[held.locked]->lock();
-    targets_.clear();
-    for (unsigned k : active_) targets_.push_back(on_demand_target(*od, k, n.args[k], m_.node(n.args[k])));
     BackwardFn b = backward_kernel(info, dev);
     const Tensor* const* xs = gather_args(m_, n, small_);
-    const unsigned B = n.value.d.bd, step = on_demand_columns(n.value.d);
-    const size_t col = n.value.d.batch_size();
-    Arena& scratch = device_.arenas().scratch;
-    const Arena::Mark outer = scratch.mark();
-    float* dy_block = scratch.allocate_floats(col * step);
-    part_args_.resize(n.num_args);
-    part_xs_.resize(n.num_args);
-    for (unsigned b0 = 0; b0 < B; b0 += step) {
-      const unsigned c = std::min(step, B - b0);
-      remake(n.value, loss, loss.grad, b0, b0 + c, dy_block);
-      Node part = n;
-      part.value.d.bd = c;
-      part.value.v = n.value.v + size_t(b0) * col;
-      const Tensor dy(part.value.d, dy_block, dev, DeviceMempool::DEDFS);
-      for (unsigned p = 0; p < n.num_args; ++p) {
-        part_args_[p] = *xs[p];
-        if (xs[p]->d.bd == B) {
-          part_args_[p].d.bd = c;
-          part_args_[p].v += size_t(b0) * xs[p]->d.batch_size();
-        }
-        part_xs_[p] = &part_args_[p];
-      }
-      for (size_t t = 0; t < active_.size(); ++t) {
-        const unsigned k = active_[t];
-        const Node& an = m_.node(n.args[k]);
-        Tensor dx(an.value.d, targets_[t], dev, DeviceMempool::DEDFS);
-        if (an.value.d.bd == B) {
-          dx.d.bd = c;
-          dx.v += size_t(b0) * an.value.d.batch_size();
-        }
-        const Arena::Mark inner = scratch.mark();
-        b(part_xs_.data(), n.num_args, part, dy, k, dx, ctx);
-        scratch.rewind(inner);
-      }
+    uint32_t into = 0;  // the arguments whose gradient goes into their parameter's
+    on_demand_pass(m_, n, loss, b, xs, od->sole_parameters, ctx, device_.arenas().scratch, buf, [&](unsigned k) {
+      const VariableIndex a = n.args[k];
+      Node& an = m_.node(a);
+      float* t = on_demand_target(*od, k, a, an);
+      if (t != an.grad) into |= uint32_t(1) << k;
+      return t;
+    });
+    if (tape_) {
+      PlainTape::Backward& step = record(PlainTape::Backward::kOnDemand, n);
+      step.begin_node = true;
+      step.arg = const_cast<Node*>(&loss);
+      step.at = j;
+      step.k = into;
+      step.xs = tape_->forward[j].xs;
+      step.nargs = n.num_args;
+      step.b = b;
     }
-    scratch.rewind(outer);
   }
 
   /// One zeroed block on `dev` for the gradients of every node up to `last`, padded.
@@ -692,12 +728,6 @@ class PlainBackward {
   /// Unwritten parameters' gradients that terms left for later will be summed into.
   std::vector<VariableIndex> deferred_unwritten_;
   std::vector<OnDemand> on_demand_;  // this pass's (find_on_demand)
-  // backward_on_demand's arguments that get a gradient, and a block's tensors.
-  std::vector<unsigned> active_;
-  std::vector<float*> targets_;
-  std::vector<std::mutex*> mutexes_;  // held while it runs
-  std::vector<Tensor> part_args_;
-  std::vector<const Tensor*> part_xs_;
   const Tensor* small_[8];
 };
 
@@ -856,6 +886,43 @@ void Executor::into_parameter_step(const PlainTape::Backward& step, const Tensor
   accumulate_leaf(m_, an, info);
 }
 
+// A kOnDemand step: node n's backward on its gradient remade by its loss
+// (on_demand_pass), as the recorded pass ran it.  An argument whose gradient
+// went into its parameter's then (bit k of step.k) goes there again while that
+// is zero; otherwise into the node's own gradient, zeroed, which is then
+// accumulated, as an ordinary pass does.
+void Executor::on_demand_step(const PlainTape::Backward& step, const Tensor* const* args, ExecContext& ctx,
+                              Arena& scratch) {
+  Node& n = *step.n;
+  const Node& loss = *step.arg;
+  m_.on_demand_gradients.push_back({step.at, &loss, n.value, loss.grad, 0, n.value.d.bd, nullptr});
+  if (!step.begin_node) return;  // no argument gets a gradient
+  GraphMemory::OnDemandBuffers& buf = m_.on_demand_buffers;
+  buf.active.clear();
+  for (unsigned k = 0; k < n.num_args; ++k)
+    if (m_.node(n.args[k]).variable) buf.active.push_back(k);
+  uint32_t own = 0;  // went into its parameter's when recorded, into its own now
+  on_demand_pass(m_, n, loss, step.b, args + step.xs, step.k, ctx, scratch, buf, [&](unsigned k) {
+    Node& an = m_.node(n.args[k]);
+    if (step.k >> k & 1) {
+      ParameterStorage& p = *op_info(an.op).dense_parameter(an);
+      if (!p.nonzero_grad) {
+        gradient_in_parameter(m_, n.args[k], p);
+        return p.g.v;
+      }
+      std::memset(an.grad, 0, an.value.d.size() * sizeof(float));
+      own |= uint32_t(1) << k;
+    }
+    return an.grad;
+  });
+  for (unsigned k = 0; k < n.num_args; ++k)
+    if (own >> k & 1) {
+      Node& an = m_.node(n.args[k]);
+      m_.marks[n.args[k]] = GradientMark::Flows;
+      accumulate_leaf(m_, an, op_info(an.op));
+    }
+}
+
 bool Executor::replay_backward_tape(VariableIndex last, bool full) {
   if (!tape_.has_backward || tape_.backward_from != last || tape_.full != full) return false;
   DeviceArenas& da = m_.arenas(tape_.device);
@@ -897,7 +964,8 @@ bool Executor::replay_backward_tape(VariableIndex last, bool full) {
         reach_parameter(m_, step.k, n, op_info(n.op), da.scratch);
         break;
       case PlainTape::Backward::kCall:
-      case PlainTape::Backward::kIntoParameter: {
+      case PlainTape::Backward::kIntoParameter:
+      case PlainTape::Backward::kOnDemand: {
         if (step.begin_node) {
           if (cpu) {
             // The input terms read kept memory.
@@ -909,6 +977,8 @@ bool Executor::replay_backward_tape(VariableIndex last, bool full) {
         const Arena::Mark scratch_mark = da.scratch.mark();
         if (step.kind == PlainTape::Backward::kIntoParameter) {
           into_parameter_step(step, args, ctx);
+        } else if (step.kind == PlainTape::Backward::kOnDemand) {
+          on_demand_step(step, args, ctx, da.scratch);
         } else {
           ctx.set_weight_grads(step.weight_grads ? &m_.weight_grads : nullptr);
           ctx.set_assign_dx(step.assign);

@@ -34,6 +34,7 @@ StepOrder backward_step_order(const std::vector<PlainTape::Backward>& steps) {
         last_write[step.n] = s;
         [[fallthrough]];
       case PlainTape::Backward::kAccumulate:
+      case PlainTape::Backward::kOnDemand:  // CPU tapes only, never recorded as a device graph
         deps[nd++] = last_accumulate;
         last_accumulate = s;
         break;
@@ -167,6 +168,8 @@ void plan_input_terms(PlainTape& tape, const OpInfo* ops) {
     if (!pending.empty()) {
       bool touches = pending.count(step.n) != 0;
       if (step.kind == PlainTape::Backward::kCall) touches = touches || pending.count(step.arg) != 0;
+      // Its arguments' gradients are not named in the step: summed first.
+      if (step.kind == PlainTape::Backward::kOnDemand) touches = true;
       if (touches) {
         step.flush_inputs = true;
         pending.clear();

@@ -55,7 +55,11 @@ struct PlainTape {
     /// a call (as kCall) whose argument is a large parameter's node that n
     /// alone reads: the kernel writes the weight gradient straight into the
     /// parameter's while that is zero (PlainBackward::into_parameter).
-    enum Kind : uint8_t { kFlush, kAccumulate, kCall, kZero, kParameter, kIntoParameter } kind;
+    /// kOnDemand: node n's backward on its gradient, which `arg`, its loss,
+    /// remakes a block of columns at a time (GradientMark::OnDemand): bit j of
+    /// k says that argument j's gradient goes into its parameter's while that
+    /// is zero; without begin_node no argument gets a gradient (CPU tapes).
+    enum Kind : uint8_t { kFlush, kAccumulate, kCall, kZero, kParameter, kIntoParameter, kOnDemand } kind;
     bool begin_node;    // kCall: the first call of its node (ExecContext::begin_node)
     bool weight_grads;  // kCall: weight gradients may be deferred (CPU to CPU)
     bool assign;        // kCall: the kernel is asked to assign dx (ExecContext::assign_dx)
@@ -68,7 +72,7 @@ struct PlainTape {
     uint32_t k;         // kCall: the argument
     Node* n;
     Node* arg;          // kCall: node of argument k
-    VariableIndex at;   // kIntoParameter: the index of `arg`
+    VariableIndex at;   // kIntoParameter: the index of `arg`; kOnDemand: of n
     uint32_t xs, nargs; // kCall: as in the node's Forward
     union {
       BackwardFn b;
