@@ -3,6 +3,8 @@
 
 #include <algorithm>
 #include <iostream>
+#include <new>
+#include <type_traits>
 
 #include "dynet_lite/dynet.h"
 
@@ -32,11 +34,16 @@ GraphMemory::GraphMemory(size_t hint_bytes) : meta(cpu_device(), std::min<size_t
   xs.reserve(16);
 }
 
+static_assert(std::is_trivially_destructible<Node>::value, "a chunk's nodes are not destroyed one by one");
+
 GraphMemory::~GraphMemory() {
-  for (Node* c : node_chunks) delete[] c;
+  for (Node* c : node_chunks) ::operator delete(c, std::align_val_t(alignof(Node)));
 }
 
-void GraphMemory::add_node_chunk() { node_chunks.push_back(new Node[kChunkNodes]); }
+void GraphMemory::add_node_chunk() {
+  node_chunks.push_back(
+      static_cast<Node*>(::operator new(kChunkNodes * sizeof(Node), std::align_val_t(alignof(Node)))));
+}
 
 DeviceArenas& GraphMemory::arenas_slow(Device* d) {
   for (auto& a : device_arenas)

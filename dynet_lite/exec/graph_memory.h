@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <memory>
 #include <mutex>
+#include <new>
 #include <unordered_map>
 #include <vector>
 
@@ -86,10 +87,18 @@ struct GraphMemory {
 
   Node& node(VariableIndex i) { return node_chunks[i >> kChunkShift][i & (kChunkNodes - 1)]; }
   const Node& node(VariableIndex i) const { return node_chunks[i >> kChunkShift][i & (kChunkNodes - 1)]; }
-  /// The slot for node i, adding a chunk of nodes when needed.
+  /// The slot for node i, adding a chunk of nodes when needed.  A chunk's
+  /// slots are constructed as they are first used (the nodes are added in
+  /// order), so that a small graph touches only the memory of its nodes: a
+  /// compiled program keeps its graph, and a cache may keep thousands.
   Node& node_slot(VariableIndex i) {
     if ((i >> kChunkShift) >= node_chunks.size()) add_node_chunk();
-    return node(i);
+    Node& n = node(i);
+    if (i >= constructed_nodes) {
+      new (&n) Node;
+      constructed_nodes = i + 1;
+    }
+    return n;
   }
   void add_node_chunk();
   /// Arenas of a device (the CPU's are always first).
@@ -144,7 +153,8 @@ struct GraphMemory {
   size_t capacity_bytes() const;
   size_t peak_bytes() const;
 
-  std::vector<Node*> node_chunks;
+  std::vector<Node*> node_chunks;     // storage for kChunkNodes nodes each
+  VariableIndex constructed_nodes = 0;  // the slots below this one hold a Node
   Arena meta;  // argument lists, copies of user data
   std::vector<std::unique_ptr<DeviceArenas>> device_arenas;
   std::vector<const Tensor*> xs;     // argument tensors of the node being run

@@ -824,7 +824,9 @@ void Executor::replay_forward_tape() {
   const auto t0 = std::chrono::steady_clock::now();
   const PlainTape::ColumnGroup* group = tape_.column_groups.data();
   const PlainTape::ColumnGroup* const groups_end = group + tape_.column_groups.size();
-  float* const columns = tape_.columns.data();
+  // The groups' products, for the pass only (a cache's programs share the arenas).
+  const Arena::Mark columns_mark = da.scratch.mark();
+  float* const columns = tape_.columns_floats ? da.scratch.allocate_floats(tape_.columns_floats) : nullptr;
   const size_t steps = tape_.forward.size();
   const uint32_t* order = tape_.order.empty() ? nullptr : tape_.order.data();
   for (size_t p = 0; p < steps; ++p) {
@@ -850,6 +852,7 @@ void Executor::replay_forward_tape() {
     }
     da.scratch.rewind(scratch_mark);
   }
+  da.scratch.rewind(columns_mark);
   evaluated_ = static_cast<VariableIndex>(tape_.forward.size());
   AutobatchStats& stats = m_.batch_state().stats;
   stats.nodes += evaluated_;

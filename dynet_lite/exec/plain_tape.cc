@@ -70,7 +70,7 @@ const ColumnProduct* column_product(const OpInfo* ops, const Node& n, const Tens
 void plan_column_groups(PlainTape& tape, const OpInfo* ops) {
   tape.column_groups.clear();
   tape.column_operands.clear();
-  tape.columns.clear();
+  tape.columns_floats = 0;
   tape.order.clear();
   const uint32_t n = static_cast<uint32_t>(tape.forward.size());
   // The steps of each weight, in order (step i computes node i).
@@ -142,13 +142,13 @@ void plan_column_groups(PlainTape& tape, const OpInfo* ops) {
         for (uint32_t x : hoisted) moving[x] = 0;
       }
       PlainTape::ColumnGroup g{at, cp.product, w, m, k, static_cast<uint32_t>(tape.column_operands.size()),
-                               static_cast<uint32_t>(b - a), static_cast<uint32_t>(tape.columns.size())};
+                               static_cast<uint32_t>(b - a), static_cast<uint32_t>(tape.columns_floats)};
       for (size_t c = a; c < b; ++c) {
         PlainTape::Forward& f = tape.forward[steps[c]];
         tape.column_operands.push_back(tape.args[f.xs + cp.operand]);
         f.column = g.out + static_cast<uint32_t>(c - a) * m;
       }
-      tape.columns.resize(tape.columns.size() + size_t(m) * (b - a));
+      tape.columns_floats += size_t(m) * (b - a);
       tape.column_groups.push_back(g);
       a = b;
     }

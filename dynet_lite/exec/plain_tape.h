@@ -29,15 +29,15 @@ struct PlainTape {
     uint32_t xs;        // offset of its argument tensors in `args`
     uint32_t nargs;
     bool allocate;      // the value is allocated here (not by the kernel)
-    /// Its ColumnProduct, computed by a group: the offset of its column in
-    /// `columns`, or kNoColumn.
+    /// Its ColumnProduct, computed by a group: the offset of its column among
+    /// the groups' products (columns_floats), or kNoColumn.
     uint32_t column = kNoColumn;
   };
   static constexpr uint32_t kNoColumn = ~uint32_t(0);
   /// The products W x of forward steps sharing W (core/op_info.h
   /// ColumnProduct), computed at once before step `at`, the first of them: the
   /// operands (k floats each) are copied side by side and multiplied in one
-  /// column-exact call into `columns` from `out`.
+  /// column-exact call into the groups' products from `out`.
   struct ColumnGroup {
     uint32_t at;
     void (*product)(const float* w, size_t m, size_t k, const float* x, size_t n, float* y);
@@ -85,7 +85,9 @@ struct PlainTape {
   Device* device = nullptr;         // every node's
   std::vector<ColumnGroup> column_groups;  // in the order their steps run
   std::vector<const Tensor*> column_operands;
-  std::vector<float> columns;
+  /// The groups' products, side by side: the floats a replay takes for them
+  /// (from its scratch memory, for the forward pass).
+  size_t columns_floats = 0;
   /// The forward steps' order when a group's operands (leaves) run earlier
   /// than their nodes' places; empty: node order.
   std::vector<uint32_t> order;
@@ -109,7 +111,7 @@ struct PlainTape {
     device = nullptr;
     column_groups.clear();
     column_operands.clear();
-    columns.clear();
+    columns_floats = 0;
     order.clear();
     drop_backward();
   }
