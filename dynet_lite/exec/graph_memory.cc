@@ -1,6 +1,8 @@
 // The graph's memory bundle and the per-thread pool of bundles.
 #include "dynet_lite/exec/graph_memory.h"
 
+#include <sys/mman.h>
+
 #include <algorithm>
 #include <iostream>
 #include <new>
@@ -36,13 +38,20 @@ GraphMemory::GraphMemory(size_t hint_bytes) : meta(cpu_device(), std::min<size_t
 
 static_assert(std::is_trivially_destructible<Node>::value, "a chunk's nodes are not destroyed one by one");
 
+namespace {
+constexpr size_t kChunkBytes = GraphMemory::kChunkNodes * sizeof(Node);
+}  // namespace
+
 GraphMemory::~GraphMemory() {
-  for (Node* c : node_chunks) ::operator delete(c, std::align_val_t(alignof(Node)));
+  for (Node* c : node_chunks) munmap(c, kChunkBytes);
 }
 
+// Mapped, not taken from the C heap: the pages past a small graph's nodes stay
+// untouched, where freed heap memory would be resident already.
 void GraphMemory::add_node_chunk() {
-  node_chunks.push_back(
-      static_cast<Node*>(::operator new(kChunkNodes * sizeof(Node), std::align_val_t(alignof(Node)))));
+  void* p = mmap(nullptr, kChunkBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (p == MAP_FAILED) throw std::bad_alloc();
+  node_chunks.push_back(static_cast<Node*>(p));
 }
 
 DeviceArenas& GraphMemory::arenas_slow(Device* d) {

@@ -38,7 +38,7 @@ const char* kind_name(int kind) {
 namespace {
 // A program's arenas start small and grow to what its graph holds: a cache may
 // keep thousands of programs (one per tree shape).
-constexpr size_t kProgramArenaBytes = 16 * 1024;
+constexpr size_t kProgramArenaBytes = 4 * 1024;
 }  // namespace
 
 /// The CPU arenas that the programs of a cache take turns with, and which
