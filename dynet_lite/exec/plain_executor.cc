@@ -92,6 +92,30 @@ void gradient_in_parameter(GraphMemory& m, VariableIndex j, ParameterStorage& p)
   m.parameter_gradients.push_back({j, p.gradient_writes});
 }
 
+/// Where a replayed step adds the gradient of parameter node a, which went
+/// into its parameter's when the tape was recorded: there again while that is
+/// zero (the caller holds its lock); otherwise (a second pass before the
+/// update, another thread's graph adding to it) into the node's own memory,
+/// zeroed unless the kernel assigns it, and `own` is set: the caller then
+/// accumulates it after the call (accumulate_own), as an ordinary pass does.
+float* replayed_parameter_target(GraphMemory& m, VariableIndex a, bool assigns, bool& own) {
+  Node& an = m.node(a);
+  ParameterStorage& p = *op_info(an.op).dense_parameter(an);
+  own = p.nonzero_grad;
+  if (!own) {
+    gradient_in_parameter(m, a, p);
+    return p.g.v;
+  }
+  if (!assigns) std::memset(an.grad, 0, an.value.d.size() * sizeof(float));
+  return an.grad;
+}
+
+void accumulate_own(GraphMemory& m, VariableIndex a) {
+  Node& an = m.node(a);
+  m.marks[a] = GradientMark::Flows;
+  accumulate_leaf(m, an, op_info(an.op));
+}
+
 /// A dense parameter's node reached by plain backward on the CPU with a gradient
 /// no kernel wrote: its deferred weight-gradient terms (if any) make all of it.
 /// While the parameter's own gradient is zero (nothing arrived since the last
@@ -405,14 +429,10 @@ class PlainBackward {
       return t;
     });
     if (tape_) {
-      PlainTape::Backward& step = record(PlainTape::Backward::kOnDemand, n);
-      step.begin_node = true;
+      PlainTape::Backward& step = record_call(PlainTape::Backward::kOnDemand, j, n, b, true);
       step.arg = const_cast<Node*>(&loss);
       step.at = j;
       step.k = into;
-      step.xs = tape_->forward[j].xs;
-      step.nargs = n.num_args;
-      step.b = b;
     }
   }
 
@@ -615,15 +635,11 @@ class PlainBackward {
       if (kLazy && m_.unwritten[a] && m_.marks[a] == GradientMark::Flows &&
           into_parameter(j, n, info, b, xs, dy, k, a, an)) {
         if (tape_) {
-          PlainTape::Backward& step = record(PlainTape::Backward::kIntoParameter, n);
-          step.begin_node = first_call;
+          PlainTape::Backward& step = record_call(PlainTape::Backward::kIntoParameter, j, n, b, first_call);
           step.assign = info.assigns_gradient;
           step.k = k;
           step.arg = &an;
           step.at = a;
-          step.xs = tape_->forward[j].xs;
-          step.nargs = n.num_args;
-          step.b = b;
         }
         first_call = false;
         continue;
@@ -644,15 +660,11 @@ class PlainBackward {
       }
       const bool zero_after_call = assign && after_assigning(a, an, pending);
       if (tape_) {
-        PlainTape::Backward& step = record(PlainTape::Backward::kCall, n);
-        step.begin_node = first_call;
+        PlainTape::Backward& step = record_call(PlainTape::Backward::kCall, j, n, b, first_call);
         step.weight_grads = defer;
         step.assign = assign;
         step.k = k;
         step.arg = &an;
-        step.xs = tape_->forward[j].xs;
-        step.nargs = n.num_args;
-        step.b = b;
       }
       first_call = false;
       if (zero_after_call) ensure_zero(a, an);
@@ -699,6 +711,17 @@ class PlainBackward {
         if (r.args[q] == a && (i != j || ++uses > 1)) return false;
     }
     return true;
+  }
+
+  /// A step calling node j's backward kernel `b`.
+  PlainTape::Backward& record_call(PlainTape::Backward::Kind kind, VariableIndex j, Node& n, BackwardFn b,
+                                   bool begin_node) {
+    PlainTape::Backward& step = record(kind, n);
+    step.begin_node = begin_node;
+    step.xs = tape_->forward[j].xs;
+    step.nargs = n.num_args;
+    step.b = b;
+    return step;
   }
 
   PlainTape::Backward& record(PlainTape::Backward::Kind kind, Node& n) {
@@ -860,40 +883,27 @@ void Executor::replay_forward_tape() {
   stats.forward_seconds += seconds_since(t0);
 }
 
-// A kIntoParameter step: the call writes its weight gradient straight into the
-// parameter's while that is zero, as the recorded pass did.  Otherwise (a
-// second pass before the update, another thread's graph adding to it) the call
-// writes the node's own gradient, which is then accumulated, as an ordinary
-// pass does.
+// A kIntoParameter step: the call writes its weight gradient where
+// replayed_parameter_target says, holding the parameter's lock while it
+// writes the parameter's gradient.
 void Executor::into_parameter_step(const PlainTape::Backward& step, const Tensor* const* args, ExecContext& ctx) {
   Node& an = *step.arg;
-  const OpInfo& info = op_info(an.op);
-  ParameterStorage& p = *info.dense_parameter(an);
+  std::unique_lock<std::mutex> lock(op_info(an.op).dense_parameter(an)->mutex);
+  bool own;
+  Tensor dx(an.value.d, replayed_parameter_target(m_, step.at, step.assign, own), an.value.device,
+            DeviceMempool::PS);
+  if (own) lock.unlock();  // the kernel writes the node's memory
   ctx.set_weight_grads(nullptr);
   ctx.set_assign_dx(step.assign);
-  {
-    std::lock_guard<std::mutex> lock(p.mutex);
-    if (!p.nonzero_grad) {
-      Tensor dx(an.value.d, p.g.v, p.device, DeviceMempool::PS);
-      step.b(args + step.xs, step.nargs, *step.n, gradient_tensor(*step.n), step.k, dx, ctx);
-      ctx.set_assign_dx(false);
-      gradient_in_parameter(m_, step.at, p);
-      return;
-    }
-  }
-  if (!step.assign) std::memset(an.grad, 0, an.value.d.size() * sizeof(float));
-  Tensor dx = gradient_tensor(an);
   step.b(args + step.xs, step.nargs, *step.n, gradient_tensor(*step.n), step.k, dx, ctx);
   ctx.set_assign_dx(false);
-  m_.marks[step.at] = GradientMark::Flows;
-  accumulate_leaf(m_, an, info);
+  if (own) accumulate_own(m_, step.at);
 }
 
 // A kOnDemand step: node n's backward on its gradient remade by its loss
 // (on_demand_pass), as the recorded pass ran it.  An argument whose gradient
-// went into its parameter's then (bit k of step.k) goes there again while that
-// is zero; otherwise into the node's own gradient, zeroed, which is then
-// accumulated, as an ordinary pass does.
+// went into its parameter's then (bit k of step.k) goes where
+// replayed_parameter_target says.
 void Executor::on_demand_step(const PlainTape::Backward& step, const Tensor* const* args, ExecContext& ctx,
                               Arena& scratch) {
   Node& n = *step.n;
@@ -906,24 +916,14 @@ void Executor::on_demand_step(const PlainTape::Backward& step, const Tensor* con
     if (m_.node(n.args[k]).variable) buf.active.push_back(k);
   uint32_t own = 0;  // went into its parameter's when recorded, into its own now
   on_demand_pass(m_, n, loss, step.b, args + step.xs, step.k, ctx, scratch, buf, [&](unsigned k) {
-    Node& an = m_.node(n.args[k]);
-    if (step.k >> k & 1) {
-      ParameterStorage& p = *op_info(an.op).dense_parameter(an);
-      if (!p.nonzero_grad) {
-        gradient_in_parameter(m_, n.args[k], p);
-        return p.g.v;
-      }
-      std::memset(an.grad, 0, an.value.d.size() * sizeof(float));
-      own |= uint32_t(1) << k;
-    }
-    return an.grad;
+    if (!(step.k >> k & 1)) return m_.node(n.args[k]).grad;
+    bool o;
+    float* target = replayed_parameter_target(m_, n.args[k], false, o);
+    own |= uint32_t(o) << k;
+    return target;
   });
   for (unsigned k = 0; k < n.num_args; ++k)
-    if (own >> k & 1) {
-      Node& an = m_.node(n.args[k]);
-      m_.marks[n.args[k]] = GradientMark::Flows;
-      accumulate_leaf(m_, an, op_info(an.op));
-    }
+    if (own >> k & 1) accumulate_own(m_, n.args[k]);
 }
 
 bool Executor::replay_backward_tape(VariableIndex last, bool full) {
