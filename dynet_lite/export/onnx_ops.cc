@@ -110,12 +110,12 @@ std::string silu(EmitArgs& a) {
   return a.w.op("Mul", {a.in[0], a.w.op("Sigmoid", {bx})});
 }
 std::string elu(EmitArgs& a) {
-  onnx::NodeProto* n = a.w.add("Elu", {a.in[0]});
+  NodeIr* n = a.w.add("Elu", {a.in[0]});
   GraphWriter::set_float(n, "alpha", a.node.p<OneFloat>().a);
   return GraphWriter::out(n);
 }
 std::string selu(EmitArgs& a) {
-  onnx::NodeProto* n = a.w.add("Selu", {a.in[0]});
+  NodeIr* n = a.w.add("Selu", {a.in[0]});
   GraphWriter::set_float(n, "alpha", 1.6732632423543772848170429916717f);
   GraphWriter::set_float(n, "gamma", 1.0507009873554804934193349852946f);
   return GraphWriter::out(n);
@@ -150,7 +150,7 @@ std::string transpose(EmitArgs& a) {
     const unsigned from = k < p.n ? p.perm[k] : k;
     perm[lead + r - 1 - k] = lead + r - 1 - from;
   }
-  onnx::NodeProto* n = a.w.add("Transpose", {a.in[0]});
+  NodeIr* n = a.w.add("Transpose", {a.in[0]});
   GraphWriter::set_ints(n, "perm", perm);
   return GraphWriter::out(n);
 }
@@ -158,7 +158,7 @@ std::string transpose(EmitArgs& a) {
 // ---------------------------------------------------------------- softmax
 
 std::string softmax_along(EmitArgs& a, const char* op, int64_t axis) {
-  onnx::NodeProto* n = a.w.add(op, {a.in[0]});
+  NodeIr* n = a.w.add(op, {a.in[0]});
   GraphWriter::set_int(n, "axis", axis);
   return GraphWriter::out(n);
 }
@@ -187,7 +187,7 @@ std::string pickneglogsoftmax(EmitArgs& a) {
   }
   if (ids.size() != 1) fail(a, "one index per batch element ties the batch size; export log_softmax instead");
   std::string nls = a.w.op("Neg", {softmax_along(a, "LogSoftmax", -1)});
-  onnx::NodeProto* n = a.w.add("Gather", {nls, a.w.ints(ids)});
+  NodeIr* n = a.w.add("Gather", {nls, a.w.ints(ids)});
   GraphWriter::set_int(n, "axis", -1);
   return to_out(a, GraphWriter::out(n));
 }
@@ -206,7 +206,7 @@ uint32_t all_dims(const Dim& d) { return (1u << canon_rank(d)) - 1; }
 
 // ReduceSum takes its axes as an input (opset 13); the others as an attribute (until 18).
 std::string reduce(EmitArgs& a, const char* op, const std::string& x, const std::vector<int64_t>& axes) {
-  onnx::NodeProto* n = std::string(op) == "ReduceSum" ? a.w.add(op, {x, a.w.ints(axes)}) : a.w.add(op, {x});
+  NodeIr* n = std::string(op) == "ReduceSum" ? a.w.add(op, {x, a.w.ints(axes)}) : a.w.add(op, {x});
   if (std::string(op) != "ReduceSum") GraphWriter::set_ints(n, "axes", axes);
   GraphWriter::set_int(n, "keepdims", 1);
   return GraphWriter::out(n);
@@ -255,7 +255,7 @@ std::string reshape(EmitArgs& a) {
 }
 
 std::string gather(EmitArgs& a, const std::vector<int64_t>& ids, int64_t axis) {
-  onnx::NodeProto* n = a.w.add("Gather", {a.in[0], a.w.ints(ids)});
+  NodeIr* n = a.w.add("Gather", {a.in[0], a.w.ints(ids)});
   GraphWriter::set_int(n, "axis", axis);
   return GraphWriter::out(n);
 }
@@ -290,7 +290,7 @@ std::string lead_and_batch_shape(EmitArgs& a) {
       break;
     }
   parts.push_back(batch.empty() ? a.w.ints({1}) : batch);
-  onnx::NodeProto* n = a.w.add("Concat", parts);
+  NodeIr* n = a.w.add("Concat", parts);
   GraphWriter::set_int(n, "axis", 0);
   return GraphWriter::out(n);
 }
@@ -306,11 +306,11 @@ std::string arg_full(EmitArgs& a, unsigned i, const std::string& prefix, bool ke
   std::string shape = prefix;
   if (keep_batch) {  // keep its own batch: only the leading axes are broadcast
     std::string own = a.w.slice(a.w.op("Shape", {x}), 0, full_lead ? a.lead : 0, (full_lead ? a.lead : 0) + 1);
-    onnx::NodeProto* n = a.w.add("Concat", {a.w.slice(prefix, 0, 0, a.lead), own, dims});
+    NodeIr* n = a.w.add("Concat", {a.w.slice(prefix, 0, 0, a.lead), own, dims});
     GraphWriter::set_int(n, "axis", 0);
     shape = GraphWriter::out(n);
   } else {
-    onnx::NodeProto* n = a.w.add("Concat", {prefix, dims});
+    NodeIr* n = a.w.add("Concat", {prefix, dims});
     GraphWriter::set_int(n, "axis", 0);
     shape = GraphWriter::out(n);
   }
@@ -321,7 +321,7 @@ std::string concat_on(EmitArgs& a, int64_t axis, bool batch_axis = false) {
   const std::string prefix = lead_and_batch_shape(a);
   std::vector<std::string> xs;
   for (unsigned i = 0; i < a.in.size(); ++i) xs.push_back(arg_full(a, i, prefix, batch_axis));
-  onnx::NodeProto* n = a.w.add("Concat", xs);
+  NodeIr* n = a.w.add("Concat", xs);
   GraphWriter::set_int(n, "axis", axis);
   return GraphWriter::out(n);
 }
@@ -361,7 +361,7 @@ std::string lstm_gates(EmitArgs& a) {
   pre = a.w.op("Add", {pre, a.w.floats(forget, {static_cast<int64_t>(4 * h)})});
   std::string sig = a.w.op("Sigmoid", {block(a, pre, 0, h, 3)});
   std::string cand = a.w.op("Tanh", {block(a, pre, 3, h)});
-  onnx::NodeProto* n = a.w.add("Concat", {sig, cand});
+  NodeIr* n = a.w.add("Concat", {sig, cand});
   GraphWriter::set_int(n, "axis", -1);
   return GraphWriter::out(n);
 }
@@ -383,7 +383,7 @@ std::string tree_gates_of(EmitArgs& a, const std::string& pre, unsigned rows) {
   const unsigned N = a.node.p<TreeParams>().n, h = rows / (3 + N);
   std::vector<std::string> parts{a.w.op("Sigmoid", {block(a, pre, 0, h, 2)}), a.w.op("Tanh", {block(a, pre, 2, h)})};
   if (N > 0) parts.push_back(a.w.op("Sigmoid", {block(a, pre, 3, h, N)}));
-  onnx::NodeProto* n = a.w.add("Concat", parts);
+  NodeIr* n = a.w.add("Concat", parts);
   GraphWriter::set_int(n, "axis", -1);
   return GraphWriter::out(n);
 }

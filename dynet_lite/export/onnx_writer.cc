@@ -53,9 +53,9 @@ std::string ModelState::lookup_table(const LookupParameterStorage* lp) {
   return params[lp] = device_initializer(*this, lp->name, lp->device, lp->all_values.v, shape);
 }
 
-onnx::NodeProto* GraphWriter::add(const std::string& op, const std::vector<std::string>& inputs,
+NodeIr* GraphWriter::add(const std::string& op, const std::vector<std::string>& inputs,
                                   const std::string& hint) {
-  onnx::NodeProto* n = g_->add_node();
+  NodeIr* n = g_->add_node();
   n->set_op_type(op);
   for (const auto& i : inputs) n->add_input(i);
   n->add_output(m_->unique(hint.empty() ? op : hint));
@@ -67,27 +67,27 @@ std::string GraphWriter::op(const std::string& op, const std::vector<std::string
 }
 
 std::string GraphWriter::ints(const std::vector<int64_t>& v, bool as_vector) {
-  onnx::TensorProto* t = m_->main->add_initializer();
+  InitializerIr* t = m_->main->add_initializer();
   t->set_name(m_->unique("const_i"));
-  t->set_data_type(onnx::TensorProto::INT64);
+  t->set_data_type(kInt64);
   if (as_vector) t->add_dims(static_cast<int64_t>(v.size()));
   for (int64_t x : v) t->add_int64_data(x);
   return t->name();
 }
 
 std::string GraphWriter::floats(const std::vector<float>& v, const std::vector<int64_t>& shape) {
-  onnx::TensorProto* t = m_->main->add_initializer();
+  InitializerIr* t = m_->main->add_initializer();
   t->set_name(m_->unique("const_f"));
-  t->set_data_type(onnx::TensorProto::FLOAT);
+  t->set_data_type(kFloat);
   for (int64_t d : shape) t->add_dims(d);
   for (float x : v) t->add_float_data(x);
   return t->name();
 }
 
 std::string GraphWriter::initializer(const std::string& name, const float* data, const std::vector<int64_t>& shape) {
-  onnx::TensorProto* t = m_->main->add_initializer();
+  InitializerIr* t = m_->main->add_initializer();
   t->set_name(m_->unique(name));
-  t->set_data_type(onnx::TensorProto::FLOAT);
+  t->set_data_type(kFloat);
   size_t n = 1;
   for (int64_t d : shape) {
     t->add_dims(d);
@@ -124,34 +124,33 @@ std::string GraphWriter::align(const std::string& x, unsigned from, unsigned to)
   return unsqueeze(x, axes);
 }
 
-void GraphWriter::set_int(onnx::NodeProto* n, const char* name, int64_t v) {
-  onnx::AttributeProto* a = n->add_attribute();
+void GraphWriter::set_int(NodeIr* n, const char* name, int64_t v) {
+  AttributeIr* a = n->add_attribute();
   a->set_name(name);
-  a->set_type(onnx::AttributeProto::INT);
+  a->set_type(AttributeIr::kIntAttr);
   a->set_i(v);
 }
 
-void GraphWriter::set_float(onnx::NodeProto* n, const char* name, float v) {
-  onnx::AttributeProto* a = n->add_attribute();
+void GraphWriter::set_float(NodeIr* n, const char* name, float v) {
+  AttributeIr* a = n->add_attribute();
   a->set_name(name);
-  a->set_type(onnx::AttributeProto::FLOAT);
+  a->set_type(AttributeIr::kFloatAttr);
   a->set_f(v);
 }
 
-void GraphWriter::set_ints(onnx::NodeProto* n, const char* name, const std::vector<int64_t>& v) {
-  onnx::AttributeProto* a = n->add_attribute();
+void GraphWriter::set_ints(NodeIr* n, const char* name, const std::vector<int64_t>& v) {
+  AttributeIr* a = n->add_attribute();
   a->set_name(name);
-  a->set_type(onnx::AttributeProto::INTS);
+  a->set_type(AttributeIr::kIntsAttr);
   for (int64_t x : v) a->add_ints(x);
 }
 
-void set_tensor_type(onnx::ValueInfoProto* v, int elem_type, const std::vector<std::string>& symbolic,
+void set_tensor_type(ValueInfoIr* v, ElemType elem_type, const std::vector<std::string>& symbolic,
                      const std::vector<int64_t>& dims) {
-  onnx::TypeProto_Tensor* t = v->mutable_type()->mutable_tensor_type();
-  t->set_elem_type(elem_type);
-  onnx::TensorShapeProto* s = t->mutable_shape();
-  for (const auto& n : symbolic) s->add_dim()->set_dim_param(n);
-  for (int64_t d : dims) s->add_dim()->set_dim_value(d);
+  v->elem_type_ = elem_type;
+  v->dims_.clear();
+  for (const auto& n : symbolic) v->dims_.push_back({n, 0});
+  for (int64_t d : dims) v->dims_.push_back({"", d});
 }
 
 }  // namespace onnx_export

@@ -1,5 +1,5 @@
 #pragma once
-// Writing ONNX graphs with the onnx protobuf classes: one GraphWriter per graph
+// Writing ONNX graphs (as onnx_model.h's data): one GraphWriter per graph
 // (the model's main graph, each Scan body), constants shared as initializers of
 // the main graph (visible from the bodies as outer-scope names).
 //
@@ -10,14 +10,13 @@
 // graph and in Scan bodies, [seq] for sequence values.  Every op addresses
 // dimensions with negative axes (dimension k is axis -(k + 1), the batch axis
 // -(r + 1)), so one emitter serves values with and without the sequence axis.
-#include <onnx/onnx_pb.h>
-
 #include <cstdint>
 #include <map>
 #include <string>
 #include <vector>
 
 #include "dynet_lite/dim.h"
+#include "dynet_lite/export/onnx_model.h"
 
 namespace dynet_lite {
 
@@ -38,7 +37,7 @@ inline int64_t batch_axis(const Dim& d) { return -static_cast<int64_t>(canon_ran
 /// Where the initializers of the model live (the main graph) and how names are
 /// made unique.
 struct ModelState {
-  onnx::GraphProto* main = nullptr;
+  GraphIr* main = nullptr;
   std::map<std::string, int> used;            // name -> times handed out
   std::map<const void*, std::string> params;  // storage -> its initializer
   /// `base`, or `base_2`, `base_3`, ... when taken.
@@ -52,13 +51,13 @@ struct ModelState {
 
 class GraphWriter {
  public:
-  GraphWriter(onnx::GraphProto* graph, ModelState* model) : g_(graph), m_(model) {}
+  GraphWriter(GraphIr* graph, ModelState* model) : g_(graph), m_(model) {}
 
   /// Adds a node of `op` (ONNX op type) and returns it; its output is a fresh name.
-  onnx::NodeProto* add(const std::string& op, const std::vector<std::string>& inputs, const std::string& hint = "");
+  NodeIr* add(const std::string& op, const std::vector<std::string>& inputs, const std::string& hint = "");
   /// add() and return the output name.
   std::string op(const std::string& op, const std::vector<std::string>& inputs, const std::string& hint = "");
-  static const std::string& out(const onnx::NodeProto* n) { return n->output(0); }
+  static const std::string& out(const NodeIr* n) { return n->output(0); }
 
   /// Constants, as initializers of the main graph.
   std::string ints(const std::vector<int64_t>& v, bool as_vector = true);
@@ -76,20 +75,20 @@ class GraphWriter {
   /// x of canonical rank `from` made rank `to` by unit axes after the batch.
   std::string align(const std::string& x, unsigned from, unsigned to);
 
-  static void set_int(onnx::NodeProto* n, const char* name, int64_t v);
-  static void set_float(onnx::NodeProto* n, const char* name, float v);
-  static void set_ints(onnx::NodeProto* n, const char* name, const std::vector<int64_t>& v);
+  static void set_int(NodeIr* n, const char* name, int64_t v);
+  static void set_float(NodeIr* n, const char* name, float v);
+  static void set_ints(NodeIr* n, const char* name, const std::vector<int64_t>& v);
 
-  onnx::GraphProto* graph() { return g_; }
+  GraphIr* graph() { return g_; }
   ModelState* model() { return m_; }
 
  private:
-  onnx::GraphProto* g_;
+  GraphIr* g_;
   ModelState* m_;
 };
 
-/// Declares a float tensor value (graph input or output) with symbolic and fixed dims.
-void set_tensor_type(onnx::ValueInfoProto* v, int elem_type, const std::vector<std::string>& symbolic,
+/// Declares a tensor value (graph input or output) with symbolic and fixed dims.
+void set_tensor_type(ValueInfoIr* v, ElemType elem_type, const std::vector<std::string>& symbolic,
                      const std::vector<int64_t>& dims);
 
 }  // namespace onnx_export
