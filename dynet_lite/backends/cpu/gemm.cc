@@ -407,6 +407,10 @@ inline bool packing_pays(size_t a_floats, size_t n, size_t cut) { return n >= kP
 inline bool for_library(size_t weight_floats, size_t m, size_t k, size_t n) {
   return n > 1 && weight_floats > kLargeOperand && m * k * n >= kWholeProduct;
 }
+// dx += W^T dy goes to the library from this many columns: below it Eigen's
+// product is faster (6021 x 256, AVX-512: 150-177 against 90-148 GFLOP/s at 16 to
+// 40 columns; the two tie from 64, bench/gemm_shapes with and without oneDNN).
+constexpr size_t kLibraryTnColumns = 64;
 
 void gemm_large_here(const float* w, const float* x, float* y, size_t m, size_t k, size_t n, bool accumulate) {
   if (n == 1) {  // a matrix-vector product: Eigen packs nothing
@@ -440,7 +444,9 @@ void gemm_tn_large_here(const float* w, const float* dy, float* dx, size_t m, si
     Vec(dx, k).noalias() += block(w, m, 0, 0, m, k).transpose() * ConstVec(dy, m);
     return;
   }
-  if (for_library(m * k, m, k, n) && detail::library_gemm(true, false, k, n, m, w, m, dy, m, 1.f, dx, k)) return;
+  if (n >= kLibraryTnColumns && for_library(m * k, m, k, n) &&
+      detail::library_gemm(true, false, k, n, m, w, m, dy, m, 1.f, dx, k))
+    return;
   if (packing_pays(m * k, n, kPackedOperand)) {  // A = W^T, read along W's columns
     packed_product(Strided{w, m, 1}, Strided{dy, 1, m}, dx, k, k, n, m, true);
     return;
