@@ -14,7 +14,19 @@ namespace {
 
 using hash::mix;
 
-uint64_t hash_dim(uint64_t h, const Dim& d) { return hash::dim(h, d, mix); }
+/// A shape folded with independent multiplies, one per word (rank and batch,
+/// then two dimensions a word): unlike a chain of mixes through its words, the
+/// multiplies of a node's shapes overlap (describe_segment hashes every node).
+/// Mixed before use.
+uint64_t fold_dim(const Dim& d) {
+  static_assert(DYNET_MAX_TENSOR_DIM <= 8, "a multiplier per word of dimensions");
+  static constexpr uint64_t kMul[5] = {0x9e3779b97f4a7c15ULL, 0xc2b2ae3d27d4eb4fULL, 0x165667b19e3779f9ULL,
+                                       0xd6e8feb86659fd93ULL, 0xff51afd7ed558ccdULL};
+  uint64_t h = (d.nd | (static_cast<uint64_t>(d.bd) << 32)) * kMul[0];
+  for (unsigned i = 0; i < d.nd; i += 2)
+    h ^= (d.d[i] | (i + 1 < d.nd ? static_cast<uint64_t>(d.d[i + 1]) << 32 : 0)) * kMul[1 + i / 2];
+  return h ^ (h >> 29);
+}
 
 bool can_batch(const Node& n, const OpInfo& info, const GraphMemory& m) {
   if (info.batch == BatchKind::Never) return false;
@@ -39,22 +51,22 @@ uint64_t fold_params(const Node& n) {
          ((w[0] ^ w[1] ^ w[2] ^ w[3] ^ w[4] ^ w[5]) >> 29);
 }
 
+/// Op, shape, each argument's shape (a shared leaf: which one) and the
+/// parameters (or the op's batch key).  One mixed term per argument, combined
+/// at the end: the terms are independent, so their multiplies overlap.
 uint64_t signature_hash(const Node& n, const OpInfo& info, const GraphMemory& m) {
-  uint64_t h = mix(0x1234567ULL, static_cast<uint64_t>(n.op));
-  h = hash_dim(h, n.value.d);
+  uint64_t h = mix(fold_dim(n.value.d), 0x1234567ULL + static_cast<uint64_t>(n.op));
   for (unsigned p = 0; p < n.num_args; ++p) {
     const Node& a = m.node(n.args[p]);
-    if (is_shared_leaf(a))
-      h = mix(h, 0x100000000ULL | n.args[p]);
-    else
-      h = hash_dim(mix(h, 2), a.value.d);
+    h ^= is_shared_leaf(a) ? mix(0x100000000ULL | n.args[p], 0x100 + p) : mix(fold_dim(a.value.d), 1 + p);
   }
+  uint64_t own = 0;
   if (info.batch == BatchKind::Custom) {
-    if (info.batch_key) h = mix(h, info.batch_key(n));
+    if (info.batch_key) own = info.batch_key(n);
   } else {
-    h = mix(h, fold_params(n));
+    own = fold_params(n);
   }
-  return h;
+  return mix(h, own);
 }
 
 /// Where argument `a` of a segment node comes from: an offset inside the
@@ -138,22 +150,22 @@ uint64_t describe_segment(const GraphMemory& m, BatchState& st, VariableIndex fi
     const OpInfo& info = op_info(node.op);
     const bool batchable = can_batch(node, info, m);
     const uint64_t h = batchable ? signature_hash(node, info, m)
-                                 : hash_dim(mix(0xabcdefULL, static_cast<uint64_t>(node.op)), node.value.d);
+                                 : mix(fold_dim(node.value.d), 0xabcdefULL + static_cast<uint64_t>(node.op));
     seg.signature[o] = h;
     // Checked when two nodes' signature hashes are equal (exec/scheduler.cc), so
     // that a collision of the 64-bit hashes cannot merge different ops or shapes.
     seg.check[o] =
-        hash_dim(0x2545f4914f6cdd1dULL ^ (static_cast<uint64_t>(node.op) << 16 | node.num_args), node.value.d);
+        mix(fold_dim(node.value.d), 0x2545f4914f6cdd1dULL ^ (static_cast<uint64_t>(node.op) << 16 | node.num_args));
     seg.batchable[o] = batchable;
     seg.inner_arg_start[o] = static_cast<uint32_t>(seg.inner_args.size());
     seg.arg_start[o] = static_cast<uint32_t>(seg.arg_ids.size());
-    // The node's part of the key, mixed with its position and added: the chains
-    // of different nodes are independent (one chain through the whole segment
-    // made hashing latency-bound).
+    // The node's part of the key, mixed with its position and added: the terms
+    // of different nodes, and of one node's arguments, are independent (one
+    // chain through the whole segment made hashing latency-bound).
     uint64_t local = h;
     for (unsigned p = 0; p < node.num_args; ++p) {
       const VariableIndex a = node.args[p];
-      local = mix(local, wiring(first, a));
+      local ^= mix(wiring(first, a), 0x200 + p);
       if (a >= first) seg.inner_args.push_back(a - first);
       seg.arg_ids.push_back(a | (m.node(a).variable ? BatchGroup::kVariableBit : 0u));
     }
