@@ -24,10 +24,23 @@ struct Module {
   std::string failure;  // where it was looked for and why it was not taken
 };
 
+constexpr const char* kModuleFile = "libdynet_lite_onnx.so";
+
+// The folder of the file this code was linked into: the program (the library
+// is static) or a shared object that links it.
+std::string own_folder() {
+  Dl_info info;
+  if (!dladdr(reinterpret_cast<void*>(&serialize_model), &info) || !info.dli_fname) return "";
+  const std::string path = info.dli_fname;
+  const size_t slash = path.rfind('/');
+  return slash == std::string::npos ? "" : path.substr(0, slash);
+}
+
 // Where the module is looked for, in this order: the file DYNET_LITE_ONNX_MODULE
 // names; the one this build wrote (a program run from the build tree); the one
-// its installation puts under the library folder; the dynamic loader's own
-// search (LD_LIBRARY_PATH, the program's run path).
+// its installation puts under the library folder; beside the program, or in
+// ../lib from it (an installation moved to another prefix); the dynamic
+// loader's own search (LD_LIBRARY_PATH, the program's run path).
 std::vector<std::string> candidates() {
   std::vector<std::string> c;
   if (const char* env = std::getenv("DYNET_LITE_ONNX_MODULE"); env && *env) {
@@ -35,18 +48,27 @@ std::vector<std::string> candidates() {
     return c;
   }
 #ifdef DYNET_LITE_ONNX_MODULE_BUILT
-  if (file_exists(DYNET_LITE_ONNX_MODULE_BUILT)) c.emplace_back(DYNET_LITE_ONNX_MODULE_BUILT);
+  c.emplace_back(DYNET_LITE_ONNX_MODULE_BUILT);
 #endif
 #ifdef DYNET_LITE_ONNX_MODULE_INSTALLED
-  if (file_exists(DYNET_LITE_ONNX_MODULE_INSTALLED)) c.emplace_back(DYNET_LITE_ONNX_MODULE_INSTALLED);
+  c.emplace_back(DYNET_LITE_ONNX_MODULE_INSTALLED);
 #endif
-  c.emplace_back("libdynet_lite_onnx.so");
+  const std::string folder = own_folder();
+  if (!folder.empty()) {
+    c.push_back(folder + "/" + kModuleFile);
+    c.push_back(folder + "/../lib/" + kModuleFile);
+  }
+  c.emplace_back(kModuleFile);
   return c;
 }
 
 Module load() {
   Module m;
   for (const std::string& path : candidates()) {
+    if (path.find('/') != std::string::npos && !file_exists(path)) {  // a path, not a name to search
+      m.failure += "\n  " + path + ": no such file";
+      continue;
+    }
     void* lib = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
     if (!lib) {
       const char* why = dlerror();
@@ -83,8 +105,8 @@ std::string serialize_model(const ModelIr& model) {
   const Module& m = module();
   if (!m.serialize)
     throw std::runtime_error(
-        "ONNX export: cannot load the serialising module libdynet_lite_onnx.so (set DYNET_LITE_ONNX_MODULE to its "
-        "path); looked in:" +
+        std::string("ONNX export: cannot load the serialising module ") + kModuleFile +
+        " (set DYNET_LITE_ONNX_MODULE to its path); looked in:" +
         m.failure);
   std::string bytes, error;
   if (!m.serialize(&model, &bytes, &error)) throw std::runtime_error("ONNX export: " + error);
