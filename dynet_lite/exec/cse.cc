@@ -38,7 +38,7 @@ bool pure_leaf(const OpInfo* ops, const Node& n) {
 
 }  // namespace
 
-SubexpressionTable::Entry& SubexpressionTable::entry(VariableIndex i) {
+__attribute__((always_inline)) inline SubexpressionTable::Entry& SubexpressionTable::entry(VariableIndex i) {
   if (i >= entries_.size()) entries_.resize(std::max<size_t>(1024, 2 * size_t(i)), Entry{0, 0, 0, 0});
   Entry& e = entries_[i];
   if (e.generation != generation_) e = Entry{generation_, i, kNone, kNone};  // added while merging was off
@@ -63,28 +63,21 @@ VariableIndex SubexpressionTable::canonical_leaf(const GraphMemory& m, VariableI
   }
 }
 
-VariableIndex SubexpressionTable::canonical(const GraphMemory& m, const OpInfo* ops, VariableIndex a) {
+__attribute__((always_inline)) inline VariableIndex SubexpressionTable::canonical(const GraphMemory& m, const OpInfo* ops,
+                                                                               VariableIndex a) {
   const bool known = a < entries_.size() && entries_[a].generation == generation_;
   Entry& e = entry(a);
   if (!known && pure_leaf(ops, m.node(a))) e.canonical = canonical_leaf(m, a);
   return e.canonical;
 }
 
-VariableIndex SubexpressionTable::newest_argument(const GraphMemory& m, const OpInfo* ops, VariableIndex idx) {
+__attribute__((always_inline)) inline VariableIndex SubexpressionTable::newest_argument(const GraphMemory& m,
+                                                                                     const OpInfo* ops,
+                                                                                     VariableIndex idx) {
   const Node& n = m.node(idx);
   VariableIndex newest = 0;
   for (unsigned k = 0; k < n.num_args; ++k) newest = std::max(newest, canonical(m, ops, n.args[k]));
   return newest;
-}
-
-uint64_t SubexpressionTable::prepare(const GraphMemory& m, const OpInfo* ops, VariableIndex idx, size_t) {
-  const Node& n = m.node(idx);
-  if (n.num_args == 0 || !is_pure(ops[static_cast<unsigned>(n.op)], n)) return 0;
-  // The list to walk starts at the newest argument's entry.
-  VariableIndex newest = n.args[0];
-  for (unsigned k = 1; k < n.num_args; ++k) newest = std::max(newest, n.args[k]);
-  if (newest < entries_.size()) __builtin_prefetch(&entries_[newest]);
-  return 1;
 }
 
 VariableIndex SubexpressionTable::add(GraphMemory& m, const OpInfo* ops, VariableIndex idx, uint64_t candidate,

@@ -29,6 +29,7 @@
 // only table lookups left (a table over every node missed the caches on almost
 // every lookup).  Everything is reset in O(1) by a generation counter; a
 // candidate is trusted only after comparing the node it names.
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <vector>
@@ -51,10 +52,18 @@ class SubexpressionTable {
     }
     leaf_count_ = 0;
   }
-  /// Node `idx`, filled in but for its shape, is about to be added: fetches
-  /// what add() will read while the shape is computed.  Returns 0 for a node
-  /// that is never merged (not pure, or a leaf), else non-zero.
-  uint64_t prepare(const GraphMemory& m, const OpInfo* ops, VariableIndex idx, size_t params_size);
+  /// Node `n` (of op row `info`), filled in but for its shape, is about to be
+  /// added: fetches what add() will read while the shape is computed.  Returns
+  /// 0 for a node that is never merged (not pure, or a leaf), else non-zero.
+  /// Inline: the graph calls it for every node it adds.
+  uint64_t prepare(const Node& n, const OpInfo& info) {
+    if (n.num_args == 0 || !info.pure || (info.pure_node && !info.pure_node(n))) return 0;
+    // The list to walk starts at the newest argument's entry.
+    VariableIndex newest = n.args[0];
+    for (unsigned k = 1; k < n.num_args; ++k) newest = std::max(newest, n.args[k]);
+    if (newest < entries_.size()) __builtin_prefetch(&entries_[newest]);
+    return 1;
+  }
   /// Node `idx` now has its shape (and is not yet counted in the graph).  Returns
   /// an earlier node equal to it, marking that node and the arguments told equal
   /// as merged, or `idx` after recording it.  Every node added while merging is

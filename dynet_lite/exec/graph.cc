@@ -181,7 +181,7 @@ VariableIndex ComputationGraph::add_node(OpKind op, const Expression* args, unsi
   n.stamp = revert_count_;
   const bool cse_on = cse();
   // The lookup's hash before the shape, so that its slot is fetched meanwhile.
-  const uint64_t cse_hash = cse_on ? mem_->cse.prepare(*mem_, ops_, idx, params_size) : 0;
+  const uint64_t cse_hash = cse_on ? mem_->cse.prepare(n, info) : 0;
   if (leaf_dim) n.value.d = *leaf_dim;
   copy_dim_by_words(info.shape(xs, num_args, n), n.value.d);
   // Leaves stay apart (they cost nothing, and a lookup block read in place by
