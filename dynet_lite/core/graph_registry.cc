@@ -8,17 +8,15 @@
 
 namespace dynet_lite {
 
+namespace registry_detail {
+std::atomic<std::atomic<unsigned>*> chunks[kMaxChunks] = {};
+}  // namespace registry_detail
+
 namespace {
 
-// Slots live in chunks allocated on demand and never moved or freed, so a
-// lookup needs no lock.  4096 chunks of 1024 slots: four million graphs alive
-// at once.
-constexpr unsigned kChunkBits = 10;
-constexpr unsigned kChunkSize = 1u << kChunkBits;
-constexpr unsigned kMaxChunks = 4096;
+using namespace registry_detail;
 
 struct Registry {
-  std::atomic<std::atomic<unsigned>*> chunks[kMaxChunks] = {};
   std::atomic<unsigned> next_id{1};
   std::mutex mutex;  // guards the slot allocation below
   std::vector<unsigned> free_slots;
@@ -30,7 +28,7 @@ struct Registry {
     return id;
   }
   std::atomic<unsigned>& at(unsigned slot) {
-    return chunks[slot >> kChunkBits].load(std::memory_order_acquire)[slot & (kChunkSize - 1)];
+    return registry_detail::chunks[slot >> kChunkBits].load(std::memory_order_acquire)[slot & (kChunkSize - 1)];
   }
 };
 
@@ -58,7 +56,7 @@ GraphRegistration register_graph() {
       if ((slot & (kChunkSize - 1)) == 0) {
         auto* chunk = new std::atomic<unsigned>[kChunkSize];
         for (unsigned k = 0; k < kChunkSize; ++k) chunk[k].store(0, std::memory_order_relaxed);
-        r.chunks[slot >> kChunkBits].store(chunk, std::memory_order_release);
+        registry_detail::chunks[slot >> kChunkBits].store(chunk, std::memory_order_release);
       }
     }
   }
@@ -79,12 +77,6 @@ void unregister_graph(unsigned slot) {
   r.at(slot).store(0, std::memory_order_release);
   std::lock_guard<std::mutex> lock(r.mutex);
   r.free_slots.push_back(slot);
-}
-
-bool graph_is_live(unsigned slot, unsigned id) {
-  if (id == 0 || (slot >> kChunkBits) >= kMaxChunks) return false;
-  const std::atomic<unsigned>* chunk = registry().chunks[slot >> kChunkBits].load(std::memory_order_acquire);
-  return chunk != nullptr && chunk[slot & (kChunkSize - 1)].load(std::memory_order_acquire) == id;
 }
 
 }  // namespace dynet_lite

@@ -145,9 +145,10 @@ uint64_t describe_segment(const GraphMemory& m, BatchState& st, VariableIndex fi
   seg.arg_start.resize(n + 1);
   seg.arg_ids.clear();
   uint64_t key = mix(n, static_cast<uint64_t>(strategy));
+  const OpInfo* ops = op_rows();
   for (uint32_t o = 0; o < n; ++o) {
     const Node& node = m.node(first + o);
-    const OpInfo& info = op_info(node.op);
+    const OpInfo& info = ops[static_cast<unsigned>(node.op)];
     const bool batchable = can_batch(node, info, m);
     const uint64_t h = batchable ? signature_hash(node, info, m)
                                  : mix(fold_dim(node.value.d), 0xabcdefULL + static_cast<uint64_t>(node.op));
