@@ -3,7 +3,7 @@
 // shared library of their own (libdynet_lite_onnx.so, built from
 // export/module/onnx_serialize.cc), which the exporter loads at its first
 // export.  A program that never exports maps neither protobuf nor ONNX (about
-// 4 MB of resident memory and their start-up work).
+// 3 MB of resident memory and their start-up work).
 #include <cstdint>
 #include <string>
 
