@@ -38,6 +38,9 @@ bool pure_leaf(const OpInfo* ops, const Node& n) {
 
 }  // namespace
 
+// entry, canonical and newest_argument run for every node added while merging
+// is on: inlined into add(), as calls they cost about 3% of the word tagger's
+// batched training.
 __attribute__((always_inline)) inline SubexpressionTable::Entry& SubexpressionTable::entry(VariableIndex i) {
   if (i >= entries_.size()) entries_.resize(std::max<size_t>(1024, 2 * size_t(i)), Entry{0, 0, 0, 0});
   Entry& e = entries_[i];
