@@ -12,21 +12,8 @@ namespace dynet_lite {
 
 namespace {
 
+using hash::fold_dim;
 using hash::mix;
-
-/// A shape folded with independent multiplies, one per word (rank and batch,
-/// then two dimensions a word): unlike a chain of mixes through its words, the
-/// multiplies of a node's shapes overlap (describe_segment hashes every node).
-/// Mixed before use.
-uint64_t fold_dim(const Dim& d) {
-  static_assert(DYNET_MAX_TENSOR_DIM <= 8, "a multiplier per word of dimensions");
-  static constexpr uint64_t kMul[5] = {0x9e3779b97f4a7c15ULL, 0xc2b2ae3d27d4eb4fULL, 0x165667b19e3779f9ULL,
-                                       0xd6e8feb86659fd93ULL, 0xff51afd7ed558ccdULL};
-  uint64_t h = (d.nd | (static_cast<uint64_t>(d.bd) << 32)) * kMul[0];
-  for (unsigned i = 0; i < d.nd; i += 2)
-    h ^= (d.d[i] | (i + 1 < d.nd ? static_cast<uint64_t>(d.d[i + 1]) << 32 : 0)) * kMul[1 + i / 2];
-  return h ^ (h >> 29);
-}
 
 bool can_batch(const Node& n, const OpInfo& info, const GraphMemory& m) {
   if (info.batch == BatchKind::Never) return false;
@@ -40,15 +27,12 @@ bool can_batch(const Node& n, const OpInfo& info, const GraphMemory& m) {
   return true;
 }
 
-/// The parameter words folded with independent multiplies, to be mixed once
-/// (most ops have none: all zero).
+/// The parameter words folded (hash::fold; most ops have none: all zero).
 uint64_t fold_params(const Node& n) {
   static_assert(Node::kParamBytes == 48, "fold of six parameter words");
   uint64_t w[6];
   std::memcpy(w, n.params, sizeof(w));
-  return (w[0] * 0x9e3779b97f4a7c15ULL) ^ (w[1] * 0xc2b2ae3d27d4eb4fULL) ^ (w[2] * 0x165667b19e3779f9ULL) ^
-         (w[3] * 0xd6e8feb86659fd93ULL) ^ (w[4] * 0xff51afd7ed558ccdULL) ^ (w[5] * 0xc4ceb9fe1a85ec53ULL) ^
-         ((w[0] ^ w[1] ^ w[2] ^ w[3] ^ w[4] ^ w[5]) >> 29);
+  return hash::fold(w, 6);
 }
 
 /// Op, shape, each argument's shape (a shared leaf: which one) and the
