@@ -8,7 +8,7 @@
 extern "C" __attribute__((visibility("default"))) int32_t dynet_lite_onnx_ir_version() { return -1; }
 
 extern "C" __attribute__((visibility("default"))) bool dynet_lite_onnx_serialize(const void*, std::string*,
-                                                                                  std::string* error) {
+                                                                                 std::string* error) {
   *error = "a module of another version was called";
   return false;
 }

@@ -44,8 +44,7 @@ inline uint64_t fold_dim(const Dim& d) {
   uint64_t w[1 + (DYNET_MAX_TENSOR_DIM + 1) / 2];
   w[0] = d.nd | (static_cast<uint64_t>(d.bd) << 32);
   unsigned n = 1;
-  for (unsigned i = 0; i < d.nd; i += 2)
-    w[n++] = d.d[i] | (i + 1 < d.nd ? static_cast<uint64_t>(d.d[i + 1]) << 32 : 0);
+  for (unsigned i = 0; i < d.nd; i += 2) w[n++] = d.d[i] | (i + 1 < d.nd ? static_cast<uint64_t>(d.d[i + 1]) << 32 : 0);
   return fold(w, n);
 }
 

@@ -15,8 +15,8 @@ using hash::mix_fast;
 
 // A leaf's own contents: op, device, trainability, shape and parameters.
 uint64_t leaf_hash(const Node& n) {
-  uint64_t h = mix_fast(static_cast<uint64_t>(n.op) | (uint64_t(n.variable) << 32),
-                        reinterpret_cast<uintptr_t>(n.value.device));
+  uint64_t h =
+      mix_fast(static_cast<uint64_t>(n.op) | (uint64_t(n.variable) << 32), reinterpret_cast<uintptr_t>(n.value.device));
   h = hash::dim(h, n.value.d, mix_fast);
   uint64_t w[Node::kParamBytes / 8];
   std::memcpy(w, n.params, sizeof(w));
@@ -66,8 +66,8 @@ VariableIndex SubexpressionTable::canonical_leaf(const GraphMemory& m, VariableI
   }
 }
 
-__attribute__((always_inline)) inline VariableIndex SubexpressionTable::canonical(const GraphMemory& m, const OpInfo* ops,
-                                                                               VariableIndex a) {
+__attribute__((always_inline)) inline VariableIndex SubexpressionTable::canonical(const GraphMemory& m,
+                                                                                  const OpInfo* ops, VariableIndex a) {
   const bool known = a < entries_.size() && entries_[a].generation == generation_;
   Entry& e = entry(a);
   if (!known && pure_leaf(ops, m.node(a))) e.canonical = canonical_leaf(m, a);
@@ -75,8 +75,8 @@ __attribute__((always_inline)) inline VariableIndex SubexpressionTable::canonica
 }
 
 __attribute__((always_inline)) inline VariableIndex SubexpressionTable::newest_argument(const GraphMemory& m,
-                                                                                     const OpInfo* ops,
-                                                                                     VariableIndex idx) {
+                                                                                        const OpInfo* ops,
+                                                                                        VariableIndex idx) {
   const Node& n = m.node(idx);
   VariableIndex newest = 0;
   for (unsigned k = 0; k < n.num_args; ++k) newest = std::max(newest, canonical(m, ops, n.args[k]));

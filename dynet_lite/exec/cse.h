@@ -76,9 +76,9 @@ class SubexpressionTable {
   /// What the table knows of node i (valid when `generation` is current).
   struct Entry {
     uint32_t generation;
-    VariableIndex canonical;       // the node standing for it as an argument (an equal earlier leaf, or itself)
-    VariableIndex first_reader;    // newest pure node whose newest argument it is (kNone: none)
-    VariableIndex next_reader;     // the next older node in the list of its own newest argument
+    VariableIndex canonical;     // the node standing for it as an argument (an equal earlier leaf, or itself)
+    VariableIndex first_reader;  // newest pure node whose newest argument it is (kNone: none)
+    VariableIndex next_reader;   // the next older node in the list of its own newest argument
   };
   struct LeafSlot {
     uint64_t hash;
@@ -93,8 +93,8 @@ class SubexpressionTable {
   VariableIndex newest_argument(const GraphMemory& m, const OpInfo* ops, VariableIndex idx);
   void grow_leaves();
 
-  std::vector<Entry> entries_;         // by node index
-  std::vector<LeafSlot> leaf_slots_;   // size a power of two (or 0)
+  std::vector<Entry> entries_;        // by node index
+  std::vector<LeafSlot> leaf_slots_;  // size a power of two (or 0)
   size_t leaf_count_ = 0;
   uint32_t generation_ = 1;
 };

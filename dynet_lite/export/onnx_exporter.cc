@@ -568,7 +568,7 @@ struct OnnxExporter::Impl {
     std::vector<float> forget(4 * hid, 0.f);  // ONNX order: the forget rows are the third block
     std::fill(forget.begin() + 2 * hid, forget.begin() + 3 * hid, lstm_gates::kForgetGateBias);
     NodeIr* n = w.add("Concat", {onnx_gate_order(w, w.squeeze(plain_value(b), {1}), hid, 1),
-                                          w.floats(forget, {1, static_cast<int64_t>(4 * hid)})});
+                                 w.floats(forget, {1, static_cast<int64_t>(4 * hid)})});
     GraphWriter::set_int(n, "axis", 1);
     return GraphWriter::out(n);
   }
@@ -589,7 +589,7 @@ struct OnnxExporter::Impl {
     for (const LstmLayer& l : layers) {
       const Node& g = cg.node(l.gates);
       NodeIr* n = w.add("LSTM", {y, lstm_matrix(w, g.args[2], l.hid), lstm_matrix(w, g.args[3], l.hid),
-                                          lstm_bias(w, g.args[4], l.hid)});
+                                 lstm_bias(w, g.args[4], l.hid)});
       n->set_name(model->unique(r.name));
       n->add_output(model->unique(r.name + "_h"));
       n->add_output(model->unique(r.name + "_c"));
@@ -727,8 +727,7 @@ struct OnnxExporter::Impl {
     return vi;
   }
 
-  void write_tree_body(const TreeDecl& t, const std::string& words, const std::string& children,
-                       GraphIr& body) {
+  void write_tree_body(const TreeDecl& t, const std::string& words, const std::string& children, GraphIr& body) {
     GraphWriter w(&body, model);
     auto scalar_input = [&](const std::string& base, ElemType type) {
       ValueInfoIr* vi = body.add_input();

@@ -5,7 +5,6 @@
 #include <sys/stat.h>
 
 #include <cstdlib>
-#include <mutex>
 #include <stdexcept>
 #include <vector>
 
@@ -104,10 +103,8 @@ const Module& module() {
 std::string serialize_model(const ModelIr& model) {
   const Module& m = module();
   if (!m.serialize)
-    throw std::runtime_error(
-        std::string("ONNX export: cannot load the serialising module ") + kModuleFile +
-        " (set DYNET_LITE_ONNX_MODULE to its path); looked in:" +
-        m.failure);
+    throw std::runtime_error(std::string("ONNX export: cannot load the serialising module ") + kModuleFile +
+                             " (set DYNET_LITE_ONNX_MODULE to its path); looked in:" + m.failure);
   std::string bytes, error;
   if (!m.serialize(&model, &bytes, &error)) throw std::runtime_error("ONNX export: " + error);
   return bytes;

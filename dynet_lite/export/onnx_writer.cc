@@ -53,8 +53,7 @@ std::string ModelState::lookup_table(const LookupParameterStorage* lp) {
   return params[lp] = device_initializer(*this, lp->name, lp->device, lp->all_values.v, shape);
 }
 
-NodeIr* GraphWriter::add(const std::string& op, const std::vector<std::string>& inputs,
-                                  const std::string& hint) {
+NodeIr* GraphWriter::add(const std::string& op, const std::vector<std::string>& inputs, const std::string& hint) {
   NodeIr* n = g_->add_node();
   n->set_op_type(op);
   for (const auto& i : inputs) n->add_input(i);

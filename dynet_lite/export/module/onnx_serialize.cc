@@ -81,8 +81,8 @@ void write_graph(const GraphIr& g, onnx::GraphProto* out) {
 extern "C" __attribute__((visibility("default"))) int32_t dynet_lite_onnx_ir_version() { return kModelIrVersion; }
 
 extern "C" __attribute__((visibility("default"))) bool dynet_lite_onnx_serialize(const ModelIr* model,
-                                                                                  std::string* bytes,
-                                                                                  std::string* error) {
+                                                                                 std::string* bytes,
+                                                                                 std::string* error) {
   try {
     onnx::ModelProto m;
     m.set_ir_version(model->ir_version);
