@@ -482,10 +482,7 @@ struct OnnxExporter::Impl {
     GraphWriter::set_int(n, "num_scan_inputs", 1);
     GraphWriter::set_ints(n, "scan_input_directions", {r.reverse ? 1 : 0});
     GraphWriter::set_ints(n, "scan_output_directions", {r.reverse ? 1 : 0});
-    AttributeIr* a = n->add_attribute();
-    a->set_name("body");
-    a->set_type(AttributeIr::kGraphAttr);
-    *a->mutable_g() = std::move(body);
+    GraphWriter::set_graph(n, "body", std::move(body));
   }
 
   // ---------------------------------------------------------------- native LSTMs
@@ -594,12 +591,7 @@ struct OnnxExporter::Impl {
       n->add_output(model->unique(r.name + "_h"));
       n->add_output(model->unique(r.name + "_c"));
       GraphWriter::set_int(n, "hidden_size", l.hid);
-      if (r.reverse) {
-        AttributeIr* a = n->add_attribute();
-        a->set_name("direction");
-        a->set_type(AttributeIr::kStringAttr);
-        a->set_s("reverse");
-      }
+      if (r.reverse) GraphWriter::set_string(n, "direction", "reverse");
       y = w.squeeze(n->output(0), {1});  // [seq, 1 direction, batch, hid] -> [seq, batch, hid]
       r.final_state[l.h_slot] = canonical(n->output(1));
       r.final_state[l.c_slot] = canonical(n->output(2));
@@ -712,10 +704,7 @@ struct OnnxExporter::Impl {
       final_state.push_back(model->unique(t.name + "_states"));
       l->add_output(final_state.back());
     }
-    AttributeIr* a = l->add_attribute();
-    a->set_name("body");
-    a->set_type(AttributeIr::kGraphAttr);
-    *a->mutable_g() = std::move(body);
+    GraphWriter::set_graph(l, "body", std::move(body));
     // The root is the last node (post-order).
     const std::string root = w.op("Sub", {trips, w.ints({1}, false)});
     for (const auto& f : final_state) t.root_state.push_back(w.op("Gather", {f, root}));

@@ -2,6 +2,7 @@
 #include "dynet_lite/export/onnx_writer.h"
 
 #include <cstring>
+#include <utility>
 
 #include "dynet_lite/devices.h"
 #include "dynet_lite/model.h"
@@ -142,6 +143,20 @@ void GraphWriter::set_ints(NodeIr* n, const char* name, const std::vector<int64_
   a->set_name(name);
   a->set_type(AttributeIr::kIntsAttr);
   for (int64_t x : v) a->add_ints(x);
+}
+
+void GraphWriter::set_string(NodeIr* n, const char* name, const std::string& v) {
+  AttributeIr* a = n->add_attribute();
+  a->set_name(name);
+  a->set_type(AttributeIr::kStringAttr);
+  a->set_s(v);
+}
+
+void GraphWriter::set_graph(NodeIr* n, const char* name, GraphIr&& g) {
+  AttributeIr* a = n->add_attribute();
+  a->set_name(name);
+  a->set_type(AttributeIr::kGraphAttr);
+  *a->mutable_g() = std::move(g);
 }
 
 void set_tensor_type(ValueInfoIr* v, ElemType elem_type, const std::vector<std::string>& symbolic,

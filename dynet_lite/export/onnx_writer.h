@@ -78,6 +78,9 @@ class GraphWriter {
   static void set_int(NodeIr* n, const char* name, int64_t v);
   static void set_float(NodeIr* n, const char* name, float v);
   static void set_ints(NodeIr* n, const char* name, const std::vector<int64_t>& v);
+  static void set_string(NodeIr* n, const char* name, const std::string& v);
+  /// A graph attribute (a Scan or Loop body), moved into the node.
+  static void set_graph(NodeIr* n, const char* name, GraphIr&& g);
 
   GraphIr* graph() { return g_; }
   ModelState* model() { return m_; }
