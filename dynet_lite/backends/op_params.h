@@ -25,6 +25,7 @@ struct InputParams {
   unsigned nsparse = 0;
   float scalar = 0.f;
   float defdata = 0.f;
+  unsigned unused = 0;
 };
 struct FillParams {
   float a = 0.f;  // constant value, mean, p, left or mu
@@ -64,6 +65,18 @@ struct PnlsParams {
   unsigned count = 1;
 };
 
+// ---------------------------------------------------------------- ops/losses.cc
+// hinge: its indices as PnlsParams's, and the margin.
+struct HingeParams {
+  const unsigned* indices = nullptr;                // copied (graph memory)
+  const unsigned* pindex = nullptr;                 // read at forward time
+  const std::vector<unsigned>* pindices = nullptr;  // read at forward time
+  unsigned index = 0;
+  unsigned count = 1;
+  float margin = 1.f;
+  unsigned unused = 0;
+};
+
 // ---------------------------------------------------------------- ops/shape.cc
 struct IndexSource {
   const unsigned* values = nullptr;             // copied into graph memory
@@ -73,6 +86,7 @@ struct IndexSource {
   unsigned count = 1;                           // number of indices, fixed when built
   unsigned dim = 0;                             // pick: the dimension
   bool per_batch = false;                       // one index per output batch element
+  unsigned char unused[3] = {};
 };
 struct RangeParams {
   unsigned start = 0, end = 0, dim = 0;
@@ -115,6 +129,10 @@ struct GatesParams {
 struct TreeParams {
   unsigned n = 0;
 };
+
+static_assert(sizeof(InputParams) == 48 && sizeof(LookupParams) == 40 && sizeof(PnlsParams) == 32 &&
+                  sizeof(HingeParams) == 40 && sizeof(IndexSource) == 40,
+              "no padding: parameters are compared byte by byte");
 
 }  // namespace op_params
 }  // namespace dynet_lite

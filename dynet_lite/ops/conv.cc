@@ -33,6 +33,7 @@ struct Window2DParams {
   unsigned stride[2];
   unsigned ksize[2];  // maxpooling2d's window (conv2d reads its filter's size)
   bool is_valid;
+  unsigned char unused[3];  // no padding: parameters are compared byte by byte
 };
 
 // Output size and leading padding of one spatial dimension.

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <vector>
 
+#include "dynet_lite/backends/op_params.h"
 #include "dynet_lite/core/exec_context.h"
 #include "dynet_lite/core/node.h"
 #include "dynet_lite/expr.h"
@@ -15,16 +16,7 @@ namespace dynet_lite {
 namespace {
 
 // ---------------------------------------------------------------- hinge
-// The indices come from one of four places; `count` is the number of indices
-// (1 = the same index for every batch element).
-struct HingeParams {
-  const unsigned* indices = nullptr;                // copied (graph memory)
-  const unsigned* pindex = nullptr;                 // read at forward time
-  const std::vector<unsigned>* pindices = nullptr;  // read at forward time
-  unsigned index = 0;
-  unsigned count = 1;
-  float margin = 1.f;
-};
+using op_params::HingeParams;
 
 const unsigned* hinge_indices(const HingeParams& p) {
   if (p.pindex) return p.pindex;

@@ -117,6 +117,7 @@ void log_softmax_backward(const Tensor* const*, unsigned, const Node& n, const T
 struct RestrictedParams {
   const unsigned* rows = nullptr;  // graph memory
   unsigned count = 0;
+  unsigned unused = 0;  // no padding: parameters are compared byte by byte
 };
 
 Dim restricted_shape(const Tensor* const* xs, unsigned n, const Node& node) {

@@ -34,6 +34,7 @@ Dim one_arg(const Tensor* const* xs, unsigned n, const Node& node) {
 struct StatParams {
   uint32_t mask = 0;
   bool batch = false;
+  unsigned char unused[3] = {};  // no padding: parameters are compared byte by byte
   unsigned r = 1;
   unsigned n = 0;
 };
@@ -471,6 +472,7 @@ Expression axis_expr(OpKind op, const Expression& x, unsigned d, unsigned k) {
 struct StridedParams {
   const int* lists = nullptr;
   uint8_t num_strides = 0, num_from = 0, num_to = 0;
+  unsigned char unused[5] = {};  // no padding: parameters are compared byte by byte
 };
 
 // Per axis (the dimensions, then the batch): first index, step and output length.

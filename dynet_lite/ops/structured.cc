@@ -89,6 +89,7 @@ struct SparsemaxLossParams {
   const unsigned* support = nullptr;                // copied (graph memory)
   const std::vector<unsigned>* psupport = nullptr;  // read at forward time
   unsigned count = 0;
+  unsigned unused = 0;  // no padding: parameters are compared byte by byte
 };
 
 const unsigned* target_support(const SparsemaxLossParams& p) { return p.psupport ? p.psupport->data() : p.support; }
@@ -266,6 +267,7 @@ void constrained_softmax_backward(const Tensor* const* xs, unsigned, const Node&
 struct PoissonParams {
   const unsigned* py = nullptr;  // read at forward time
   unsigned y = 0;
+  unsigned unused = 0;  // no padding: parameters are compared byte by byte
 };
 
 Dim poisson_shape(const Tensor* const* xs, unsigned n, const Node&) {
