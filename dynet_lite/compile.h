@@ -64,6 +64,8 @@
 
 namespace dynet_lite {
 
+struct GraphStructure;  // exec/structure.h
+
 /// A graph built once and run many times (see the file comment).
 class Program {
   struct Slot;  // a slot's storage (exec/program.cc)
@@ -165,6 +167,14 @@ class Program {
   /// nodes' slot indices are range-checked before each launch.
   void plan_device_graph();
   void check_slot_indices() const;
+  /// Whether every parameter the capture read still exists.
+  bool parameters_alive() const;
+  /// Builds this program's (empty) graph as a copy of `src`, whose structure is
+  /// `s`, each node that takes data reading a slot of its own instead
+  /// (ProgramCache::forward(e)).
+  void copy_structure(const ComputationGraph& src, const GraphStructure& s);
+  /// Sets those slots to the data of `src`, a graph of the same structure.
+  void bind_structure(const ComputationGraph& src, const GraphStructure& s);
   /// Takes the cache's shared memory from the program holding it (shares_ only).
   void take_shared_memory();
   /// Gives it back; the values and gradients computed in it are dropped.
@@ -174,6 +184,7 @@ class Program {
   std::unique_ptr<ComputationGraph> cg_;
   std::unordered_map<std::string, std::unique_ptr<Slot>> slots_;
   std::vector<Slot*> order_;  // slots in the order they were declared
+  std::vector<Slot*> structure_slots_;  // copy_structure(): the data nodes' slots, in order
   Expression output_;
   bool has_output_ = false;
   bool captured_ = false;
@@ -223,14 +234,61 @@ class ProgramCache {
   /// probability about 2^-64.
   static uint64_t key_of(const std::vector<unsigned>& sizes);
 
+  /// Computes `e`, of a graph built as usual, through the compiled program of
+  /// the graph's structure: "compile what repeats" with no slots to declare.
+  /// The structure is every node's operation, shape, device, arguments and
+  /// constant parameters (and the graph's batching settings); the values of
+  /// inputs and the indices of lookups, picks, select_rows / select_cols,
+  /// pickneglogsoftmax and hinge are data, which the program takes from the
+  /// graph at each run.  A structure is compiled once it has been seen `after`
+  /// times before (the first runs cost a description and a copy of the graph);
+  /// until then, and for a graph that cannot be compiled (sparse inputs,
+  /// restricted_log_softmax, strided_select, sparsemax_loss, poisson_loss,
+  /// hinge_dim, one_hot), the graph runs as it is (uncompiled()).  The graph
+  /// itself is not computed when its program runs: read the result from the
+  /// returned tensor and back-propagate with backward(e).  Values and gradients
+  /// are those of the graph run as it is, to the bit on the CPU.  A cache
+  /// serves either forward(e) or get(), not both.
+  ///
+  /// \code
+  ///   ProgramCache programs(256);
+  ///   for (const auto& s : corpus) {
+  ///     ComputationGraph cg;
+  ///     Expression loss = model.loss(cg, s);   // built as usual
+  ///     total += as_scalar(programs.forward(loss));
+  ///     programs.backward(loss);
+  ///     trainer.update();
+  ///   }
+  /// \endcode
+  const Tensor& forward(const Expression& e, unsigned after = 1);
+  /// Back-propagates from `e`: in the program of the last forward(e) when `e`
+  /// is that expression's graph, else in e's own graph (ComputationGraph::backward).
+  void backward(const Expression& e, bool full = false);
+  /// forward(e) calls that ran their graph as it is (not compiled yet, or not compilable).
+  uint64_t uncompiled() const { return uncompiled_; }
+
  private:
   using Entry = std::pair<uint64_t, std::unique_ptr<Program>>;
+  /// Adds `program` under `key` as the most recently used, dropping the least
+  /// recently used one beyond the capacity.
+  Program& insert(uint64_t key, std::unique_ptr<Program> program);
+  /// Counts a sighting of `key`: whether it had been seen `after` times before.
+  bool seen_enough(uint64_t key, unsigned after);
+  void check_use(bool by_structure);
   size_t capacity_;
   std::unique_ptr<Program::SharedMemory> shared_;  // before programs_: outlives them
   std::list<Entry> programs_;  // most recently used first
   std::unordered_map<uint64_t, std::list<Entry>::iterator> index_;
   std::unordered_map<uint64_t, unsigned> sightings_;  // keys of get_if_seen() not compiled yet
-  uint64_t hits_ = 0, misses_ = 0, evictions_ = 0;
+  uint64_t hits_ = 0, misses_ = 0, evictions_ = 0, uncompiled_ = 0;
+  // forward(e): the structures of the programs it made (compared word by word
+  // on a match), the last graph's description, and what it ran last.
+  std::unordered_map<uint64_t, std::vector<uint64_t>> structures_;
+  std::unique_ptr<GraphStructure> structure_;
+  int use_ = 0;  // 0 unused, 1 get(), 2 forward(e)
+  Program* last_program_ = nullptr;  // null where the last forward(e) ran its graph as it is
+  const ComputationGraph* last_graph_ = nullptr;
+  unsigned last_graph_id_ = 0;
 };
 
 }  // namespace dynet_lite

@@ -67,6 +67,7 @@ class ComputationGraph {
   void set_immediate_compute(bool on) { immediate_compute_ = on; }
   /// Throws when a forward or backward value is NaN or infinite.
   void set_check_validity(bool on) { check_validity_ = on; }
+  bool check_validity() const { return check_validity_; }
   /// 0 plain execution, 1 agenda batching, 2 depth batching (this graph only).
   void set_autobatch(int strategy) { autobatch_ = strategy; }
   int autobatch() const { return autobatch_; }
@@ -127,6 +128,7 @@ class ComputationGraph {
 
  private:
   friend class Program;  // dynet_lite/compile.h: captures and replays the graph
+  friend class ProgramCache;
   /// A graph on memory of its own (a compiled program's, sized to what it holds).
   explicit ComputationGraph(std::unique_ptr<GraphMemory> memory);
   void check_index(VariableIndex i, const char* what) const;

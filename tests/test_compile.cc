@@ -767,3 +767,242 @@ BOOST_AUTO_TEST_CASE(backward_step_order_keeps_every_shared_gradient_in_tape_ord
   }
   BOOST_CHECK_GT(unordered_pairs, 0u);  // independent steps may run side by side
 }
+
+// ---------------------------------------------------------------- programs by structure
+// ProgramCache::forward(e): graphs built as usual, matched to programs by
+// their structure, the data of each run taken from the graph.
+
+namespace {
+
+/// The data of one run of a structure: lookup rows (distinct, so that merging
+/// equal expressions does not change the structure), inputs and indices.
+struct GraphData {
+  std::vector<unsigned> rows;
+  std::vector<std::vector<float>> inputs;
+  std::vector<unsigned> picks;  // < d each
+  float scalar = 0.f;
+};
+
+GraphData draw_data(std::mt19937& gen, unsigned d) {
+  GraphData g;
+  std::vector<unsigned> all(200);
+  for (unsigned i = 0; i < all.size(); ++i) all[i] = i;
+  std::shuffle(all.begin(), all.end(), gen);
+  g.rows.assign(all.begin(), all.begin() + 120);
+  std::uniform_real_distribution<float> u(-1.f, 1.f);
+  for (int i = 0; i < 60; ++i) {
+    g.inputs.emplace_back(d);
+    for (float& v : g.inputs.back()) v = u(gen);
+  }
+  for (int i = 0; i < 60; ++i) g.picks.push_back(gen() % d);
+  g.scalar = u(gen);
+  return g;
+}
+
+/// Random graph `seed` built as a user builds one, its data written in every
+/// way the expression functions take it (by value, copied, behind pointers).
+Expression build_plain(ComputationGraph& cg, TestModel& m, LookupParameter table, unsigned seed, const Config& c,
+                       const GraphData& data) {
+  std::mt19937 top(seed), gen;
+  auto choose = [&](unsigned n) { return static_cast<unsigned>(gen() % n); };
+  cg.set_autobatch(c.strategy);
+  cg.set_cse(c.cse);
+  cg.set_fusion(c.fusion);
+  std::vector<Expression> mats, vecs, losses;
+  for (auto& w : m.mats) mats.push_back(parameter(cg, w));
+  for (auto& v : m.vecs) vecs.push_back(parameter(cg, v));
+  unsigned row = 0, in = 0, idx = 0;
+  auto next_row = [&]() -> Expression {
+    const unsigned k = row++;
+    return choose(2) ? lookup(cg, table, data.rows[k]) : lookup(cg, table, &data.rows[k]);
+  };
+  auto next_input = [&]() -> Expression {
+    const unsigned k = in++;
+    return choose(2) ? input(cg, Dim({m.d}), data.inputs[k]) : input(cg, Dim({m.d}), &data.inputs[k]);
+  };
+  const unsigned instances = 2 + top() % 4;
+  for (unsigned inst = 0; inst < instances; ++inst) {
+    gen.seed(top());
+    Expression h = choose(2) ? next_row() : next_input();
+    const unsigned len = 1 + choose(5);
+    for (unsigned t = 0; t < len; ++t) {
+      Expression x = choose(3) ? next_row() : next_input();
+      switch (choose(6)) {
+        case 0: h = tanh(h + x); break;
+        case 1: h = logistic(cmult(h, vecs[choose(3)])) * input(cg, data.scalar); break;
+        case 2: h = tanh(mats[choose(3)] * h + vecs[choose(3)]); break;
+        case 3: h = tanh(affine_transform({vecs[choose(3)], mats[choose(3)], h, mats[choose(3)], x})); break;
+        case 4: {  // two rows at once, a batch of 2 summed
+          const std::vector<unsigned> two{data.rows[row], data.rows[row + 1]};
+          row += 2;
+          h = h + sum_batches(lookup(cg, table, two));
+          break;
+        }
+        case 5:  // picks and a selection: {1} and {3} make {4}
+          h = tanh((h + concatenate({pick(x, data.picks[idx]), select_rows(h, {data.picks[idx + 1], 0u, 1u})}) * 0.5f) *
+                   pick(h, &data.picks[idx + 2]));
+          idx += 3;
+          break;
+      }
+    }
+    Expression loss = sum_elems(square(h));
+    switch (choose(3)) {
+      case 0: loss = loss + pickneglogsoftmax(h, data.picks[idx++]); break;
+      case 1: loss = loss + pickneglogsoftmax(h, &data.picks[idx++]); break;
+      case 2: loss = loss + hinge(h, data.picks[idx++], 0.5f); break;
+    }
+    losses.push_back(loss);
+  }
+  return sum(losses);
+}
+
+Run gradients_after(TestModel& m, LookupParameter table, float loss) {
+  Run r;
+  r.loss = {loss};
+  for (auto& w : m.pc.parameters_list()) r.grads.push_back(as_vector(w->g));
+  r.grads.push_back(test::table_gradient(table.get_storage()));
+  return r;
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(programs_by_structure_equal_graphs_run_as_they_are) {
+  TestModel m(4);
+  LookupParameter table = m.pc.add_lookup_parameters(200, {m.d});
+  SimpleSGDTrainer trainer(m.pc, 0.05f);
+  std::mt19937 gen(11);
+  const std::vector<Config> configs{{0, 0, false}, {1, 0, true}, {1, 1, true}, {2, 1, false}};
+  for (unsigned seed = 1; seed <= 40; ++seed)
+    for (const Config& c : configs) {
+      ProgramCache programs(4);
+      for (int round = 0; round < 6; ++round) {
+        const GraphData data = draw_data(gen, m.d);
+        m.pc.reset_gradient();
+        Run as_is;
+        {
+          ComputationGraph cg;
+          Expression loss = build_plain(cg, m, table, seed, c, data);
+          const float l = as_scalar(cg.forward(loss));
+          cg.backward(loss);
+          as_is = gradients_after(m, table, l);
+        }
+        m.pc.reset_gradient();
+        ComputationGraph cg;
+        Expression loss = build_plain(cg, m, table, seed, c, data);
+        const float l = as_scalar(programs.forward(loss));
+        programs.backward(loss);
+        check_bitwise(gradients_after(m, table, l), as_is, seed, c, round);
+        trainer.update();
+      }
+      // Seen once (run as it is), compiled at the second sight, then replayed.
+      BOOST_REQUIRE_EQUAL(programs.uncompiled(), 1u);
+      BOOST_REQUIRE_EQUAL(programs.misses(), 1u);
+      BOOST_REQUIRE_EQUAL(programs.hits(), 4u);
+    }
+}
+
+BOOST_AUTO_TEST_CASE(programs_by_structure_tell_structures_apart) {
+  TestModel m(3);
+  ProgramCache programs(8);
+  auto run_chain = [&](unsigned length, unsigned row, int mat) {
+    ComputationGraph cg;
+    Expression h = lookup(cg, m.emb, row);
+    for (unsigned t = 0; t < length; ++t) h = tanh(parameter(cg, m.mats[mat]) * h);
+    Expression loss = sum_elems(h);
+    const float via_cache = as_scalar(programs.forward(loss, 0));
+    ComputationGraph fresh;
+    Expression g = lookup(fresh, m.emb, row);
+    for (unsigned t = 0; t < length; ++t) g = tanh(parameter(fresh, m.mats[mat]) * g);
+    BOOST_CHECK_EQUAL(via_cache, as_scalar(fresh.forward(sum_elems(g))));
+  };
+  // after = 0: compiled at the first sight.  Another length or another
+  // parameter is another structure; another row is the same one.
+  run_chain(3, 1, 0);
+  run_chain(3, 2, 0);
+  run_chain(4, 2, 0);
+  run_chain(3, 2, 1);
+  run_chain(3, 5, 1);
+  BOOST_CHECK_EQUAL(programs.misses(), 3u);
+  BOOST_CHECK_EQUAL(programs.hits(), 2u);
+  BOOST_CHECK_EQUAL(programs.uncompiled(), 0u);
+  // Constants are structure: a pick of another fixed element too (pick by value
+  // is data, so that one is the same structure).
+  ComputationGraph a;
+  programs.forward(sum_elems(pick(input(a, Dim({3}), std::vector<float>{1, 2, 3}), 0u) * 2.f), 0);
+  ComputationGraph b;
+  const float two = as_scalar(programs.forward(sum_elems(pick(input(b, Dim({3}), std::vector<float>{1, 2, 3}), 1u) * 2.f), 0));
+  BOOST_CHECK_EQUAL(two, 4.f);
+  ComputationGraph c;
+  const float three = as_scalar(programs.forward(sum_elems(pick(input(c, Dim({3}), std::vector<float>{1, 2, 3}), 1u) * 3.f), 0));
+  BOOST_CHECK_EQUAL(three, 6.f);
+  BOOST_CHECK_EQUAL(programs.misses(), 5u);
+  BOOST_CHECK_EQUAL(programs.hits(), 3u);
+}
+
+BOOST_AUTO_TEST_CASE(programs_by_structure_run_what_they_cannot_compile_as_it_is) {
+  TestModel m(3);
+  ProgramCache programs(4);
+  for (int round = 0; round < 3; ++round) {
+    ComputationGraph cg;
+    Expression sparse = input(cg, Dim({3}), std::vector<unsigned>{1}, std::vector<float>{2.f + round}, 0.5f);
+    Expression loss = sum_elems(tanh(parameter(cg, m.mats[0]) * sparse));
+    ComputationGraph fresh;
+    Expression same = input(fresh, Dim({3}), std::vector<unsigned>{1}, std::vector<float>{2.f + round}, 0.5f);
+    BOOST_CHECK_EQUAL(as_scalar(programs.forward(loss, 0)),
+                      as_scalar(fresh.forward(sum_elems(tanh(parameter(fresh, m.mats[0]) * same)))));
+    programs.backward(loss);
+  }
+  for (int round = 0; round < 2; ++round) {
+    ComputationGraph cg;
+    Expression x = input(cg, Dim({3}), std::vector<float>{1, 2, 3});
+    programs.forward(sum_elems(cmult(one_hot(cg, 3, 1u), x)), 0);
+  }
+  BOOST_CHECK_EQUAL(programs.uncompiled(), 5u);
+  BOOST_CHECK_EQUAL(programs.size(), 0u);
+}
+
+BOOST_AUTO_TEST_CASE(programs_by_structure_misuse_is_a_clear_error) {
+  auto model = std::make_unique<TestModel>(3);
+  ProgramCache programs(4);
+  std::vector<float> x{1, 2, 3};
+  auto build = [&](ComputationGraph& cg) { return sum_elems(tanh(parameter(cg, model->mats[0]) * input(cg, Dim({3}), &x))); };
+  {
+    ComputationGraph cg;
+    programs.forward(build(cg), 0);
+  }
+  // The vector behind a pointer resized after the graph was built.
+  {
+    ComputationGraph cg;
+    Expression loss = build(cg);
+    x.push_back(4.f);
+    check_throws_containing<std::invalid_argument>([&] { programs.forward(loss, 0); },
+                                                   "input: the vector behind the pointer now holds 4 values");
+    x.pop_back();
+  }
+  // A lookup index behind a pointer out of range at the run.
+  {
+    ComputationGraph cg;
+    unsigned row = 1;
+    Expression loss = sum_elems(lookup(cg, model->emb, &row));
+    programs.forward(loss, 0);
+    ComputationGraph again;
+    Expression loss2 = sum_elems(lookup(again, model->emb, &row));
+    row = 20;
+    check_throws_containing<std::out_of_range>([&] { programs.forward(loss2, 0); }, "index 20 out of range");
+  }
+  // Stale and empty expressions; a cache serving get() as well.
+  Expression stale;
+  {
+    ComputationGraph cg;
+    stale = input(cg, 1.f);
+  }
+  check_throws_containing<std::invalid_argument>([&] { programs.forward(stale); }, "empty or stale");
+  check_throws_containing<std::invalid_argument>([&] { programs.forward(Expression()); }, "empty or stale");
+  check_throws_containing<std::logic_error>([&] { programs.get(1, [](Program&) {}); }, "use one cache for each");
+  // The model destroyed: a graph of a new model compiles anew, never an error
+  // (its parameters may lie where the old ones did).
+  model = std::make_unique<TestModel>(3);
+  ComputationGraph cg;
+  ComputationGraph fresh;
+  BOOST_CHECK_EQUAL(as_scalar(programs.forward(build(cg), 0)), as_scalar(fresh.forward(build(fresh))));
+}

@@ -13,6 +13,7 @@
 #include "dynet_lite/exec/autobatch.h"
 #include "dynet_lite/exec/executor.h"
 #include "dynet_lite/exec/graph_memory.h"
+#include "dynet_lite/exec/structure.h"
 
 namespace dynet_lite {
 
@@ -339,6 +340,51 @@ void Program::check_slot_indices() const {
   }
 }
 
+bool Program::parameters_alive() const {
+  for (const auto& p : parameters_)
+    if (p.expired()) return false;
+  return true;
+}
+
+void Program::copy_structure(const ComputationGraph& src, const GraphStructure& s) {
+  ComputationGraph& cg = *cg_;
+  DYNET_LITE_CHECK(cg.size() == 0 && !captured_, std::logic_error, "Program: a structure copied into a built program");
+  cg.set_autobatch(src.autobatch());
+  cg.set_cse(0);  // src's nodes are merged already; each is copied as it is
+  cg.set_fusion(src.fusion());
+  cg.set_check_validity(src.check_validity());
+  std::vector<Expression> args;
+  size_t next = 0;
+  for (VariableIndex i = 0; i < src.size(); ++i) {
+    const Node& n = src.node(i);
+    alignas(8) unsigned char with_slot[Node::kParamBytes];
+    const void* params = n.params;
+    if (next < s.data.size() && s.data[next].node == i) {
+      const GraphStructure::DataNode& d = s.data[next++];
+      const int kind = d.slot == DataSlot::Values ? kInputSlot : d.slot == DataSlot::Index ? kIndexSlot : kIndicesSlot;
+      Slot& slot = declare("#" + std::to_string(i), kind, n.value.d, d.count);
+      slot_parameters(n, d, &slot.values, &slot.index, &slot.indices, with_slot);
+      structure_slots_.push_back(&slot);
+      params = with_slot;
+    }
+    args.clear();
+    for (unsigned k = 0; k < n.num_args; ++k) args.emplace_back(&cg, n.args[k]);
+    const VariableIndex j = cg.add_node(n.op, args.data(), n.num_args, params, Node::kParamBytes, n.variable,
+                                        n.value.device, n.num_args ? nullptr : &n.value.d);
+    DYNET_LITE_CHECK(j == i, std::logic_error, "Program: node " << i << " copied as node " << j);
+    cg.node(j).merged = n.merged;
+  }
+}
+
+void Program::bind_structure(const ComputationGraph& src, const GraphStructure& s) {
+  for (size_t k = 0; k < s.data.size(); ++k) {
+    Slot& slot = *structure_slots_[k];
+    read_node_data(src, s.data[k], slot.values.data(), slot.kind == kIndexSlot ? &slot.index : slot.indices.data());
+    slot.set = true;
+    if (slot.kind != kInputSlot) index_set_after_forward_ = &slot;
+  }
+}
+
 void Program::check_replayable(VariableIndex last) const {
   DYNET_LITE_ARG_CHECK(cg_->size() == captured_size_,
                        "Program::forward: the graph has " << cg_->size() << " nodes but was captured with "
@@ -361,7 +407,42 @@ ProgramCache::ProgramCache(size_t capacity) : capacity_(capacity), shared_(new P
 
 ProgramCache::~ProgramCache() { clear(); }
 
+void ProgramCache::check_use(bool by_structure) {
+  const int use = by_structure ? 2 : 1;
+  DYNET_LITE_CHECK(use_ == 0 || use_ == use, std::logic_error,
+                   "ProgramCache: " << (by_structure ? "forward(e)" : "get()") << " on a cache that serves "
+                                    << (by_structure ? "get()" : "forward(e)") << "; use one cache for each");
+  use_ = use;
+}
+
+Program& ProgramCache::insert(uint64_t key, std::unique_ptr<Program> program) {
+  if (programs_.size() >= capacity_) {
+    const Entry& last = programs_.back();
+    if (last.second.get() == last_program_) last_program_ = nullptr;
+    structures_.erase(last.first);
+    index_.erase(last.first);
+    programs_.pop_back();
+    ++evictions_;
+  }
+  programs_.emplace_front(key, std::move(program));
+  index_[key] = programs_.begin();
+  return *programs_.front().second;
+}
+
+bool ProgramCache::seen_enough(uint64_t key, unsigned after) {
+  auto it = sightings_.find(key);
+  const unsigned seen = it == sightings_.end() ? 0 : it->second;
+  if (seen < after) {
+    if (sightings_.size() >= 64 * capacity_) sightings_.clear();  // forget rather than grow without bound
+    ++sightings_[key];
+    return false;
+  }
+  sightings_.erase(key);
+  return true;
+}
+
 Program& ProgramCache::get(uint64_t key, const std::function<void(Program&)>& build) {
+  check_use(false);
   auto it = index_.find(key);
   if (it != index_.end()) {
     ++hits_;
@@ -372,34 +453,78 @@ Program& ProgramCache::get(uint64_t key, const std::function<void(Program&)>& bu
   auto program = std::make_unique<Program>();
   program->shared_ = shared_.get();
   build(*program);  // may throw: nothing is kept then
-  if (programs_.size() >= capacity_) {
-    index_.erase(programs_.back().first);
-    programs_.pop_back();
-    ++evictions_;
-  }
-  programs_.emplace_front(key, std::move(program));
-  index_[key] = programs_.begin();
-  return *programs_.front().second;
+  return insert(key, std::move(program));
 }
 
 Program* ProgramCache::get_if_seen(uint64_t key, unsigned after, const std::function<void(Program&)>& build) {
-  if (!contains(key)) {
-    auto it = sightings_.find(key);
-    const unsigned seen = it == sightings_.end() ? 0 : it->second;
-    if (seen < after) {
-      if (sightings_.size() >= 64 * capacity_) sightings_.clear();  // forget rather than grow without bound
-      ++sightings_[key];
-      return nullptr;
-    }
-    sightings_.erase(key);
-  }
+  check_use(false);
+  if (!contains(key) && !seen_enough(key, after)) return nullptr;
   return &get(key, build);
+}
+
+const Tensor& ProgramCache::forward(const Expression& e, unsigned after) {
+  DYNET_LITE_ARG_CHECK(e.pg != nullptr && e.graph_is_live() && e.pg->is_live(e.i, e.graph_id, e.stamp),
+                       "ProgramCache::forward: the expression is empty or stale (its graph was cleared or destroyed)");
+  check_use(true);
+  ComputationGraph& cg = *e.pg;
+  last_program_ = nullptr;
+  last_graph_ = &cg;
+  last_graph_id_ = cg.get_id();
+  if (!structure_) structure_ = std::make_unique<GraphStructure>();
+  GraphStructure& s = *structure_;
+  describe_structure(cg, s);
+  Program* program = nullptr;
+  if (!s.blocker) {
+    auto it = index_.find(s.key);
+    bool other = false;  // the key is another structure's (a collision)
+    if (it != index_.end()) {
+      Program& found = *it->second->second;
+      if (!found.parameters_alive()) {  // its model is gone: compiled again for this one
+        structures_.erase(s.key);
+        programs_.erase(it->second);
+        index_.erase(it);
+      } else if (structures_.at(s.key) == s.words) {
+        ++hits_;
+        programs_.splice(programs_.begin(), programs_, it->second);
+        program = &found;
+      } else {
+        other = true;
+      }
+    }
+    if (!program && !other && seen_enough(s.key, after)) {
+      ++misses_;
+      auto made = std::make_unique<Program>();
+      made->shared_ = shared_.get();
+      made->copy_structure(cg, s);
+      program = &insert(s.key, std::move(made));
+      structures_[s.key] = s.words;
+    }
+  }
+  if (!program) {
+    ++uncompiled_;
+    return cg.forward(e);
+  }
+  program->bind_structure(cg, s);
+  last_program_ = program;
+  return program->forward(Expression(program->cg_.get(), e.i));
+}
+
+void ProgramCache::backward(const Expression& e, bool full) {
+  DYNET_LITE_ARG_CHECK(e.pg != nullptr && e.graph_is_live() && e.pg->is_live(e.i, e.graph_id, e.stamp),
+                       "ProgramCache::backward: the expression is empty or stale (its graph was cleared or destroyed)");
+  if (last_program_ && e.pg == last_graph_ && e.graph_id == last_graph_id_) {
+    last_program_->backward(Expression(last_program_->cg_.get(), e.i), full);
+    return;
+  }
+  e.pg->backward(e, full);
 }
 
 void ProgramCache::clear() {
   programs_.clear();
   index_.clear();
   sightings_.clear();
+  structures_.clear();
+  last_program_ = nullptr;
 }
 
 uint64_t ProgramCache::key_of(const std::vector<unsigned>& sizes) {

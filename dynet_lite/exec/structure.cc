@@ -1,0 +1,280 @@
+#include "dynet_lite/exec/structure.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "dynet_lite/backends/op_params.h"
+#include "dynet_lite/core/hash.h"
+#include "dynet_lite/core/op_info.h"
+#include "dynet_lite/core/op_kind.h"
+#include "dynet_lite/dynet.h"
+#include "dynet_lite/except.h"
+
+namespace dynet_lite {
+
+namespace {
+
+using op_params::HingeParams;
+using op_params::IndexSource;
+using op_params::InputParams;
+using op_params::LookupParams;
+using op_params::PnlsParams;
+
+static_assert(sizeof(HingeParams) <= Node::kParamBytes && sizeof(IndexSource) <= Node::kParamBytes,
+              "parameters fit in the node");
+
+template <class P>
+P params_of(const Node& n) {
+  P p;
+  std::memcpy(&p, n.params, sizeof(P));
+  return p;
+}
+
+template <class P>
+void write_params(const P& p, unsigned char (&out)[Node::kParamBytes]) {
+  std::memset(out, 0, Node::kParamBytes);
+  std::memcpy(out, &p, sizeof(P));
+}
+
+// pickneglogsoftmax and hinge take their indices alike.
+template <class P>
+DataSlot index_loss_slot(const P& p, unsigned& count) {
+  count = p.count;
+  return p.count == 1 ? DataSlot::Index : DataSlot::Indices;
+}
+template <class P>
+P without_index_loss_data(P p) {
+  p.indices = nullptr;
+  p.pindex = nullptr;
+  p.pindices = nullptr;
+  p.index = 0;
+  return p;
+}
+template <class P>
+void read_index_loss(const P& p, const char* op, unsigned* out, unsigned count) {
+  if (p.pindex) {
+    out[0] = *p.pindex;
+  } else if (p.pindices) {
+    DYNET_LITE_DIM_CHECK(p.pindices->size() == count, op << ": the index vector behind the pointer now holds "
+                                                         << p.pindices->size() << " indices, but the node was built for "
+                                                         << count);
+    std::copy(p.pindices->begin(), p.pindices->end(), out);
+  } else if (p.indices) {
+    std::copy(p.indices, p.indices + count, out);
+  } else {
+    out[0] = p.index;
+  }
+}
+
+// `out` (parameters without data) reading its index or indices from a slot.
+template <class P>
+void point_at_slot(bool one, const unsigned* index, const std::vector<unsigned>* indices,
+                   unsigned char (&out)[Node::kParamBytes]) {
+  P p;
+  std::memcpy(&p, out, sizeof(P));
+  if (one)
+    p.pindex = index;
+  else
+    p.pindices = indices;
+  write_params(p, out);
+}
+
+// pick, pick_batch_elems, select_rows, select_cols.
+bool takes_index_source(OpKind op) {
+  return op == OpKind::Pick || op == OpKind::PickBatchElems || op == OpKind::SelectRows || op == OpKind::SelectCols;
+}
+
+// The slot of node n, its count, and the parameters without the data (what
+// the structure holds); or a blocker.
+DataSlot classify(const Node& n, unsigned& count, unsigned char (&structural)[Node::kParamBytes],
+                  const char*& blocker) {
+  std::memcpy(structural, n.params, Node::kParamBytes);
+  count = 0;
+  switch (n.op) {
+    case OpKind::Input: {
+      const InputParams p = params_of<InputParams>(n);
+      if (p.sparse_ids) {
+        blocker = "input (sparse)";
+        return DataSlot::None;
+      }
+      write_params(InputParams{}, structural);
+      count = static_cast<unsigned>(n.value.d.size());
+      return DataSlot::Values;
+    }
+    case OpKind::Lookup: {
+      LookupParams p = params_of<LookupParams>(n);
+      const bool many = p.indices || p.pindices;
+      p.indices = nullptr;
+      p.pindex = nullptr;
+      p.pindices = nullptr;
+      p.index = 0;
+      write_params(p, structural);
+      count = n.value.d.bd;
+      return many ? DataSlot::Indices : DataSlot::Index;
+    }
+    case OpKind::PickNegLogSoftmax: {
+      const PnlsParams p = params_of<PnlsParams>(n);
+      write_params(without_index_loss_data(p), structural);
+      return index_loss_slot(p, count);
+    }
+    case OpKind::Hinge: {
+      const HingeParams p = params_of<HingeParams>(n);
+      write_params(without_index_loss_data(p), structural);
+      return index_loss_slot(p, count);
+    }
+    case OpKind::RestrictedLogSoftmax:
+    case OpKind::StridedSelect:
+    case OpKind::SparsemaxLoss:
+    case OpKind::PoissonLoss:
+    case OpKind::HingeDim:
+    case OpKind::OneHot:
+      blocker = op_name(n.op);
+      return DataSlot::None;
+    default:
+      break;
+  }
+  if (takes_index_source(n.op)) {
+    IndexSource p = params_of<IndexSource>(n);
+    const bool many = p.values || p.pvec;
+    count = p.count;
+    p.values = nullptr;
+    p.pvec = nullptr;
+    p.pone = nullptr;
+    p.one = 0;
+    write_params(p, structural);
+    return many ? DataSlot::Indices : DataSlot::Index;
+  }
+  return DataSlot::None;
+}
+
+}  // namespace
+
+void describe_structure(const ComputationGraph& cg, GraphStructure& s) {
+  s.words.clear();
+  s.data.clear();
+  s.blocker = nullptr;
+  const VariableIndex n = cg.size();
+  s.words.push_back(static_cast<uint64_t>(n) | static_cast<uint64_t>(static_cast<unsigned>(cg.autobatch()) & 0xff) << 32 |
+                    static_cast<uint64_t>(cg.cse()) << 40 | static_cast<uint64_t>(cg.fusion()) << 41 |
+                    static_cast<uint64_t>(cg.check_validity()) << 42);
+  uint64_t h = hash::mix(0x243f6a8885a308d3ULL, s.words.back());
+  for (VariableIndex i = 0; i < n; ++i) {
+    const Node& node = cg.node(i);
+    unsigned count = 0;
+    alignas(8) unsigned char structural[Node::kParamBytes];
+    const DataSlot slot = classify(node, count, structural, s.blocker);
+    if (s.blocker) return;
+    if (slot != DataSlot::None) s.data.push_back({i, slot, count});
+    const Dim& d = node.value.d;
+    const size_t start = s.words.size();
+    s.words.push_back(static_cast<uint64_t>(node.op) | static_cast<uint64_t>(node.num_args) << 16 |
+                      static_cast<uint64_t>(d.nd) << 32 | static_cast<uint64_t>(node.variable) << 40 |
+                      static_cast<uint64_t>(node.merged) << 41 | static_cast<uint64_t>(slot) << 48);
+    s.words.push_back(d.bd);
+    s.words.push_back(reinterpret_cast<uintptr_t>(node.value.device));
+    for (unsigned k = 0; k < d.nd; ++k) s.words.push_back(d.d[k]);
+    for (unsigned k = 0; k < node.num_args; ++k) s.words.push_back(node.args[k]);
+    uint64_t w[Node::kParamBytes / 8];
+    std::memcpy(w, structural, Node::kParamBytes);
+    s.words.insert(s.words.end(), w, w + Node::kParamBytes / 8);
+    for (size_t k = start; k < s.words.size(); ++k) h = hash::mix_fast(h, s.words[k]);
+  }
+  s.key = hash::mix(h, s.words.size());
+}
+
+void read_node_data(const ComputationGraph& cg, const GraphStructure::DataNode& d, float* values, unsigned* indices) {
+  const Node& n = cg.node(d.node);
+  switch (n.op) {
+    case OpKind::Input: {
+      const InputParams p = params_of<InputParams>(n);
+      if (p.pscalar) {
+        values[0] = *p.pscalar;
+      } else if (p.pdata) {
+        DYNET_LITE_DIM_CHECK(p.pdata->size() == d.count, "input: the vector behind the pointer now holds "
+                                                             << p.pdata->size() << " values, but the input was declared with shape "
+                                                             << n.value.d << " (" << d.count << " values)");
+        std::copy(p.pdata->begin(), p.pdata->end(), values);
+      } else if (p.data) {
+        std::copy(p.data, p.data + d.count, values);
+      } else {
+        values[0] = p.scalar;
+      }
+      return;
+    }
+    case OpKind::Lookup: {
+      const LookupParams p = params_of<LookupParams>(n);
+      if (p.pindex) {
+        indices[0] = *p.pindex;
+      } else if (p.pindices) {
+        DYNET_LITE_DIM_CHECK(p.pindices->size() == d.count, "lookup: the index vector behind the pointer now holds "
+                                                                << p.pindices->size()
+                                                                << " indices, but the node was built for " << d.count);
+        std::copy(p.pindices->begin(), p.pindices->end(), indices);
+      } else if (p.indices) {
+        std::copy(p.indices, p.indices + d.count, indices);
+      } else {
+        indices[0] = p.index;
+      }
+      return;
+    }
+    case OpKind::PickNegLogSoftmax:
+      read_index_loss(params_of<PnlsParams>(n), "pickneglogsoftmax", indices, d.count);
+      return;
+    case OpKind::Hinge:
+      read_index_loss(params_of<HingeParams>(n), "hinge", indices, d.count);
+      return;
+    default:
+      break;
+  }
+  DYNET_LITE_CHECK(takes_index_source(n.op), std::logic_error, op_name(n.op) << " takes no data from a slot");
+  const IndexSource p = params_of<IndexSource>(n);
+  if (p.pvec) {
+    DYNET_LITE_DIM_CHECK(p.pvec->size() == d.count, op_name(n.op) << ": the index vector behind the pointer now holds "
+                                                                  << p.pvec->size() << " indices, but the node was built for "
+                                                                  << d.count);
+    std::copy(p.pvec->begin(), p.pvec->end(), indices);
+  } else if (p.pone) {
+    indices[0] = *p.pone;
+  } else if (p.values) {
+    std::copy(p.values, p.values + d.count, indices);
+  } else {
+    indices[0] = p.one;
+  }
+}
+
+void slot_parameters(const Node& n, const GraphStructure::DataNode& d, const std::vector<float>* values,
+                     const unsigned* index, const std::vector<unsigned>* indices,
+                     unsigned char (&out)[Node::kParamBytes]) {
+  unsigned count = 0;
+  const char* blocker = nullptr;
+  classify(n, count, out, blocker);  // the parameters without the data
+  const bool one = d.slot == DataSlot::Index;
+  switch (n.op) {
+    case OpKind::Input: {
+      InputParams p;
+      p.pdata = values;
+      write_params(p, out);
+      return;
+    }
+    case OpKind::Lookup:
+      point_at_slot<LookupParams>(one, index, indices, out);
+      return;
+    case OpKind::PickNegLogSoftmax:
+      point_at_slot<PnlsParams>(one, index, indices, out);
+      return;
+    case OpKind::Hinge:
+      point_at_slot<HingeParams>(one, index, indices, out);
+      return;
+    default:
+      break;
+  }
+  IndexSource p;
+  std::memcpy(&p, out, sizeof(p));
+  if (one)
+    p.pone = index;
+  else
+    p.pvec = indices;
+  write_params(p, out);
+}
+
+}  // namespace dynet_lite
