@@ -159,6 +159,10 @@ class Program {
   };
 
  private:
+  /// A program whose graph takes no seed of --dynet-seed's sequence
+  /// (ProgramCache::forward(e): it runs with the random engine of e's graph).
+  struct Unseeded {};
+  explicit Program(Unseeded);
   Slot& declare(const std::string& name, int kind, const Dim& d, unsigned count);
   static Slot& check_kind(SlotRef ref, int kind, const char* what);
   void capture(VariableIndex last);
@@ -247,8 +251,9 @@ class ProgramCache {
   /// hinge_dim, one_hot), the graph runs as it is (uncompiled()).  The graph
   /// itself is not computed when its program runs: read the result from the
   /// returned tensor and back-propagate with backward(e).  Values and gradients
-  /// are those of the graph run as it is, to the bit on the CPU.  A cache
-  /// serves either forward(e) or get(), not both.
+  /// are those of the graph run as it is, to the bit on the CPU, random numbers
+  /// (dropout) included: they are drawn from the graph's own generator.  A
+  /// cache serves either forward(e) or get(), not both.
   ///
   /// \code
   ///   ProgramCache programs(256);

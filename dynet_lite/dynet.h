@@ -130,7 +130,10 @@ class ComputationGraph {
   friend class Program;  // dynet_lite/compile.h: captures and replays the graph
   friend class ProgramCache;
   /// A graph on memory of its own (a compiled program's, sized to what it holds).
-  explicit ComputationGraph(std::unique_ptr<GraphMemory> memory);
+  /// `seeded`: its random engine takes the next graph seed (--dynet-seed's
+  /// sequence); else it starts from a fixed state and the sequence is left as
+  /// it is (a program that always runs with another graph's engine).
+  explicit ComputationGraph(std::unique_ptr<GraphMemory> memory, bool seeded = true);
   void check_index(VariableIndex i, const char* what) const;
   /// Throws (naming `what`) unless e is a live expression of this graph.
   void check_own(const Expression& e, const char* what) const;

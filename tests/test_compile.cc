@@ -11,6 +11,7 @@
 
 #include "alloc_counter.h"
 #include "dynet_lite/compile.h"
+#include "dynet_lite/core/random.h"
 #include "dynet_lite/exec/autobatch.h"
 #include "dynet_lite/exec/plain_tape.h"
 #include "dynet_lite/lstm.h"
@@ -1005,4 +1006,82 @@ BOOST_AUTO_TEST_CASE(programs_by_structure_misuse_is_a_clear_error) {
   ComputationGraph cg;
   ComputationGraph fresh;
   BOOST_CHECK_EQUAL(as_scalar(programs.forward(build(cg), 0)), as_scalar(fresh.forward(build(fresh))));
+}
+
+BOOST_AUTO_TEST_CASE(programs_by_structure_draw_the_graphs_random_numbers) {
+  TestModel m(4);
+  for (int strategy : {0, 1}) {
+    ProgramCache programs(4);
+    std::vector<float> seen;
+    for (int round = 0; round < 5; ++round) {
+      auto build = [&](ComputationGraph& g) {
+        g.set_autobatch(strategy);
+        Expression x = input(g, Dim({m.d}), std::vector<float>{0.5f, -1.f, 2.f, 0.25f});
+        Expression h = dropout(tanh(parameter(g, m.mats[0]) * x), 0.5f);
+        return sum_elems(cmult(h, random_bernoulli(g, Dim({m.d}), 0.5f, 2.f)) + random_normal(g, Dim({1})));
+      };
+      ComputationGraph cg, ref;
+      Expression loss = build(cg);
+      Expression same = build(ref);
+      ref.rng() = cg.rng();  // the draws a run of cg would make
+      const float expected = as_scalar(ref.forward(same));
+      const float got = as_scalar(programs.forward(loss, 0));
+      BOOST_CHECK_EQUAL(got, expected);
+      BOOST_CHECK(cg.rng() == ref.rng());  // left where the run left it
+      seen.push_back(got);
+    }
+    BOOST_CHECK_EQUAL(programs.hits(), 4u);
+    std::sort(seen.begin(), seen.end());
+    BOOST_CHECK(std::adjacent_find(seen.begin(), seen.end()) == seen.end());  // new draws each run
+  }
+}
+
+// An LSTM with variational dropout: the masks are random nodes of the graph.
+BOOST_AUTO_TEST_CASE(programs_by_structure_run_an_lstm_with_dropout_as_its_graph) {
+  TestModel m(4);
+  VanillaLSTMBuilder lstm(1, m.d, m.d, m.pc);
+  lstm.set_dropout(0.25f);
+  ProgramCache programs(4);
+  for (int round = 0; round < 5; ++round) {
+    auto build = [&](ComputationGraph& g) {
+      lstm.new_graph(g);
+      lstm.start_new_sequence();
+      Expression h;
+      for (unsigned t = 0; t < 3; ++t) h = lstm.add_input(lookup(g, m.emb, t + round));
+      return sum_elems(h);
+    };
+    ComputationGraph ref;
+    Expression same = build(ref);
+    ComputationGraph cg;
+    Expression loss = build(cg);
+    ref.rng() = cg.rng();
+    m.pc.reset_gradient();
+    const float expected = as_scalar(ref.forward(same));
+    ref.backward(same);
+    Run a = gradients_after(m, m.emb, expected);
+    m.pc.reset_gradient();
+    const float got = as_scalar(programs.forward(loss, 0));
+    programs.backward(loss);
+    Run b = gradients_after(m, m.emb, got);
+    check_bitwise(b, a, 0, Config{0, 0, false}, round);
+  }
+}
+
+// Making a program takes no seed from --dynet-seed's sequence: the graphs
+// after it draw what they would have drawn without the cache.
+BOOST_AUTO_TEST_CASE(programs_by_structure_leave_the_seeds_of_later_graphs) {
+  TestModel m(4);
+  auto losses = [&](bool by_structure) {
+    reseed_global_rng(42);
+    ProgramCache programs(4);
+    std::vector<float> out;
+    for (int round = 0; round < 6; ++round) {
+      ComputationGraph cg;
+      Expression x = input(cg, Dim({m.d}), std::vector<float>{0.5f, -1.f, 2.f, 0.25f});
+      Expression loss = sum_elems(dropout(tanh(parameter(cg, m.mats[round % 2]) * x), 0.5f));
+      out.push_back(as_scalar(by_structure ? programs.forward(loss, 0) : cg.forward(loss)));
+    }
+    return out;
+  };
+  BOOST_CHECK(losses(true) == losses(false));
 }

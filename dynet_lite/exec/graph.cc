@@ -28,13 +28,13 @@ int64_t now_ns() {
 
 ComputationGraph::ComputationGraph() : ComputationGraph(acquire_graph_memory()) {}
 
-ComputationGraph::ComputationGraph(std::unique_ptr<GraphMemory> memory)
+ComputationGraph::ComputationGraph(std::unique_ptr<GraphMemory> memory, bool seeded)
     : ops_(op_rows()),
       mem_(std::move(memory)),
       autobatch_(autobatch_flag),
       cse_(current_params().cse),
       fusion_(current_params().fusion != 0),
-      rng_(next_graph_seed()),
+      rng_(seeded ? next_graph_seed() : std::mt19937::default_seed),
       executor_(std::make_unique<Executor>(*mem_, rng_)) {
   build_start_ns_ = now_ns();
   mem_->batch_state().profiling = profiling_flag > 0;

@@ -53,6 +53,7 @@ struct Program::SharedMemory {
 };
 
 Program::Program() : cg_(new ComputationGraph(std::make_unique<GraphMemory>(kProgramArenaBytes))) {}
+Program::Program(Unseeded) : cg_(new ComputationGraph(std::make_unique<GraphMemory>(kProgramArenaBytes), false)) {}
 Program::~Program() {
   if (shared_ && shared_->holder == this) return_shared_memory();
 }
@@ -472,7 +473,7 @@ const Tensor& ProgramCache::forward(const Expression& e, unsigned after) {
   last_graph_id_ = cg.get_id();
   if (!structure_) structure_ = std::make_unique<GraphStructure>();
   GraphStructure& s = *structure_;
-  describe_structure(cg, s);
+  describe_structure(cg, *cg.mem_, s);
   Program* program = nullptr;
   if (!s.blocker) {
     auto it = index_.find(s.key);
@@ -493,7 +494,8 @@ const Tensor& ProgramCache::forward(const Expression& e, unsigned after) {
     }
     if (!program && !other && seen_enough(s.key, after)) {
       ++misses_;
-      auto made = std::make_unique<Program>();
+      // Making it leaves the seeds of later graphs as they were.
+      std::unique_ptr<Program> made(new Program(Program::Unseeded{}));
       made->shared_ = shared_.get();
       made->copy_structure(cg, s);
       program = &insert(s.key, std::move(made));
@@ -506,7 +508,14 @@ const Tensor& ProgramCache::forward(const Expression& e, unsigned after) {
   }
   program->bind_structure(cg, s);
   last_program_ = program;
-  return program->forward(Expression(program->cg_.get(), e.i));
+  // Random numbers (dropout, noise) come from e's graph's generator, as they
+  // would had the graph run: the same draws, in the same order; the graph's
+  // generator then stands where that run would have left it.
+  ComputationGraph& runs = *program->cg_;
+  runs.rng_ = cg.rng_;
+  const Tensor& value = program->forward(Expression(&runs, e.i));
+  cg.rng_ = runs.rng_;
+  return value;
 }
 
 void ProgramCache::backward(const Expression& e, bool full) {

@@ -9,6 +9,7 @@
 #include "dynet_lite/core/op_kind.h"
 #include "dynet_lite/dynet.h"
 #include "dynet_lite/except.h"
+#include "dynet_lite/exec/graph_memory.h"
 
 namespace dynet_lite {
 
@@ -56,8 +57,8 @@ void read_index_loss(const P& p, const char* op, unsigned* out, unsigned count) 
     out[0] = *p.pindex;
   } else if (p.pindices) {
     DYNET_LITE_DIM_CHECK(p.pindices->size() == count, op << ": the index vector behind the pointer now holds "
-                                                         << p.pindices->size() << " indices, but the node was built for "
-                                                         << count);
+                                                         << p.pindices->size()
+                                                         << " indices, but the node was built for " << count);
     std::copy(p.pindices->begin(), p.pindices->end(), out);
   } else if (p.indices) {
     std::copy(p.indices, p.indices + count, out);
@@ -149,37 +150,55 @@ DataSlot classify(const Node& n, unsigned& count, unsigned char (&structural)[No
 
 }  // namespace
 
-void describe_structure(const ComputationGraph& cg, GraphStructure& s) {
-  s.words.clear();
+void describe_structure(const ComputationGraph& cg, const GraphMemory& mem, GraphStructure& s) {
   s.data.clear();
   s.blocker = nullptr;
   const VariableIndex n = cg.size();
-  s.words.push_back(static_cast<uint64_t>(n) | static_cast<uint64_t>(static_cast<unsigned>(cg.autobatch()) & 0xff) << 32 |
-                    static_cast<uint64_t>(cg.cse()) << 40 | static_cast<uint64_t>(cg.fusion()) << 41 |
-                    static_cast<uint64_t>(cg.check_validity()) << 42);
-  uint64_t h = hash::mix(0x243f6a8885a308d3ULL, s.words.back());
+  constexpr size_t kParamWords = Node::kParamBytes / 8;
+  constexpr size_t kMostWords = 3 + DYNET_MAX_TENSOR_DIM + kParamWords;  // and the arguments
+  if (s.words.size() < 1 + size_t(n) * 12) s.words.resize(1 + size_t(n) * 12);
+  size_t at = 0;
+  s.words[at++] = static_cast<uint64_t>(n) | static_cast<uint64_t>(static_cast<unsigned>(cg.autobatch()) & 0xff) << 32 |
+                  static_cast<uint64_t>(cg.cse()) << 40 | static_cast<uint64_t>(cg.fusion()) << 41 |
+                  static_cast<uint64_t>(cg.check_validity()) << 42;
   for (VariableIndex i = 0; i < n; ++i) {
-    const Node& node = cg.node(i);
-    unsigned count = 0;
-    alignas(8) unsigned char structural[Node::kParamBytes];
-    const DataSlot slot = classify(node, count, structural, s.blocker);
-    if (s.blocker) return;
-    if (slot != DataSlot::None) s.data.push_back({i, slot, count});
+    const Node& node = mem.node(i);
+    if (at + kMostWords + node.num_args > s.words.size()) s.words.resize(2 * (at + kMostWords + node.num_args));
+    uint64_t* w = s.words.data() + at;
     const Dim& d = node.value.d;
-    const size_t start = s.words.size();
-    s.words.push_back(static_cast<uint64_t>(node.op) | static_cast<uint64_t>(node.num_args) << 16 |
-                      static_cast<uint64_t>(d.nd) << 32 | static_cast<uint64_t>(node.variable) << 40 |
-                      static_cast<uint64_t>(node.merged) << 41 | static_cast<uint64_t>(slot) << 48);
-    s.words.push_back(d.bd);
-    s.words.push_back(reinterpret_cast<uintptr_t>(node.value.device));
-    for (unsigned k = 0; k < d.nd; ++k) s.words.push_back(d.d[k]);
-    for (unsigned k = 0; k < node.num_args; ++k) s.words.push_back(node.args[k]);
-    uint64_t w[Node::kParamBytes / 8];
-    std::memcpy(w, structural, Node::kParamBytes);
-    s.words.insert(s.words.end(), w, w + Node::kParamBytes / 8);
-    for (size_t k = start; k < s.words.size(); ++k) h = hash::mix_fast(h, s.words[k]);
+    unsigned count = 0;
+    // The parameters go last, without their data.
+    uint64_t* params = w + 3 + d.nd + node.num_args;
+    const DataSlot slot =
+        classify(node, count, *reinterpret_cast<unsigned char(*)[Node::kParamBytes]>(params), s.blocker);
+    if (s.blocker) {
+      s.words.clear();
+      return;
+    }
+    if (slot != DataSlot::None) s.data.push_back({i, slot, count});
+    *w++ = static_cast<uint64_t>(node.op) | static_cast<uint64_t>(node.num_args) << 16 |
+           static_cast<uint64_t>(d.nd) << 32 | static_cast<uint64_t>(node.variable) << 40 |
+           static_cast<uint64_t>(node.merged) << 41 | static_cast<uint64_t>(slot) << 48;
+    *w++ = d.bd;
+    *w++ = reinterpret_cast<uintptr_t>(node.value.device);
+    for (unsigned k = 0; k < d.nd; ++k) *w++ = d.d[k];
+    for (unsigned k = 0; k < node.num_args; ++k) *w++ = node.args[k];
+    at = static_cast<size_t>(w - s.words.data()) + kParamWords;
   }
-  s.key = hash::mix(h, s.words.size());
+  s.words.resize(at);
+  // Four independent chains, two words a multiply: the words are compared
+  // anyway on a match, the key need only spread them.
+  uint64_t lane[4] = {0x243f6a8885a308d3ULL, 0x13198a2e03707344ULL, 0xa4093822299f31d0ULL, 0x082efa98ec4e6c89ULL};
+  const uint64_t* w = s.words.data();
+  const size_t m = s.words.size();
+  size_t k = 0;
+  for (; k + 8 <= m; k += 8)
+    for (unsigned l = 0; l < 4; ++l)
+      lane[l] = hash::mix_fast(lane[l], w[k + l] ^ (w[k + 4 + l] << 29 | w[k + 4 + l] >> 35));
+  for (; k < m; ++k) lane[0] = hash::mix_fast(lane[0], w[k]);
+  uint64_t h = hash::mix(m, hash::finish(lane[0]));
+  for (unsigned l = 1; l < 4; ++l) h = hash::mix(h, hash::finish(lane[l]));
+  s.key = h;
 }
 
 void read_node_data(const ComputationGraph& cg, const GraphStructure::DataNode& d, float* values, unsigned* indices) {
@@ -191,7 +210,8 @@ void read_node_data(const ComputationGraph& cg, const GraphStructure::DataNode& 
         values[0] = *p.pscalar;
       } else if (p.pdata) {
         DYNET_LITE_DIM_CHECK(p.pdata->size() == d.count, "input: the vector behind the pointer now holds "
-                                                             << p.pdata->size() << " values, but the input was declared with shape "
+                                                             << p.pdata->size()
+                                                             << " values, but the input was declared with shape "
                                                              << n.value.d << " (" << d.count << " values)");
         std::copy(p.pdata->begin(), p.pdata->end(), values);
       } else if (p.data) {
@@ -229,9 +249,9 @@ void read_node_data(const ComputationGraph& cg, const GraphStructure::DataNode& 
   DYNET_LITE_CHECK(takes_index_source(n.op), std::logic_error, op_name(n.op) << " takes no data from a slot");
   const IndexSource p = params_of<IndexSource>(n);
   if (p.pvec) {
-    DYNET_LITE_DIM_CHECK(p.pvec->size() == d.count, op_name(n.op) << ": the index vector behind the pointer now holds "
-                                                                  << p.pvec->size() << " indices, but the node was built for "
-                                                                  << d.count);
+    DYNET_LITE_DIM_CHECK(p.pvec->size() == d.count,
+                         op_name(n.op) << ": the index vector behind the pointer now holds " << p.pvec->size()
+                                       << " indices, but the node was built for " << d.count);
     std::copy(p.pvec->begin(), p.pvec->end(), indices);
   } else if (p.pone) {
     indices[0] = *p.pone;

@@ -20,6 +20,7 @@
 namespace dynet_lite {
 
 class ComputationGraph;
+struct GraphMemory;
 
 /// How a node takes the data that varies between graphs of one structure.
 enum class DataSlot : unsigned char {
@@ -42,9 +43,9 @@ struct GraphStructure {
   const char* blocker = nullptr;
 };
 
-/// Describes every node of `cg` and its execution settings into `s`, reusing
-/// its storage.
-void describe_structure(const ComputationGraph& cg, GraphStructure& s);
+/// Describes every node of `cg` (whose memory is `mem`) and its execution
+/// settings into `s`, reusing its storage.
+void describe_structure(const ComputationGraph& cg, const GraphMemory& mem, GraphStructure& s);
 
 /// The data node `d` of `cg` holds now, into `values` (DataSlot::Values, d.count
 /// floats) or `indices` (d.count indices).  Throws, naming the op, where a
