@@ -10,13 +10,15 @@
 //   backward  cg.backward(loss)
 //   update    trainer.update()
 //
-//   overhead [--graphs G] [--warmup W] [--steps S] [--runs N] [--compiled] [--dynet-seed S]
+//   overhead [--graphs G] [--warmup W] [--steps S] [--runs N] [--compiled] [--by-structure] [--dynet-seed S]
 // With --runs N > 1 the benchmark runs N times, each in a separate process,
 // and prints every run and the median of each figure.  --compiled also runs
 // the chain as a compiled program (dynet_lite/compile.h: built once, its input
 // a slot set anew for each graph, every graph a replay), in the same rounds
 // (rebuilt, compiled, rebuilt, ...), and gives the ratio of build + forward +
-// backward per node.
+// backward per node.  --by-structure likewise runs each graph, built as
+// usual, through ProgramCache::forward(e) (the program of its structure:
+// every graph after the first two a replay, the graph's input bound to it).
 #include <unistd.h>
 
 #include <array>
@@ -47,8 +49,12 @@ namespace {
 struct Options {
   unsigned graphs = 100, warmup = 10, steps = 1000, runs = 1;
   bool child = false;     // prints one machine-readable RESULT line only
-  bool compiled = false;  // (child) runs the compiled program; (parent) compares it
+  bool compiled = false;      // (child) runs the compiled program; (parent) compares it
+  bool by_structure = false;  // the same for graphs built as usual and run by ProgramCache::forward(e)
 };
+
+enum Mode { kRebuilt, kCompiled, kByStructure };
+const char* const kModeNames[3] = {"", " compiled", " by structure"};
 
 constexpr unsigned kPhases = 5;
 const char* const kPhaseNames[kPhases] = {"build", "forward", "backward", "update", "total"};
@@ -112,6 +118,7 @@ Result run_compiled(const Options& o) {
 
 Result run(const Options& o) {
   if (o.compiled) return run_compiled(o);
+  ProgramCache programs(4);  // --by-structure
   ParameterCollection model;
   Parameter p_W = model.add_parameters({8, 8});
   Parameter p_b = model.add_parameters({8});
@@ -131,11 +138,14 @@ Result run(const Options& o) {
     double t_build = ns_since(t0);
 
     auto t1 = Clock::now();
-    float loss_value = as_scalar(cg->forward(loss));
+    float loss_value = as_scalar(o.by_structure ? programs.forward(loss) : cg->forward(loss));
     double t_forward = ns_since(t1);
 
     auto t2 = Clock::now();
-    cg->backward(loss);
+    if (o.by_structure)
+      programs.backward(loss);
+    else
+      cg->backward(loss);
     double t_backward = ns_since(t2);
 
     auto t3 = Clock::now();
@@ -179,11 +189,10 @@ bool parse_unsigned(const char* text, unsigned& out, bool allow_zero = false) {
 }
 
 /// Runs this program again as a child and reads its RESULT line.
-bool run_child(const std::string& self, const Options& o, const std::string& child_flags, bool compiled,
-               Result& r) {
+bool run_child(const std::string& self, const Options& o, const std::string& child_flags, int mode, Result& r) {
   std::ostringstream cmd;
   cmd << "'" << self << "' --child --graphs " << o.graphs << " --warmup " << o.warmup << " --steps " << o.steps
-      << (compiled ? " --compiled" : "") << child_flags;
+      << (mode == kCompiled ? " --compiled" : mode == kByStructure ? " --by-structure" : "") << child_flags;
   FILE* pipe = popen(cmd.str().c_str(), "r");
   if (!pipe) return false;
   char line[1024];
@@ -219,6 +228,8 @@ static int overhead_main(int argc, char** argv) {
       o.child = true;
     } else if (a == "--compiled") {
       o.compiled = true;
+    } else if (a == "--by-structure") {
+      o.by_structure = true;
     } else if (a == "--graphs" && i + 1 < argc) {
       ok = parse_unsigned(argv[++i], o.graphs);
     } else if (a == "--warmup" && i + 1 < argc) {
@@ -231,7 +242,8 @@ static int overhead_main(int argc, char** argv) {
       ok = false;
     }
     if (!ok) {
-      std::cerr << "usage: overhead [--graphs G] [--warmup W] [--steps S] [--runs N] [--compiled] [--dynet-seed S]\n";
+      std::cerr << "usage: overhead [--graphs G] [--warmup W] [--steps S] [--runs N] [--compiled] [--by-structure] "
+                   "[--dynet-seed S]\n";
       return 2;
     }
   }
@@ -251,7 +263,7 @@ static int overhead_main(int argc, char** argv) {
   bench::print_environment(std::cout);
   std::cout << "device:   " << default_device()->name << ", CPU kernels " << cpu_kernels() << "\n";
 
-  if (o.runs == 1 && !o.compiled) {
+  if (o.runs == 1 && !o.compiled && !o.by_structure) {
     Result r = run(o);
     std::cout << "nodes per graph: " << r.nodes << "\nfirst losses:";
     for (float l : r.first_losses) std::cout << ' ' << l;
@@ -265,6 +277,7 @@ static int overhead_main(int argc, char** argv) {
   one.graphs = 1;
   one.warmup = 4;
   one.compiled = false;
+  one.by_structure = false;
   Result shown = run(one);
   std::cout << "first losses:";
   for (float l : shown.first_losses) std::cout << ' ' << l;
@@ -276,34 +289,40 @@ static int overhead_main(int argc, char** argv) {
     ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
     if (n > 0) self.assign(buf, static_cast<size_t>(n));
   }
-  // Rounds of one rebuilt run and, with --compiled, one compiled run.
-  std::array<std::vector<double>, kPhases> per_phase[2];
+  // Rounds of one rebuilt run and, with --compiled and --by-structure, one run of each.
+  std::vector<int> modes{kRebuilt};
+  if (o.compiled) modes.push_back(kCompiled);
+  if (o.by_structure) modes.push_back(kByStructure);
+  std::array<std::vector<double>, kPhases> per_phase[3];
   unsigned nodes = 0;
   for (unsigned k = 0; k < o.runs; ++k)
-    for (int compiled = 0; compiled <= (o.compiled ? 1 : 0); ++compiled) {
+    for (int mode : modes) {
       Result r;
-      if (!run_child(self, o, child_flags, compiled != 0, r)) {
+      if (!run_child(self, o, child_flags, mode, r)) {
         std::cerr << "overhead: run " << k + 1 << " (child process " << self << ") failed\n";
         return 1;
       }
       nodes = r.nodes;
-      std::cout << "run " << k + 1 << (compiled ? " compiled" : "") << ": total " << std::fixed
-                << std::setprecision(1) << r.ns_per_graph[4] / o.steps << " ns/step, " << r.ns_per_graph[4] / r.nodes
-                << " ns/node\n";
-      for (unsigned p = 0; p < kPhases; ++p) per_phase[compiled][p].push_back(r.ns_per_graph[p]);
+      std::cout << "run " << k + 1 << kModeNames[mode] << ": total " << std::fixed << std::setprecision(1)
+                << r.ns_per_graph[4] / o.steps << " ns/step, " << r.ns_per_graph[4] / r.nodes << " ns/node\n";
+      for (unsigned p = 0; p < kPhases; ++p) per_phase[mode][p].push_back(r.ns_per_graph[p]);
     }
-  std::array<double, kPhases> med[2]{};
-  for (int c = 0; c <= (o.compiled ? 1 : 0); ++c)
-    for (unsigned p = 0; p < kPhases; ++p) med[c][p] = bench::median(per_phase[c][p]);
+  std::array<double, kPhases> med[3]{};
+  for (int mode : modes)
+    for (unsigned p = 0; p < kPhases; ++p) med[mode][p] = bench::median(per_phase[mode][p]);
   std::cout << "nodes per graph: " << nodes << "\nmedian of " << o.runs << " runs (each phase separately):\n";
-  print_table(o, med[0], nodes);
-  if (o.compiled) {
-    std::cout << "compiled program (build: setting the input slot; forward and backward: replays):\n";
-    print_table(o, med[1], nodes);
-    const double rebuilt = med[0][0] + med[0][1] + med[0][2], replayed = med[1][0] + med[1][1] + med[1][2];
-    std::cout << "build + forward + backward per node: rebuilt " << std::setprecision(1) << rebuilt / nodes
-              << " ns, compiled " << replayed / nodes << " ns, compiled / rebuilt " << std::setprecision(2)
-              << replayed / rebuilt << "\n";
+  print_table(o, med[kRebuilt], nodes);
+  const double rebuilt = med[kRebuilt][0] + med[kRebuilt][1] + med[kRebuilt][2];
+  for (int mode : modes) {
+    if (mode == kRebuilt) continue;
+    std::cout << (mode == kCompiled ? "compiled program (build: setting the input slot; forward and backward: replays):\n"
+                                    : "by structure (build: the graph as usual; forward: describing it, binding its "
+                                      "input, a replay; backward: a replay):\n");
+    print_table(o, med[mode], nodes);
+    const double other = med[mode][0] + med[mode][1] + med[mode][2];
+    std::cout << "build + forward + backward per node: rebuilt " << std::setprecision(1) << rebuilt / nodes << " ns,"
+              << kModeNames[mode] << " " << other / nodes << " ns, ratio " << std::setprecision(2) << other / rebuilt
+              << "\n";
   }
   return 0;
 }

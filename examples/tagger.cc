@@ -658,7 +658,7 @@ constexpr TrainDefaults T2_DEFAULTS{30, 0.05f, 2.f, 0.25f, 0.f};
 
 struct Options : examples::CorpusOptions {
   std::string model_path, load, predict, bench, bench_static, export_path, reference_path;
-  bool use_char = false, compile = false;
+  bool use_char = false, compile = false, compile_structure = false;
   unsigned max_train = 0, batch = 1;
   // Set by finish_options unless given: the defaults depend on --char (TrainDefaults).
   unsigned epochs = 0;
@@ -683,9 +683,13 @@ void add_options(CLI::App& app, Options& o) {
   const char* const training = "training (the default mode; defaults T1 / T2 (--char), none apply to --bench)";
   o.add_corpus_options(app, UD_EWT, "CoNLL-U file");
   app.add_flag("--char", o.use_char, "words seen < 5 times in train go through a character BiLSTM (T2)");
-  app.add_flag("--compile", o.compile,
+  CLI::Option* compile = app.add_flag("--compile", o.compile,
                "run each sentence structure (length; with --char, the spelled words'\nlengths) as a compiled "
                "program, built once and replayed\n(training, evaluation, --predict, --bench)");
+  app.add_flag("--compile-structure", o.compile_structure,
+               "build every graph as usual and run it through the compiled program of\nits structure, made at "
+               "its second sight (training, --bench)")
+      ->excludes(compile);
   add_count(app, "--epochs", o.epochs,
             "passes over the training data " + defaults(T1_DEFAULTS.epochs, T2_DEFAULTS.epochs))
       ->group(training);
@@ -939,7 +943,9 @@ int run_train(const Options& o) {
           batch_losses.push_back(tagger.sentence_loss(train[order[k]]));
         }
         tagger.set_dropped(nullptr);
-        loss_sum += examples::train_step(cg, examples::batch_loss(batch_losses), trainer);
+        const Expression loss = examples::batch_loss(batch_losses);
+        loss_sum += o.compile_structure ? examples::train_step(programs, loss, trainer)
+                                        : examples::train_step(cg, loss, trainer);
       }
       bar.update(end, loss_sum / words, "word");
     }
@@ -979,7 +985,7 @@ int run_train(const Options& o) {
 int run_bench(const Options& o) {
   const size_t WARMUP = 100, TIMED = 2000;
   const examples::MinibatchMode mode = examples::minibatch_mode(o.bench);
-  examples::BenchRecorder recorder(mode.autobatch != 0 && !o.compile);
+  examples::BenchRecorder recorder(mode.autobatch != 0 && !o.compile && !o.compile_structure);
   Vocabulary vocab = Vocabulary::build(o.train, 0, o.use_char);
   std::vector<Sentence> train = vocab.read(o.train);
   DYNET_LITE_CHECK(train.size() >= WARMUP + TIMED, std::runtime_error,
@@ -1012,7 +1018,7 @@ int run_bench(const Options& o) {
   } else {
     examples::bench_minibatches(
         recorder, mode, WARMUP, TIMED, trainer, [&](ComputationGraph& cg) { tagger.new_graph(cg, true); },
-        [&](size_t k) { return tagger.sentence_loss(train[k]); });
+        [&](size_t k) { return tagger.sentence_loss(train[k]); }, o.compile_structure ? &programs : nullptr);
   }
   size_t words = 0;
   double macs = 0;
@@ -1023,9 +1029,9 @@ int run_bench(const Options& o) {
   std::ostringstream head;
   head << (o.use_char ? "T2 tagger-char" : "T1 tagger") << " mode=" << o.bench << " sentences=" << TIMED
        << " words=" << words;
-  if (o.compile)
+  if (o.compile || o.compile_structure)
     head << " compiled{programs=" << programs.size() << " hits=" << programs.hits() << " misses=" << programs.misses()
-         << "}";
+         << (o.compile_structure ? " uncompiled=" + std::to_string(programs.uncompiled()) : std::string()) << "}";
   // the model's count: forward one product per matrix product, backward two (d input, d weights)
   recorder.print(head.str(), {{"sent/s", TIMED}, {"words/s", words}}, "loss/word", recorder.loss_sum() / words,
                  3 * 2 * macs);

@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "dynet_lite/compile.h"
 #include "dynet_lite/dynet.h"
 #include "dynet_lite/exec/autobatch.h"
 #include "util.h"
@@ -29,10 +30,12 @@ class BenchRecorder;
 /// The --bench loop of the minibatch modes: the instances [0, warmup) untimed,
 /// then [warmup, warmup + timed) timed by `recorder`, `mode.batch` of them in one
 /// graph per trainer update.  `new_graph(cg)` adds the model to a new graph,
-/// `instance_loss(k)` builds the loss of instance k in it.
+/// `instance_loss(k)` builds the loss of instance k in it.  With `programs`,
+/// each graph runs through the program of its structure (ProgramCache::forward).
 template <class NewGraph, class InstanceLoss>
 void bench_minibatches(BenchRecorder& recorder, MinibatchMode mode, size_t warmup, size_t timed,
-                       dynet_lite::Trainer& trainer, NewGraph&& new_graph, InstanceLoss&& instance_loss);
+                       dynet_lite::Trainer& trainer, NewGraph&& new_graph, InstanceLoss&& instance_loss,
+                       dynet_lite::ProgramCache* programs = nullptr);
 
 /// The record of a --bench run: the first losses, the timed steps' loss sum and
 /// batching counters, the clock and the product counter.
@@ -83,7 +86,8 @@ class BenchRecorder {
 
 template <class NewGraph, class InstanceLoss>
 void bench_minibatches(BenchRecorder& recorder, MinibatchMode mode, size_t warmup, size_t timed,
-                       dynet_lite::Trainer& trainer, NewGraph&& new_graph, InstanceLoss&& instance_loss) {
+                       dynet_lite::Trainer& trainer, NewGraph&& new_graph, InstanceLoss&& instance_loss,
+                       dynet_lite::ProgramCache* programs) {
   std::vector<dynet_lite::Expression> losses;
   auto run = [&](size_t begin, size_t end, bool is_timed) {
     for (size_t start = begin; start < end; start += mode.batch) {
@@ -93,7 +97,10 @@ void bench_minibatches(BenchRecorder& recorder, MinibatchMode mode, size_t warmu
       new_graph(cg);
       losses.clear();
       for (size_t k = start; k < stop; ++k) losses.push_back(instance_loss(k));
-      recorder.record(cg, train_step(cg, batch_loss(losses), trainer), is_timed);
+      if (programs)
+        recorder.record(train_step(*programs, batch_loss(losses), trainer), is_timed);
+      else
+        recorder.record(cg, train_step(cg, batch_loss(losses), trainer), is_timed);
     }
   };
   run(0, warmup, false);

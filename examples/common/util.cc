@@ -28,6 +28,13 @@ float train_step(dynet_lite::ComputationGraph& cg, const dynet_lite::Expression&
   return l;
 }
 
+float train_step(dynet_lite::ProgramCache& programs, const dynet_lite::Expression& loss, dynet_lite::Trainer& trainer) {
+  const float l = dynet_lite::as_scalar(programs.forward(loss));
+  programs.backward(loss);
+  trainer.update();
+  return l;
+}
+
 dynet_lite::Expression batch_loss(const std::vector<dynet_lite::Expression>& losses) {
   return losses.size() == 1 ? losses[0] : dynet_lite::sum(losses);
 }

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "dynet_lite/compile.h"
 #include "dynet_lite/expr.h"
 #include "dynet_lite/io.h"
 #include "dynet_lite/model.h"
@@ -29,6 +30,9 @@ class Timer {
 
 /// Runs forward to `loss`, backward from it and one trainer update; returns the loss.
 float train_step(dynet_lite::ComputationGraph& cg, const dynet_lite::Expression& loss, dynet_lite::Trainer& trainer);
+/// The same through the compiled program of the loss's graph's structure
+/// (ProgramCache::forward(e); a structure seen once runs as it is).
+float train_step(dynet_lite::ProgramCache& programs, const dynet_lite::Expression& loss, dynet_lite::Trainer& trainer);
 
 /// The loss of a minibatch: its one loss, or the sum of its losses.
 dynet_lite::Expression batch_loss(const std::vector<dynet_lite::Expression>& losses);
