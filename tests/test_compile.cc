@@ -1085,3 +1085,38 @@ BOOST_AUTO_TEST_CASE(programs_by_structure_leave_the_seeds_of_later_graphs) {
   };
   BOOST_CHECK(losses(true) == losses(false));
 }
+
+// A loop that builds its graphs as usual and runs them by structure allocates
+// nothing once warm beyond what building the graphs does: describing a graph,
+// binding its data and replaying its program all reuse their memory.
+BOOST_AUTO_TEST_CASE(programs_by_structure_allocate_nothing_once_warm) {
+  TestModel m(8);
+  for (int strategy : {0, 1}) {
+    ProgramCache programs(4);
+    auto step = [&](unsigned r, bool run) {
+      ComputationGraph cg;
+      cg.set_autobatch(strategy);
+      Expression total;
+      for (unsigned s = 0; s < 4; ++s) {
+        Expression h = lookup(cg, m.emb, (r + s) % 20);
+        for (unsigned t = 0; t < 5; ++t)
+          h = tanh(parameter(cg, m.mats[t % 3]) * h + lookup(cg, m.emb, (r * 7 + s + t) % 20));
+        Expression loss = pickneglogsoftmax(h, (r + s) % m.d);
+        total = s ? total + loss : loss;
+      }
+      if (!run) return;
+      programs.forward(total);
+      programs.backward(total);
+    };
+    for (unsigned r = 0; r < 50; ++r) step(r, true);
+    const uint64_t hits = programs.hits();
+    const long building = test::allocations_during([&] {
+      for (unsigned r = 0; r < 1000; ++r) step(r, false);
+    });
+    const long running = test::allocations_during([&] {
+      for (unsigned r = 0; r < 1000; ++r) step(r, true);
+    });
+    if (building >= 0) BOOST_CHECK_EQUAL(running, building);
+    BOOST_CHECK_EQUAL(programs.hits(), hits + 1000);
+  }
+}
