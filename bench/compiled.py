@@ -3,9 +3,11 @@
 B A, ...), with the ratio of the medians of the same rounds and the median
 and range of the ratios taken round by round, which a noisy machine moves
 less (issue targets: tagger b1 >= 1.3x on the CPU and >= 5x on a GPU,
-b64-auto >= 2x on a GPU, rnnlm manual-64 >= 1.1x).
+b64-auto >= 2x on a GPU, rnnlm manual-64 >= 1.1x).  --structure adds the
+tagger's `--compile-structure` to its rounds (graphs built as usual, run
+through the programs of their structures: ProgramCache::forward(e)).
 
-  bench/compiled.py [--build build] [--runs 3] [--gpu] [--data-dir DIR] [--pairs tagger:b1,...]
+  bench/compiled.py [--build build] [--runs 3] [--gpu] [--structure] [--data-dir DIR] [--pairs tagger:b1,...]
 """
 import argparse
 import os
@@ -24,6 +26,7 @@ def main():
     ap.add_argument("--build", default=os.path.join(ROOT, "build"))
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--gpu", action="store_true", help="run with --dynet-gpus 1")
+    ap.add_argument("--structure", action="store_true", help="also the tagger's --compile-structure")
     ap.add_argument("--data-dir", default=None)
     ap.add_argument("--pairs", default=None, help="task:mode,... (default: %s)" %
                     ",".join("%s:%s" % (t, m) for t, m, _ in PAIRS))
@@ -36,8 +39,9 @@ def main():
     got = {}
     for r in range(a.runs):
         for task, mode, unit in pairs:
-            for compiled in ((False, True) if r % 2 == 0 else (True, False)):
-                cmd = [os.path.join(a.build, "examples", task), "--bench", mode] + (["--compile"] if compiled else []) + extra
+            kinds = ["", "--compile"] + (["--compile-structure"] if a.structure and task == "tagger" else [])
+            for compiled in (kinds if r % 2 == 0 else kinds[::-1]):
+                cmd = [os.path.join(a.build, "examples", task), "--bench", mode] + ([compiled] if compiled else []) + extra
                 out = subprocess.run(cmd, capture_output=True, text=True)
                 lines = [l for l in out.stdout.splitlines() if l.strip()]
                 line = lines[-1] if lines else ""
@@ -45,18 +49,30 @@ def main():
                 if out.returncode != 0 or not m:
                     sys.exit("failed: %s\n%s%s" % (" ".join(cmd), out.stdout[-2000:], out.stderr[-2000:]))
                 got.setdefault((task, mode, compiled), []).append(float(m.group(1)))
-                print("round %d %s %s%s: %s" % (r + 1, task, mode, " --compile" if compiled else "", line[:200]),
-                      flush=True)
+                print("round %d %s %s %s: %s" % (r + 1, task, mode, compiled, line[:200]), flush=True)
     print()
     print("| task | mode | rebuilt | compiled | compiled / rebuilt | per round: median (range) |")
     print("| --- | --- | --- | --- | --- | --- |")
     for task, mode, unit in pairs:
-        reb, comp = got[(task, mode, False)], got[(task, mode, True)]
+        reb, comp = got[(task, mode, "")], got[(task, mode, "--compile")]
         per_round = [c / b for c, b in zip(comp, reb)]
         print("| %s | %s | %.1f %s (%.1f-%.1f) | %.1f (%.1f-%.1f) | %.2fx | %.2fx (%.2f-%.2f) |" % (
             task, mode, statistics.median(reb), unit, min(reb), max(reb), statistics.median(comp), min(comp),
             max(comp), statistics.median(comp) / statistics.median(reb), statistics.median(per_round),
             min(per_round), max(per_round)))
+    if a.structure and any(t == "tagger" for t, _, _ in pairs):
+        print()
+        print("| task | mode | rebuilt | by structure (--compile-structure) | by structure / rebuilt | per round: median (range) |")
+        print("| --- | --- | --- | --- | --- | --- |")
+        for task, mode, unit in pairs:
+            if task != "tagger":
+                continue
+            reb, comp = got[(task, mode, "")], got[(task, mode, "--compile-structure")]
+            per_round = [c / b for c, b in zip(comp, reb)]
+            print("| %s | %s | %.1f %s (%.1f-%.1f) | %.1f (%.1f-%.1f) | %.2fx | %.2fx (%.2f-%.2f) |" % (
+                task, mode, statistics.median(reb), unit, min(reb), max(reb), statistics.median(comp), min(comp),
+                max(comp), statistics.median(comp) / statistics.median(reb), statistics.median(per_round),
+                min(per_round), max(per_round)))
 
 
 if __name__ == "__main__":
