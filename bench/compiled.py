@@ -50,29 +50,23 @@ def main():
                     sys.exit("failed: %s\n%s%s" % (" ".join(cmd), out.stdout[-2000:], out.stderr[-2000:]))
                 got.setdefault((task, mode, compiled), []).append(float(m.group(1)))
                 print("round %d %s %s %s: %s" % (r + 1, task, mode, compiled, line[:200]), flush=True)
+    table(pairs, got, "--compile", "compiled")
+    if a.structure and any(t == "tagger" for t, _, _ in pairs):
+        table([p for p in pairs if p[0] == "tagger"], got, "--compile-structure", "by structure (--compile-structure)")
+
+
+def table(pairs, got, flag, name):
+    """The rebuilt and `flag` runs of each pair: medians, ranges and ratios."""
     print()
-    print("| task | mode | rebuilt | compiled | compiled / rebuilt | per round: median (range) |")
+    print("| task | mode | rebuilt | %s | %s / rebuilt | per round: median (range) |" % (name, name.split(" (")[0]))
     print("| --- | --- | --- | --- | --- | --- |")
     for task, mode, unit in pairs:
-        reb, comp = got[(task, mode, "")], got[(task, mode, "--compile")]
+        reb, comp = got[(task, mode, "")], got[(task, mode, flag)]
         per_round = [c / b for c, b in zip(comp, reb)]
         print("| %s | %s | %.1f %s (%.1f-%.1f) | %.1f (%.1f-%.1f) | %.2fx | %.2fx (%.2f-%.2f) |" % (
             task, mode, statistics.median(reb), unit, min(reb), max(reb), statistics.median(comp), min(comp),
             max(comp), statistics.median(comp) / statistics.median(reb), statistics.median(per_round),
             min(per_round), max(per_round)))
-    if a.structure and any(t == "tagger" for t, _, _ in pairs):
-        print()
-        print("| task | mode | rebuilt | by structure (--compile-structure) | by structure / rebuilt | per round: median (range) |")
-        print("| --- | --- | --- | --- | --- | --- |")
-        for task, mode, unit in pairs:
-            if task != "tagger":
-                continue
-            reb, comp = got[(task, mode, "")], got[(task, mode, "--compile-structure")]
-            per_round = [c / b for c, b in zip(comp, reb)]
-            print("| %s | %s | %.1f %s (%.1f-%.1f) | %.1f (%.1f-%.1f) | %.2fx | %.2fx (%.2f-%.2f) |" % (
-                task, mode, statistics.median(reb), unit, min(reb), max(reb), statistics.median(comp), min(comp),
-                max(comp), statistics.median(comp) / statistics.median(reb), statistics.median(per_round),
-                min(per_round), max(per_round)))
 
 
 if __name__ == "__main__":

@@ -51,32 +51,37 @@ P without_index_loss_data(P p) {
   p.index = 0;
   return p;
 }
-template <class P>
-void read_index_loss(const P& p, const char* op, unsigned* out, unsigned count) {
-  if (p.pindex) {
-    out[0] = *p.pindex;
-  } else if (p.pindices) {
-    DYNET_LITE_DIM_CHECK(p.pindices->size() == count, op << ": the index vector behind the pointer now holds "
-                                                         << p.pindices->size()
-                                                         << " indices, but the node was built for " << count);
-    std::copy(p.pindices->begin(), p.pindices->end(), out);
-  } else if (p.indices) {
-    std::copy(p.indices, p.indices + count, out);
+// The indices a node of parameters P holds now, wherever they are: behind a
+// pointer to one (`One`) or to a vector (`Many`), copied into graph memory
+// (`Copied`), or one by value (`Value`).
+template <class P, const unsigned* P::*One = &P::pindex, const std::vector<unsigned>* P::*Many = &P::pindices,
+          const unsigned* P::*Copied = &P::indices, unsigned P::*Value = &P::index>
+void read_indices(const P& p, const char* op, unsigned* out, unsigned count) {
+  if (p.*One) {
+    out[0] = *(p.*One);
+  } else if (p.*Many) {
+    const std::vector<unsigned>& v = *(p.*Many);
+    DYNET_LITE_DIM_CHECK(v.size() == count, op << ": the index vector behind the pointer now holds " << v.size()
+                                               << " indices, but the node was built for " << count);
+    std::copy(v.begin(), v.end(), out);
+  } else if (p.*Copied) {
+    std::copy(p.*Copied, p.*Copied + count, out);
   } else {
-    out[0] = p.index;
+    out[0] = p.*Value;
   }
 }
 
-// `out` (parameters without data) reading its index or indices from a slot.
-template <class P>
+// `out` (parameters without data) reading its index or indices from a slot,
+// through P's fields `One` (one index) or `Many` (a vector of them).
+template <class P, const unsigned* P::*One = &P::pindex, const std::vector<unsigned>* P::*Many = &P::pindices>
 void point_at_slot(bool one, const unsigned* index, const std::vector<unsigned>* indices,
                    unsigned char (&out)[Node::kParamBytes]) {
   P p;
   std::memcpy(&p, out, sizeof(P));
   if (one)
-    p.pindex = index;
+    p.*One = index;
   else
-    p.pindices = indices;
+    p.*Many = indices;
   write_params(p, out);
 }
 
@@ -221,45 +226,21 @@ void read_node_data(const ComputationGraph& cg, const GraphStructure::DataNode& 
       }
       return;
     }
-    case OpKind::Lookup: {
-      const LookupParams p = params_of<LookupParams>(n);
-      if (p.pindex) {
-        indices[0] = *p.pindex;
-      } else if (p.pindices) {
-        DYNET_LITE_DIM_CHECK(p.pindices->size() == d.count, "lookup: the index vector behind the pointer now holds "
-                                                                << p.pindices->size()
-                                                                << " indices, but the node was built for " << d.count);
-        std::copy(p.pindices->begin(), p.pindices->end(), indices);
-      } else if (p.indices) {
-        std::copy(p.indices, p.indices + d.count, indices);
-      } else {
-        indices[0] = p.index;
-      }
+    case OpKind::Lookup:
+      read_indices(params_of<LookupParams>(n), "lookup", indices, d.count);
       return;
-    }
     case OpKind::PickNegLogSoftmax:
-      read_index_loss(params_of<PnlsParams>(n), "pickneglogsoftmax", indices, d.count);
+      read_indices(params_of<PnlsParams>(n), "pickneglogsoftmax", indices, d.count);
       return;
     case OpKind::Hinge:
-      read_index_loss(params_of<HingeParams>(n), "hinge", indices, d.count);
+      read_indices(params_of<HingeParams>(n), "hinge", indices, d.count);
       return;
     default:
       break;
   }
   DYNET_LITE_CHECK(takes_index_source(n.op), std::logic_error, op_name(n.op) << " takes no data from a slot");
-  const IndexSource p = params_of<IndexSource>(n);
-  if (p.pvec) {
-    DYNET_LITE_DIM_CHECK(p.pvec->size() == d.count,
-                         op_name(n.op) << ": the index vector behind the pointer now holds " << p.pvec->size()
-                                       << " indices, but the node was built for " << d.count);
-    std::copy(p.pvec->begin(), p.pvec->end(), indices);
-  } else if (p.pone) {
-    indices[0] = *p.pone;
-  } else if (p.values) {
-    std::copy(p.values, p.values + d.count, indices);
-  } else {
-    indices[0] = p.one;
-  }
+  read_indices<IndexSource, &IndexSource::pone, &IndexSource::pvec, &IndexSource::values, &IndexSource::one>(
+      params_of<IndexSource>(n), op_name(n.op), indices, d.count);
 }
 
 void slot_parameters(const Node& n, const GraphStructure::DataNode& d, const std::vector<float>* values,
@@ -286,15 +267,9 @@ void slot_parameters(const Node& n, const GraphStructure::DataNode& d, const std
       point_at_slot<HingeParams>(one, index, indices, out);
       return;
     default:
-      break;
+      point_at_slot<IndexSource, &IndexSource::pone, &IndexSource::pvec>(one, index, indices, out);
+      return;
   }
-  IndexSource p;
-  std::memcpy(&p, out, sizeof(p));
-  if (one)
-    p.pone = index;
-  else
-    p.pvec = indices;
-  write_params(p, out);
 }
 
 }  // namespace dynet_lite
