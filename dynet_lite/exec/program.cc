@@ -507,7 +507,6 @@ const Tensor& ProgramCache::forward(const Expression& e, unsigned after) {
     return cg.forward(e);
   }
   program->bind_structure(cg, s);
-  last_program_ = program;
   // Random numbers (dropout, noise) come from e's graph's generator, as they
   // would had the graph run: the same draws, in the same order; the graph's
   // generator then stands where that run would have left it.
@@ -515,6 +514,7 @@ const Tensor& ProgramCache::forward(const Expression& e, unsigned after) {
   runs.rng_ = cg.rng_;
   const Tensor& value = program->forward(Expression(&runs, e.i));
   cg.rng_ = runs.rng_;
+  last_program_ = program;  // backward(e) goes there once its forward has run
   return value;
 }
 
