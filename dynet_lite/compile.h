@@ -271,6 +271,9 @@ class ProgramCache {
   void backward(const Expression& e, bool full = false);
   /// forward(e) calls that ran their graph as it is (not compiled yet, or not compilable).
   uint64_t uncompiled() const { return uncompiled_; }
+  /// The program the last forward(e) ran (its replays(), device_graph() ...),
+  /// or null where it ran the graph as it is.
+  const Program* last_program() const { return last_program_; }
 
  private:
   using Entry = std::pair<uint64_t, std::unique_ptr<Program>>;

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # On a machine with an NVIDIA GPU: the GPU test suite, compute-sanitizer's memory
 # check of it (when installed), every benchmark task on the GPU, then compiled
-# programs (CUDA graphs) against rebuilt graphs (bench/compiled.py).
+# programs (CUDA graphs), with slots and by structure, against rebuilt graphs
+# (bench/compiled.py --structure).
 #
 #   scripts/gpu_check.sh [BUILD_DIR] [DATA_DIR]
 #
@@ -37,4 +38,4 @@ fi
 python3 bench/run_all.py --build "$build" --no-build --gpu --runs "${RUNS:-3}" \
   --tasks "${TASKS:-tagger,tagger-char,treelstm,rnnlm,overhead}" ${data:+--data-dir "$data"} || exit
 # Compiled programs (CUDA graphs) against rebuilt graphs, in the same rounds.
-python3 bench/compiled.py --build "$build" --gpu --runs "${RUNS:-3}" ${data:+--data-dir "$data"}
+python3 bench/compiled.py --build "$build" --gpu --structure --runs "${RUNS:-3}" ${data:+--data-dir "$data"}

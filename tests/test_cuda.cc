@@ -864,6 +864,46 @@ BOOST_AUTO_TEST_CASE(independent_branches_of_a_recorded_graph_match_a_rebuild) {
   }
 }
 
+// Graphs built as usual on the GPU, run through the programs of their
+// structure (ProgramCache::forward(e)): from the program's second replay on a
+// CUDA graph, with the words and tags of each graph bound to it.
+BOOST_AUTO_TEST_CASE(programs_by_structure_launch_cuda_graphs) {
+  OnGpu on_gpu;
+  GpuBiLstm g;
+  dl::SimpleSGDTrainer trainer(g.m, 0.2f);
+  dl::ProgramCache programs(4);
+  constexpr unsigned kLen = 6;
+  for (unsigned r = 0; r < 10; ++r) {
+    auto word = [&](unsigned t) { return (r * 3 + t * 5) % 11; };
+    auto tag = [&](unsigned t) { return (r + t) % 4; };
+    auto build = [&](dl::ComputationGraph& cg) {
+      return g.loss(cg, kLen, [&](unsigned t) { return dl::lookup(cg, g.table, word(t)); },
+                    [&](E h, unsigned t) { return dl::pickneglogsoftmax(h, tag(t)); });
+    };
+    g.m.reset_gradient();
+    dl::ComputationGraph cg;
+    E loss = build(cg);
+    const float by_structure = dl::as_scalar(programs.forward(loss, 0));
+    programs.backward(loss);
+    const std::vector<float> dW = dl::as_vector(g.W.get_storage().g);
+    const std::vector<float> dE = test::table_gradient(g.table.get_storage());
+    BOOST_REQUIRE(programs.last_program() != nullptr);
+    if (r >= 3)
+      BOOST_CHECK_MESSAGE(programs.last_program()->device_graph(), "round " << r << ": replay ran kernel by kernel");
+    g.m.reset_gradient();
+    dl::ComputationGraph fresh;
+    E same = build(fresh);
+    const float rebuilt = dl::as_scalar(fresh.forward(same));
+    fresh.backward(same);
+    check_vectors({by_structure}, {rebuilt}, "loss of round " + std::to_string(r));
+    check_vectors(dW, dl::as_vector(g.W.get_storage().g), "dW of round " + std::to_string(r));
+    check_vectors(dE, test::table_gradient(g.table.get_storage()), "dE of round " + std::to_string(r));
+    trainer.update();
+  }
+  BOOST_CHECK_EQUAL(programs.misses(), 1u);
+  BOOST_CHECK_EQUAL(programs.hits(), 9u);
+}
+
 BOOST_AUTO_TEST_CASE(random_draws_and_batching_replay_kernel_by_kernel) {
   OnGpu on_gpu;
   GpuModel g;
