@@ -153,6 +153,26 @@ DataSlot classify(const Node& n, unsigned& count, unsigned char (&structural)[No
   return DataSlot::None;
 }
 
+// Whether classify() has anything to do for an op: it takes data or keeps a
+// graph from being compiled.
+bool takes_data_or_blocks(OpKind op) {
+  switch (op) {
+    case OpKind::Input:
+    case OpKind::Lookup:
+    case OpKind::PickNegLogSoftmax:
+    case OpKind::Hinge:
+    case OpKind::RestrictedLogSoftmax:
+    case OpKind::StridedSelect:
+    case OpKind::SparsemaxLoss:
+    case OpKind::PoissonLoss:
+    case OpKind::HingeDim:
+    case OpKind::OneHot:
+      return true;
+    default:
+      return takes_index_source(op);
+  }
+}
+
 }  // namespace
 
 void describe_structure(const ComputationGraph& cg, const GraphMemory& mem, GraphStructure& s) {
@@ -161,7 +181,7 @@ void describe_structure(const ComputationGraph& cg, const GraphMemory& mem, Grap
   const VariableIndex n = cg.size();
   constexpr size_t kParamWords = Node::kParamBytes / 8;
   constexpr size_t kMostWords = 3 + DYNET_MAX_TENSOR_DIM + kParamWords;  // and the arguments
-  if (s.words.size() < 1 + size_t(n) * 12) s.words.resize(1 + size_t(n) * 12);
+  if (s.words.size() < 1 + size_t(n) * 8) s.words.resize(1 + size_t(n) * 8);
   size_t at = 0;
   s.words[at++] = static_cast<uint64_t>(n) | static_cast<uint64_t>(static_cast<unsigned>(cg.autobatch()) & 0xff) << 32 |
                   static_cast<uint64_t>(cg.cse()) << 40 | static_cast<uint64_t>(cg.fusion()) << 41 |
@@ -172,23 +192,35 @@ void describe_structure(const ComputationGraph& cg, const GraphMemory& mem, Grap
     uint64_t* w = s.words.data() + at;
     const Dim& d = node.value.d;
     unsigned count = 0;
-    // The parameters go last, without their data.
-    uint64_t* params = w + 3 + d.nd + node.num_args;
-    const DataSlot slot =
-        classify(node, count, *reinterpret_cast<unsigned char(*)[Node::kParamBytes]>(params), s.blocker);
-    if (s.blocker) {
-      s.words.clear();
-      return;
+    // Three words of header, the dimensions and the arguments two a word, then
+    // the parameters without their data, their trailing zero words left out.
+    uint64_t* params = w + 3 + (d.nd + 1) / 2 + (node.num_args + 1u) / 2;
+    DataSlot slot = DataSlot::None;
+    unsigned param_words = kParamWords;
+    if (takes_data_or_blocks(node.op)) {
+      slot = classify(node, count, *reinterpret_cast<unsigned char(*)[Node::kParamBytes]>(params), s.blocker);
+      if (s.blocker) {
+        s.words.clear();
+        return;
+      }
+      if (slot != DataSlot::None) s.data.push_back({i, slot, count});
+      while (param_words > 0 && params[param_words - 1] == 0) --param_words;
+    } else {
+      // Read from the node itself, not back from the words just written.
+      uint64_t p[kParamWords];
+      std::memcpy(p, node.params, Node::kParamBytes);
+      while (param_words > 0 && p[param_words - 1] == 0) --param_words;
+      for (unsigned k = 0; k < param_words; ++k) params[k] = p[k];
     }
-    if (slot != DataSlot::None) s.data.push_back({i, slot, count});
-    *w++ = static_cast<uint64_t>(node.op) | static_cast<uint64_t>(node.num_args) << 16 |
-           static_cast<uint64_t>(d.nd) << 32 | static_cast<uint64_t>(node.variable) << 40 |
-           static_cast<uint64_t>(node.merged) << 41 | static_cast<uint64_t>(slot) << 48;
-    *w++ = d.bd;
+    *w++ =
+        static_cast<uint64_t>(node.op) | static_cast<uint64_t>(node.num_args) << 16 | static_cast<uint64_t>(d.bd) << 32;
     *w++ = reinterpret_cast<uintptr_t>(node.value.device);
-    for (unsigned k = 0; k < d.nd; ++k) *w++ = d.d[k];
-    for (unsigned k = 0; k < node.num_args; ++k) *w++ = node.args[k];
-    at = static_cast<size_t>(w - s.words.data()) + kParamWords;
+    *w++ = d.nd | static_cast<uint64_t>(node.variable) << 8 | static_cast<uint64_t>(node.merged) << 9 |
+           static_cast<uint64_t>(slot) << 10 | static_cast<uint64_t>(param_words) << 16;
+    for (unsigned k = 0; k < d.nd; k += 2) *w++ = d.d[k] | (k + 1 < d.nd ? static_cast<uint64_t>(d.d[k + 1]) << 32 : 0);
+    for (unsigned k = 0; k < node.num_args; k += 2)
+      *w++ = node.args[k] | (k + 1u < node.num_args ? static_cast<uint64_t>(node.args[k + 1]) << 32 : 0);
+    at = static_cast<size_t>(w - s.words.data()) + param_words;
   }
   s.words.resize(at);
   // Four independent chains, two words a multiply: the words are compared
