@@ -85,6 +85,22 @@ void point_at_slot(bool one, const unsigned* index, const std::vector<unsigned>*
   write_params(p, out);
 }
 
+// The ops whose parameters point at data that no slot takes (graph memory, a
+// user's variable): a graph with one runs as it is.
+bool blocks_compiling(OpKind op) {
+  switch (op) {
+    case OpKind::RestrictedLogSoftmax:
+    case OpKind::StridedSelect:
+    case OpKind::SparsemaxLoss:
+    case OpKind::PoissonLoss:
+    case OpKind::HingeDim:
+    case OpKind::OneHot:
+      return true;
+    default:
+      return false;
+  }
+}
+
 // pick, pick_batch_elems, select_rows, select_cols.
 bool takes_index_source(OpKind op) {
   return op == OpKind::Pick || op == OpKind::PickBatchElems || op == OpKind::SelectRows || op == OpKind::SelectCols;
@@ -128,16 +144,12 @@ DataSlot classify(const Node& n, unsigned& count, unsigned char (&structural)[No
       write_params(without_index_loss_data(p), structural);
       return index_loss_slot(p, count);
     }
-    case OpKind::RestrictedLogSoftmax:
-    case OpKind::StridedSelect:
-    case OpKind::SparsemaxLoss:
-    case OpKind::PoissonLoss:
-    case OpKind::HingeDim:
-    case OpKind::OneHot:
-      blocker = op_name(n.op);
-      return DataSlot::None;
     default:
       break;
+  }
+  if (blocks_compiling(n.op)) {
+    blocker = op_name(n.op);
+    return DataSlot::None;
   }
   if (takes_index_source(n.op)) {
     IndexSource p = params_of<IndexSource>(n);
@@ -156,21 +168,8 @@ DataSlot classify(const Node& n, unsigned& count, unsigned char (&structural)[No
 // Whether classify() has anything to do for an op: it takes data or keeps a
 // graph from being compiled.
 bool takes_data_or_blocks(OpKind op) {
-  switch (op) {
-    case OpKind::Input:
-    case OpKind::Lookup:
-    case OpKind::PickNegLogSoftmax:
-    case OpKind::Hinge:
-    case OpKind::RestrictedLogSoftmax:
-    case OpKind::StridedSelect:
-    case OpKind::SparsemaxLoss:
-    case OpKind::PoissonLoss:
-    case OpKind::HingeDim:
-    case OpKind::OneHot:
-      return true;
-    default:
-      return takes_index_source(op);
-  }
+  return op == OpKind::Input || op == OpKind::Lookup || op == OpKind::PickNegLogSoftmax || op == OpKind::Hinge ||
+         takes_index_source(op) || blocks_compiling(op);
 }
 
 }  // namespace
