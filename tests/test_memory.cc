@@ -1,5 +1,6 @@
 #define BOOST_TEST_MODULE memory
 #include "test_utils.h"
+#include "alloc_counter.h"
 
 #include <cstdint>
 #include <cstring>
@@ -327,6 +328,41 @@ BOOST_AUTO_TEST_CASE(capacity_constant_when_one_graph_is_cleared) {
     cg.backward(loss);
     if (g == 2) cap = cg.arena_capacity_bytes();
     if (g > 2) BOOST_REQUIRE_EQUAL(cg.arena_capacity_bytes(), cap);
+  }
+}
+
+// A warm training loop allocates nothing: each graph takes the arenas, the
+// node chunks and the executor its thread's last graph left, and forward,
+// backward and the update reuse their memory.  Plain and batched, with a
+// recurrence, lookups and a loss per step.
+BOOST_AUTO_TEST_CASE(a_warm_training_loop_allocates_nothing) {
+  dl::ParameterCollection pc;
+  dl::Parameter W = pc.add_parameters({8, 8}), b = pc.add_parameters({8});
+  dl::LookupParameter E = pc.add_lookup_parameters(30, {8});
+  dl::SimpleSGDTrainer trainer(pc, 0.05f);
+  std::vector<dl::Expression> losses;  // the test's own, kept
+  for (int strategy : {0, 1}) {
+    auto step = [&](unsigned r) {
+      dl::ComputationGraph cg;
+      cg.set_autobatch(strategy);
+      losses.clear();
+      for (unsigned s = 0; s < 3; ++s) {
+        dl::Expression h = dl::lookup(cg, E, (r + s) % 30);
+        for (unsigned t = 0; t < 4; ++t)
+          h = dl::tanh(dl::affine_transform({dl::parameter(cg, b), dl::parameter(cg, W), h}) +
+                       dl::lookup(cg, E, (r * 7 + s * 3 + t) % 30));
+        losses.push_back(dl::pickneglogsoftmax(h, (r + s) % 8));
+      }
+      dl::Expression loss = dl::sum(losses);
+      cg.forward(loss);
+      cg.backward(loss);
+      trainer.update();
+    };
+    for (unsigned r = 0; r < 60; ++r) step(r);
+    const long allocations = test::allocations_during([&] {
+      for (unsigned r = 0; r < 500; ++r) step(r);
+    });
+    if (allocations >= 0) BOOST_CHECK_EQUAL(allocations, 0);
   }
 }
 

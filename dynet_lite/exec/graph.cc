@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstring>
 #include <iostream>
+#include <new>
 #include <ostream>
 
 #include "dynet_lite/core/graph_registry.h"
@@ -26,6 +27,17 @@ int64_t now_ns() {
 
 // ------------------------------------------------------------ ComputationGraph
 
+namespace {
+// The executor of a new graph on `m`: made anew in the storage of the one the
+// bundle kept from its last graph, or allocated the first time.
+std::unique_ptr<Executor> take_executor(GraphMemory& m, std::mt19937& rng) {
+  if (!m.spare_executor) return std::make_unique<Executor>(m, rng);
+  Executor* e = m.spare_executor.release();
+  e->~Executor();
+  return std::unique_ptr<Executor>(new (e) Executor(m, rng));
+}
+}  // namespace
+
 ComputationGraph::ComputationGraph() : ComputationGraph(acquire_graph_memory()) {}
 
 ComputationGraph::ComputationGraph(std::unique_ptr<GraphMemory> memory, bool seeded)
@@ -35,7 +47,7 @@ ComputationGraph::ComputationGraph(std::unique_ptr<GraphMemory> memory, bool see
       cse_(current_params().cse),
       fusion_(current_params().fusion != 0),
       rng_(seeded ? next_graph_seed() : std::mt19937::default_seed),
-      executor_(std::make_unique<Executor>(*mem_, rng_)) {
+      executor_(take_executor(*mem_, rng_)) {
   build_start_ns_ = now_ns();
   mem_->batch_state().profiling = profiling_flag > 0;
   const GraphRegistration r = register_graph();
@@ -50,6 +62,8 @@ void ComputationGraph::note_first_forward() {
 
 ComputationGraph::~ComputationGraph() {
   unregister_graph(slot_);  // first: expressions of this graph are stale from here on
+  executor_->reset();       // its recorded device graphs, tape and values go now
+  mem_->spare_executor = std::move(executor_);
   release_graph_memory(std::move(mem_));
 }
 

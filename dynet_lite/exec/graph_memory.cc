@@ -9,6 +9,7 @@
 #include <type_traits>
 
 #include "dynet_lite/dynet.h"
+#include "dynet_lite/exec/executor.h"
 
 namespace dynet_lite {
 

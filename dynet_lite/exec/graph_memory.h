@@ -20,6 +20,8 @@
 
 namespace dynet_lite {
 
+class Executor;
+
 /// The arenas of one device.
 struct DeviceArenas {
   DeviceArenas(Device* d, size_t hint)
@@ -236,6 +238,11 @@ struct GraphMemory {
   };
   CaptureMarks capture;
   size_t hint;
+
+  /// The executor of the bundle's last graph, kept so that the next graph
+  /// makes its own in the same storage (ComputationGraph's constructor): a
+  /// warm loop of graphs allocates nothing.
+  std::unique_ptr<Executor> spare_executor;
 
   /// State of automatic batching, created on first use.
   BatchState& batch_state() {
