@@ -280,6 +280,8 @@ class ProgramCache {
   /// Adds `program` under `key` as the most recently used, dropping the least
   /// recently used one beyond the capacity.
   Program& insert(uint64_t key, std::unique_ptr<Program> program);
+  /// Forgets a program: its key, its structure, and the last run if it was its.
+  void drop(std::list<Entry>::iterator it);
   /// Counts a sighting of `key`: whether it had been seen `after` times before.
   bool seen_enough(uint64_t key, unsigned after);
   void check_use(bool by_structure);

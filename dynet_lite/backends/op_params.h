@@ -66,13 +66,8 @@ struct PnlsParams {
 };
 
 // ---------------------------------------------------------------- ops/losses.cc
-// hinge: its indices as PnlsParams's, and the margin.
-struct HingeParams {
-  const unsigned* indices = nullptr;                // copied (graph memory)
-  const unsigned* pindex = nullptr;                 // read at forward time
-  const std::vector<unsigned>* pindices = nullptr;  // read at forward time
-  unsigned index = 0;
-  unsigned count = 1;
+// hinge: its indices as pickneglogsoftmax's, and the margin.
+struct HingeParams : PnlsParams {
   float margin = 1.f;
   unsigned unused = 0;
 };

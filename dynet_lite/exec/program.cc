@@ -416,13 +416,16 @@ void ProgramCache::check_use(bool by_structure) {
   use_ = use;
 }
 
+void ProgramCache::drop(std::list<Entry>::iterator it) {
+  if (it->second.get() == last_program_) last_program_ = nullptr;
+  structures_.erase(it->first);
+  index_.erase(it->first);
+  programs_.erase(it);
+}
+
 Program& ProgramCache::insert(uint64_t key, std::unique_ptr<Program> program) {
   if (programs_.size() >= capacity_) {
-    const Entry& last = programs_.back();
-    if (last.second.get() == last_program_) last_program_ = nullptr;
-    structures_.erase(last.first);
-    index_.erase(last.first);
-    programs_.pop_back();
+    drop(std::prev(programs_.end()));
     ++evictions_;
   }
   programs_.emplace_front(key, std::move(program));
@@ -463,9 +466,15 @@ Program* ProgramCache::get_if_seen(uint64_t key, unsigned after, const std::func
   return &get(key, build);
 }
 
-const Tensor& ProgramCache::forward(const Expression& e, unsigned after) {
+namespace {
+void check_live(const Expression& e, const char* what) {
   DYNET_LITE_ARG_CHECK(e.pg != nullptr && e.graph_is_live() && e.pg->is_live(e.i, e.graph_id, e.stamp),
-                       "ProgramCache::forward: the expression is empty or stale (its graph was cleared or destroyed)");
+                       what << ": the expression is empty or stale (its graph was cleared or destroyed)");
+}
+}  // namespace
+
+const Tensor& ProgramCache::forward(const Expression& e, unsigned after) {
+  check_live(e, "ProgramCache::forward");
   check_use(true);
   ComputationGraph& cg = *e.pg;
   last_program_ = nullptr;
@@ -481,9 +490,7 @@ const Tensor& ProgramCache::forward(const Expression& e, unsigned after) {
     if (it != index_.end()) {
       Program& found = *it->second->second;
       if (!found.parameters_alive()) {  // its model is gone: compiled again for this one
-        structures_.erase(s.key);
-        programs_.erase(it->second);
-        index_.erase(it);
+        drop(it->second);
       } else if (structures_.at(s.key) == s.words) {
         ++hits_;
         programs_.splice(programs_.begin(), programs_, it->second);
@@ -519,8 +526,7 @@ const Tensor& ProgramCache::forward(const Expression& e, unsigned after) {
 }
 
 void ProgramCache::backward(const Expression& e, bool full) {
-  DYNET_LITE_ARG_CHECK(e.pg != nullptr && e.graph_is_live() && e.pg->is_live(e.i, e.graph_id, e.stamp),
-                       "ProgramCache::backward: the expression is empty or stale (its graph was cleared or destroyed)");
+  check_live(e, "ProgramCache::backward");
   if (last_program_ && e.pg == last_graph_ && e.graph_id == last_graph_id_) {
     last_program_->backward(Expression(last_program_->cg_.get(), e.i), full);
     return;

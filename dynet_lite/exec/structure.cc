@@ -15,14 +15,10 @@ namespace dynet_lite {
 
 namespace {
 
-using op_params::HingeParams;
 using op_params::IndexSource;
 using op_params::InputParams;
 using op_params::LookupParams;
 using op_params::PnlsParams;
-
-static_assert(sizeof(HingeParams) <= Node::kParamBytes && sizeof(IndexSource) <= Node::kParamBytes,
-              "parameters fit in the node");
 
 template <class P>
 P params_of(const Node& n) {
@@ -37,52 +33,76 @@ void write_params(const P& p, unsigned char (&out)[Node::kParamBytes]) {
   std::memcpy(out, &p, sizeof(P));
 }
 
-// pickneglogsoftmax and hinge take their indices alike.
+// Where the parameters P of an op keep their indices: behind a pointer to one
+// (`one`) or to a vector (`many`), copied into graph memory (`copied`), or
+// one by value (`value`).  Lookups, pickneglogsoftmax and hinge (whose
+// parameters derive from pickneglogsoftmax's) name them alike.
 template <class P>
-DataSlot index_loss_slot(const P& p, unsigned& count) {
-  count = p.count;
-  return p.count == 1 ? DataSlot::Index : DataSlot::Indices;
+struct IndexFields {
+  static constexpr auto one = &P::pindex;
+  static constexpr auto many = &P::pindices;
+  static constexpr auto copied = &P::indices;
+  static constexpr auto value = &P::index;
+};
+// pick, pick_batch_elems, select_rows, select_cols.
+template <>
+struct IndexFields<IndexSource> {
+  static constexpr auto one = &IndexSource::pone;
+  static constexpr auto many = &IndexSource::pvec;
+  static constexpr auto copied = &IndexSource::values;
+  static constexpr auto value = &IndexSource::one;
+};
+
+// Whether p holds a vector of indices (not one index).
+template <class P>
+bool holds_many(const P& p) {
+  using F = IndexFields<P>;
+  return p.*F::many || p.*F::copied;
 }
+
+// p without its indices: what the structure holds.
 template <class P>
-P without_index_loss_data(P p) {
-  p.indices = nullptr;
-  p.pindex = nullptr;
-  p.pindices = nullptr;
-  p.index = 0;
+P without_indices(P p) {
+  using F = IndexFields<P>;
+  p.*F::one = nullptr;
+  p.*F::many = nullptr;
+  p.*F::copied = nullptr;
+  p.*F::value = 0;
   return p;
 }
-// The indices a node of parameters P holds now, wherever they are: behind a
-// pointer to one (`One`) or to a vector (`Many`), copied into graph memory
-// (`Copied`), or one by value (`Value`).
-template <class P, const unsigned* P::*One = &P::pindex, const std::vector<unsigned>* P::*Many = &P::pindices,
-          const unsigned* P::*Copied = &P::indices, unsigned P::*Value = &P::index>
+
+// The indices p holds now, wherever they are.
+template <class P>
 void read_indices(const P& p, const char* op, unsigned* out, unsigned count) {
-  if (p.*One) {
-    out[0] = *(p.*One);
-  } else if (p.*Many) {
-    const std::vector<unsigned>& v = *(p.*Many);
+  using F = IndexFields<P>;
+  if (p.*F::one) {
+    out[0] = *(p.*F::one);
+  } else if (p.*F::many) {
+    const std::vector<unsigned>& v = *(p.*F::many);
     DYNET_LITE_DIM_CHECK(v.size() == count, op << ": the index vector behind the pointer now holds " << v.size()
                                                << " indices, but the node was built for " << count);
     std::copy(v.begin(), v.end(), out);
-  } else if (p.*Copied) {
-    std::copy(p.*Copied, p.*Copied + count, out);
+  } else if (p.*F::copied) {
+    std::copy(p.*F::copied, p.*F::copied + count, out);
   } else {
-    out[0] = p.*Value;
+    out[0] = p.*F::value;
   }
 }
 
-// `out` (parameters without data) reading its index or indices from a slot,
-// through P's fields `One` (one index) or `Many` (a vector of them).
-template <class P, const unsigned* P::*One = &P::pindex, const std::vector<unsigned>* P::*Many = &P::pindices>
+// `out` (parameters without data) reading its index or indices from a slot;
+// P may be the leading part of out's parameters (hinge's PnlsParams): the rest
+// stays as it is.
+template <class P>
 void point_at_slot(bool one, const unsigned* index, const std::vector<unsigned>* indices,
                    unsigned char (&out)[Node::kParamBytes]) {
+  using F = IndexFields<P>;
   P p;
   std::memcpy(&p, out, sizeof(P));
   if (one)
-    p.*One = index;
+    p.*F::one = index;
   else
-    p.*Many = indices;
-  write_params(p, out);
+    p.*F::many = indices;
+  std::memcpy(out, &p, sizeof(P));
 }
 
 // The ops whose parameters point at data that no slot takes (graph memory, a
@@ -101,7 +121,7 @@ bool blocks_compiling(OpKind op) {
   }
 }
 
-// pick, pick_batch_elems, select_rows, select_cols.
+// The ops whose parameters are an IndexSource.
 bool takes_index_source(OpKind op) {
   return op == OpKind::Pick || op == OpKind::PickBatchElems || op == OpKind::SelectRows || op == OpKind::SelectCols;
 }
@@ -124,25 +144,17 @@ DataSlot classify(const Node& n, unsigned& count, unsigned char (&structural)[No
       return DataSlot::Values;
     }
     case OpKind::Lookup: {
-      LookupParams p = params_of<LookupParams>(n);
-      const bool many = p.indices || p.pindices;
-      p.indices = nullptr;
-      p.pindex = nullptr;
-      p.pindices = nullptr;
-      p.index = 0;
-      write_params(p, structural);
+      const LookupParams p = params_of<LookupParams>(n);
+      write_params(without_indices(p), structural);
       count = n.value.d.bd;
-      return many ? DataSlot::Indices : DataSlot::Index;
+      return holds_many(p) ? DataSlot::Indices : DataSlot::Index;
     }
-    case OpKind::PickNegLogSoftmax: {
-      const PnlsParams p = params_of<PnlsParams>(n);
-      write_params(without_index_loss_data(p), structural);
-      return index_loss_slot(p, count);
-    }
-    case OpKind::Hinge: {
-      const HingeParams p = params_of<HingeParams>(n);
-      write_params(without_index_loss_data(p), structural);
-      return index_loss_slot(p, count);
+    case OpKind::PickNegLogSoftmax:
+    case OpKind::Hinge: {  // hinge's parameters begin with pickneglogsoftmax's
+      const PnlsParams p = without_indices(params_of<PnlsParams>(n));
+      std::memcpy(structural, &p, sizeof p);
+      count = p.count;
+      return count == 1 ? DataSlot::Index : DataSlot::Indices;
     }
     default:
       break;
@@ -152,15 +164,10 @@ DataSlot classify(const Node& n, unsigned& count, unsigned char (&structural)[No
     return DataSlot::None;
   }
   if (takes_index_source(n.op)) {
-    IndexSource p = params_of<IndexSource>(n);
-    const bool many = p.values || p.pvec;
+    const IndexSource p = params_of<IndexSource>(n);
+    write_params(without_indices(p), structural);
     count = p.count;
-    p.values = nullptr;
-    p.pvec = nullptr;
-    p.pone = nullptr;
-    p.one = 0;
-    write_params(p, structural);
-    return many ? DataSlot::Indices : DataSlot::Index;
+    return holds_many(p) ? DataSlot::Indices : DataSlot::Index;
   }
   return DataSlot::None;
 }
@@ -261,17 +268,14 @@ void read_node_data(const ComputationGraph& cg, const GraphStructure::DataNode& 
       read_indices(params_of<LookupParams>(n), "lookup", indices, d.count);
       return;
     case OpKind::PickNegLogSoftmax:
-      read_indices(params_of<PnlsParams>(n), "pickneglogsoftmax", indices, d.count);
-      return;
     case OpKind::Hinge:
-      read_indices(params_of<HingeParams>(n), "hinge", indices, d.count);
+      read_indices(params_of<PnlsParams>(n), op_name(n.op), indices, d.count);
       return;
     default:
       break;
   }
   DYNET_LITE_CHECK(takes_index_source(n.op), std::logic_error, op_name(n.op) << " takes no data from a slot");
-  read_indices<IndexSource, &IndexSource::pone, &IndexSource::pvec, &IndexSource::values, &IndexSource::one>(
-      params_of<IndexSource>(n), op_name(n.op), indices, d.count);
+  read_indices(params_of<IndexSource>(n), op_name(n.op), indices, d.count);
 }
 
 void slot_parameters(const Node& n, const GraphStructure::DataNode& d, const std::vector<float>* values,
@@ -292,13 +296,11 @@ void slot_parameters(const Node& n, const GraphStructure::DataNode& d, const std
       point_at_slot<LookupParams>(one, index, indices, out);
       return;
     case OpKind::PickNegLogSoftmax:
+    case OpKind::Hinge:
       point_at_slot<PnlsParams>(one, index, indices, out);
       return;
-    case OpKind::Hinge:
-      point_at_slot<HingeParams>(one, index, indices, out);
-      return;
     default:
-      point_at_slot<IndexSource, &IndexSource::pone, &IndexSource::pvec>(one, index, indices, out);
+      point_at_slot<IndexSource>(one, index, indices, out);
       return;
   }
 }
