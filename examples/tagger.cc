@@ -569,20 +569,23 @@ class Tagger {
   }
   bool spelled(const Token& t, bool dropped) const { return t.by_chars || (dropped && use_char); }
 
-  Expression word_lookup(LookupParameter p, unsigned index, const std::string& name) {
+  /// Looks up row `index` of p, or, in a compiled program, the slot that
+  /// `name()` names (made only then: a rebuilt graph builds no names).
+  template <class Name>
+  Expression word_lookup(LookupParameter p, unsigned index, Name&& name) {
     if (program_) {
-      const unsigned* slot_index = program_->index(name);
+      const unsigned* slot_index = program_->index(name());
       return training_ ? lookup(*cg_, p, slot_index) : const_lookup(*cg_, p, slot_index);
     }
     return training_ ? lookup(*cg_, p, index) : const_lookup(*cg_, p, index);
   }
 
   Expression word_repr(const Token& t, size_t i, bool dropped) {
-    if (!spelled(t, dropped)) return word_lookup(p_word, dropped ? 0u : t.word, slot('w', i));  // <unk> is word 0
+    if (!spelled(t, dropped)) return word_lookup(p_word, dropped ? 0u : t.word, [&] { return slot('w', i); });  // <unk> is word 0
     cfwd.start_new_sequence();
-    for (size_t k = 0; k < t.chars.size(); ++k) cfwd.add_input(word_lookup(p_char, t.chars[k], char_slot('c', i, k)));
+    for (size_t k = 0; k < t.chars.size(); ++k) cfwd.add_input(word_lookup(p_char, t.chars[k], [&] { return char_slot('c', i, k); }));
     cbwd.start_new_sequence();
-    for (size_t k = t.chars.size(); k-- > 0;) cbwd.add_input(word_lookup(p_char, t.chars[k], char_slot('d', i, k)));
+    for (size_t k = t.chars.size(); k-- > 0;) cbwd.add_input(word_lookup(p_char, t.chars[k], [&] { return char_slot('d', i, k); }));
     return concatenate({cfwd.back(), cbwd.back()});
   }
 
