@@ -96,6 +96,17 @@ BOOST_AUTO_TEST_CASE(model_shapes) {
   for (const auto& s : shapes) check_shape(s[0], s[1], s[2], gen);
 }
 
+BOOST_AUTO_TEST_CASE(matrix_vector_products_on_both_sides_of_the_streamed_cuts) {
+  std::mt19937 gen(17);
+  // One column: W x and W^T dy read W in one stream from 384 rows (W x) or 64
+  // rows and 8K floats (W^T dy) up to 2^20 floats, Eigen's product below and
+  // above; every remainder of a vector of rows on each side.
+  const size_t shapes[][2] = {{64, 127},  {64, 128},  {65, 128},   {63, 200},   {383, 128}, {384, 85},
+                              {384, 86},  {385, 128}, {399, 256},  {640, 256},  {1031, 7},  {1024, 1024},
+                              {1025, 1024}, {200, 50}, {6021, 256}};
+  for (const auto& s : shapes) check_shape(s[0], s[1], 1, gen);
+}
+
 BOOST_AUTO_TEST_CASE(deep_products_without_packing) {
   std::mt19937 gen(13);
   // y = W x with depths of 511 to 700 and weights small enough for the no-pack

@@ -159,11 +159,13 @@ BOOST_AUTO_TEST_CASE(every_set_computes_what_the_baseline_computes) {
 
 BOOST_AUTO_TEST_CASE(every_set_multiplies_large_products_exactly_enough) {
   // y = W x, dx += W^T dy, dW += dy x^T through the dispatching entry points, on
-  // shapes that take the packed, the no-pack and Eigen's paths.
+  // shapes that take the packed, the no-pack and Eigen's paths and the
+  // matrix-vector products read in one stream.
   struct Shape {
     size_t m, k, n;
   };
-  for (Shape s : {Shape{300, 160, 64}, Shape{64, 50, 3}, Shape{512, 256, 40}, Shape{17, 1000, 1}}) {
+  for (Shape s : {Shape{300, 160, 64}, Shape{64, 50, 3}, Shape{512, 256, 40}, Shape{17, 1000, 1},
+                 Shape{640, 256, 1}, Shape{401, 100, 1}}) {
     std::vector<float> w = test::test_values(s.m * s.k), x = test::test_values(s.k * s.n, 0.5f),
                        dy = test::test_values(s.m * s.n, -0.25f);
     std::vector<float> y_ref(s.m * s.n, 0.f), dx_ref(s.k * s.n, 0.f), dw_ref(s.m * s.k, 0.f);
