@@ -105,6 +105,13 @@ BOOST_AUTO_TEST_CASE(matrix_vector_products_on_both_sides_of_the_streamed_cuts) 
                               {384, 86},  {385, 128}, {399, 256},  {640, 256},  {1031, 7},  {1024, 1024},
                               {1025, 1024}, {200, 50}, {6021, 256}};
   for (const auto& s : shapes) check_shape(s[0], s[1], 1, gen);
+  // W^T dy on a few columns: four, two and one a pass, below 12 columns on
+  // any rows, up to the packed product's 32 on 256 rows or more.
+  for (size_t n : {2, 3, 5, 7, 11, 12, 13, 31, 32}) {
+    check_shape(640, 256, n, gen);
+    check_shape(200, 128, n, gen);
+    check_shape(256, 33, n, gen);
+  }
 }
 
 BOOST_AUTO_TEST_CASE(deep_products_without_packing) {

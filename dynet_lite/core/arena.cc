@@ -116,6 +116,4 @@ size_t Arena::capacity_bytes() const {
   return s;
 }
 
-size_t Arena::used_bytes() const { return used_before_current_ + offset_; }
-
 }  // namespace dynet_lite

@@ -98,7 +98,7 @@ class Arena {
   }
 
   size_t capacity_bytes() const;
-  size_t used_bytes() const;
+  size_t used_bytes() const { return used_before_current_ + offset_; }
   /// The most bytes in use at once since the arena was made.
   size_t peak_bytes() const { return used_bytes() > peak_ ? used_bytes() : peak_; }
   size_t num_chunks() const { return chunks_.size(); }

@@ -417,14 +417,18 @@ constexpr size_t kLibraryTnColumns = 64;
 // product keeps y in registers; larger ones come from the L3 or memory, where
 // Eigen's several streams at once are as fast or faster.
 void column_product_streamed(const float* w, size_t m, size_t k, const float* x, float* y, bool accumulate);
-void column_dots_streamed(const float* w, size_t m, size_t k, const float* dy, float* dx);
+void column_dots_streamed(const float* w, size_t m, size_t k, const float* dy, float* dx, size_t n);
 constexpr size_t kStreamedRows = 384, kStreamedMinFloats = size_t(32) << 10, kStreamedMaxFloats = size_t(1) << 20;
 constexpr size_t kDotsMinRows = 64, kDotsMinFloats = size_t(8) << 10;
+// Columns of dy up to which W^T dy streams: all shapes below kDotsFewCols,
+// from kDotsLongRows rows up to the packed product's cut (kPackedMinCols).
+constexpr size_t kDotsFewCols = 12, kDotsLongRows = 256;
 inline bool streamed_product_pays(size_t m, size_t k) {
   return m >= kStreamedRows && m * k >= kStreamedMinFloats && m * k <= kStreamedMaxFloats;
 }
-inline bool streamed_dots_pay(size_t m, size_t k) {
-  return m >= kDotsMinRows && m * k >= kDotsMinFloats && m * k <= kStreamedMaxFloats;
+inline bool streamed_dots_pay(size_t m, size_t k, size_t n) {
+  return m >= kDotsMinRows && m * k >= kDotsMinFloats && m * k <= kStreamedMaxFloats &&
+         (n < kDotsFewCols || (m >= kDotsLongRows && n < kPackedMinCols));
 }
 
 void gemm_large_here(const float* w, const float* x, float* y, size_t m, size_t k, size_t n, bool accumulate) {
@@ -456,8 +460,8 @@ void gemm_large_here(const float* w, const float* x, float* y, size_t m, size_t 
 }
 
 void gemm_tn_large_here(const float* w, const float* dy, float* dx, size_t m, size_t k, size_t n) {
+  if (streamed_dots_pay(m, k, n)) return column_dots_streamed(w, m, k, dy, dx, n);
   if (n == 1) {
-    if (streamed_dots_pay(m, k)) return column_dots_streamed(w, m, k, dy, dx);
     Vec(dx, k).noalias() += block(w, m, 0, 0, m, k).transpose() * ConstVec(dy, m);
     return;
   }
@@ -616,29 +620,50 @@ void column_product_streamed(const float* w, size_t m, size_t k, const float* x,
   }
 }
 
-// dx += W^T dy for one column dy: dx[j] gets the dot product of W's column j
-// with dy, the columns one after another (W read as one stream, as above), the
-// rows of each in four sums of a vector each.  Against Eigen's product, which
-// reads several columns at once: 1.4-1.9x faster on weights of 64 KB to 4 MB
-// (AVX-512: 384 x 128 0.94 against 1.32 us, 640 x 256 2.5 against 4.7, 1024 x
-// 128 2.0 against 3.6), 0.85x on larger ones, whose columns come from the L3
-// or memory (6021 x 256).
-void column_dots_streamed(const float* w, size_t m, size_t k, const float* dy, float* dx) {
-  const size_t m4 = m / (4 * kLanes) * (4 * kLanes), mv = m / kLanes * kLanes, tail = m % kLanes;
+// dx += W^T dy for C columns of dy (m floats each, `ldy` apart; dx's k floats
+// each `ldx` apart): dx[c][j] gets the dot product of W's column j with dy's
+// column c, W's columns one after another (W read as one stream, as above,
+// and each of its vectors used for the C columns), the rows of each in two
+// sums of a vector.
+template <int C>
+void dots_streamed(const float* w, size_t m, size_t k, const float* dy, size_t ldy, float* dx, size_t ldx) {
+  const size_t m2 = m / (2 * kLanes) * (2 * kLanes), mv = m / kLanes * kLanes, tail = m % kLanes;
   for (size_t j = 0; j < k; ++j) {
-    const float* c = w + j * m;
-    Lanes a0{}, a1{}, a2{}, a3{};
+    const float* col = w + j * m;
+    Lanes a[C], b[C];
+    for (int c = 0; c < C; ++c) a[c] = b[c] = Lanes{};
     size_t i = 0;
-    for (; i < m4; i += 4 * kLanes) {
-      a0 = fma_lanes(load<Lanes>(c + i), load<Lanes>(dy + i), a0);
-      a1 = fma_lanes(load<Lanes>(c + i + kLanes), load<Lanes>(dy + i + kLanes), a1);
-      a2 = fma_lanes(load<Lanes>(c + i + 2 * kLanes), load<Lanes>(dy + i + 2 * kLanes), a2);
-      a3 = fma_lanes(load<Lanes>(c + i + 3 * kLanes), load<Lanes>(dy + i + 3 * kLanes), a3);
+    for (; i < m2; i += 2 * kLanes) {
+      const Lanes w0 = load<Lanes>(col + i), w1 = load<Lanes>(col + i + kLanes);
+      for (int c = 0; c < C; ++c) {
+        a[c] = fma_lanes(w0, load<Lanes>(dy + c * ldy + i), a[c]);
+        b[c] = fma_lanes(w1, load<Lanes>(dy + c * ldy + i + kLanes), b[c]);
+      }
     }
-    for (; i < mv; i += kLanes) a0 = fma_lanes(load<Lanes>(c + i), load<Lanes>(dy + i), a0);
-    if (tail) a1 = fma_lanes(load_tail(c + mv, tail), load_tail(dy + mv, tail), a1);
-    dx[j] += lane_sum((a0 + a1) + (a2 + a3));
+    if (i < mv) {
+      const Lanes w0 = load<Lanes>(col + i);
+      for (int c = 0; c < C; ++c) a[c] = fma_lanes(w0, load<Lanes>(dy + c * ldy + i), a[c]);
+    }
+    if (tail) {
+      const Lanes w0 = load_tail(col + mv, tail);
+      for (int c = 0; c < C; ++c) b[c] = fma_lanes(w0, load_tail(dy + c * ldy + mv, tail), b[c]);
+    }
+    for (int c = 0; c < C; ++c) dx[c * ldx + j] += lane_sum(a[c] + b[c]);
   }
+}
+
+// dx (k x n) += W^T dy (dy m x n) through dots_streamed, four columns of dy a
+// pass.  Against Eigen's product, which reads several of W's columns at once
+// (AVX-512, weights in the L2, GFLOP/s): one column 118 against 85 at 640 x
+// 256 (384 x 128 0.94 against 1.32 us, 1024 x 128 2.0 against 3.6); two
+// columns 173 against 34, four 208 against 75, sixteen 206 against 137;
+// 200 x 128 from 12 columns on and weights from the L3 (6021 x 256, one
+// column 0.85x) are Eigen's.
+void column_dots_streamed(const float* w, size_t m, size_t k, const float* dy, float* dx, size_t n) {
+  size_t c = 0;
+  for (; c + 4 <= n; c += 4) dots_streamed<4>(w, m, k, dy + c * m, m, dx + c * k, k);
+  for (; c + 2 <= n; c += 2) dots_streamed<2>(w, m, k, dy + c * m, m, dx + c * k, k);
+  if (c < n) dots_streamed<1>(w, m, k, dy + c * m, m, dx + c * k, k);
 }
 
 // One strip of registers where the rows fit in one (each column of W read
