@@ -6,15 +6,19 @@
 //
 // Each picks its path from the shape: hand-written loops below a few thousand
 // multiply-adds (Eigen's dispatch on dynamic sizes costs more than the arithmetic
-// there), a matrix-vector product or a rank-1 update when n == 1; for a weight of
+// there); a matrix-vector product or a rank-1 update when n == 1, and gemm_tn on
+// up to a few dozen columns, which read a weight of the L2's size (64 KB to 4 MB)
+// column after column in one stream (gemm.cc, column_product_streamed and
+// column_dots_streamed: the core's prefetchers serve one stream at nearly twice
+// the rate of the several a blocked kernel reads at once); for a weight of
 // 48K floats or more (on AVX-512: more than the L2 cache holds) and 32 columns or
 // more, all three run a packed product (blocks of both operands copied into the
 // order the register tiles read, as GotoBLAS and BLIS do); below that, gemm and
 // gemm_nt use register tiles that read W (or dy) where it lies instead of packing
 // it on every call as Eigen does (bench/gemm_shapes compares them with Eigen on
 // the models' shapes);
-// Eigen's blocked GEMM remains for small gemm_tn, for shallow gemm_nt and for
-// very large operands with few columns.  Backward avoids gemm_tn where a weight
+// Eigen remains for small gemm_tn, for shallow gemm_nt, for matrix-vector
+// products of small weights and for very large operands with few columns.  Backward avoids gemm_tn where a weight
 // is used more than once, or in a product of many columns: it multiplies by a
 // transposed copy through gemm (backends/cpu/transposed_weights.h).
 // bench/gemm_shapes measures all three on any shape.
