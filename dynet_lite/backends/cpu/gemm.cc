@@ -632,9 +632,11 @@ void column_product_streamed(const float* w, size_t m, size_t k, const float* x,
 // dx += W^T dy for C columns of dy (m floats each, `ldy` apart; dx's k floats
 // each `ldx` apart): dx[c][j] gets the dot product of W's column j with dy's
 // column c, W's columns one after another (W read as one stream, as above,
-// and each of its vectors used for the C columns), the rows of each in R sums
-// of a vector: eight chains of multiply-adds in flight (a single column in
-// two sums waited on their latency: 1.2x slower at 640 x 128).
+// and each of its vectors used for the C columns), the rows of each dot
+// product in R sums of a vector: four for one column, two for more, so that
+// four to eight chains of multiply-adds are in flight.  (Eight sums for one
+// column left 200 x 128 at 44 GFLOP/s, against 84 with four: the rows of a
+// short column fill few of them.)
 template <int C>
 void dots_streamed(const float* w, size_t m, size_t k, const float* dy, size_t ldy, float* dx, size_t ldx) {
   constexpr int R = C >= 2 ? 2 : 4;
