@@ -60,45 +60,18 @@ const char* const VOCAB_MAGIC = "dynet_lite-rnnlm-vocabulary";
 /// A sentence as word ids, <s> first and </s> last.
 using Sentence = std::vector<unsigned>;
 
-/// Reads one sentence a line (tokens separated by white space); blank lines are
-/// skipped.  Throws io_error naming the file when it cannot be opened or holds
-/// no sentence, and the line when it uses a reserved token.
-std::vector<std::vector<std::string>> read_text(const std::string& path) {
-  std::ifstream in(path);
-  DYNET_LITE_CHECK(in.good(), io_error, "cannot open '" << path << "'");
-  std::vector<std::vector<std::string>> out;
-  std::string line;
-  size_t lineno = 0;
-  while (std::getline(in, line)) {
-    ++lineno;
-    std::istringstream ls(line);
-    std::vector<std::string> words;
-    for (std::string w; ls >> w;) {
-      DYNET_LITE_CHECK(w != BOS && w != EOS, std::runtime_error,
-                       path << ":" << lineno << ": the token '" << w
-                            << "' is reserved for the sentence boundaries; the text must not contain it");
-      words.push_back(w);
-    }
-    if (!words.empty()) out.push_back(std::move(words));
-  }
-  DYNET_LITE_CHECK(!in.bad(), io_error, "reading '" << path << "' failed");
-  DYNET_LITE_CHECK(!out.empty(), std::runtime_error, "'" << path << "' holds no sentence");
-  return out;
-}
-
 /// The vocabulary: <s>, </s>, <unk>, then the training words in order of appearance.
 struct Vocabulary {
   Dict words;
   unsigned bos = 0, eos = 0, unk = 0;
 
-  static Vocabulary build(const std::vector<std::vector<std::string>>& train) {
+  /// A vocabulary still growing: <s>, </s> and <unk>; read_sentences adds the
+  /// training words to it, finish() closes it.
+  static Vocabulary open() {
     Vocabulary v;
-    v.words.convert(BOS);
-    v.words.convert(EOS);
-    v.words.convert(UNK);
-    for (const auto& s : train)
-      for (const auto& w : s) v.words.convert(w);
-    v.finish();
+    v.bos = static_cast<unsigned>(v.words.convert(BOS));
+    v.eos = static_cast<unsigned>(v.words.convert(EOS));
+    v.unk = static_cast<unsigned>(v.words.convert(UNK));
     return v;
   }
 
@@ -110,19 +83,14 @@ struct Vocabulary {
     unk = static_cast<unsigned>(words.get_unk_id());
   }
 
+  /// The words' ids between <s> and </s>: while the vocabulary is open a new
+  /// word gets the next id, once it is finished an unknown one is <unk>.
   Sentence convert(const std::vector<std::string>& s) {
     Sentence out;
     out.reserve(s.size() + 2);
     out.push_back(bos);
     for (const auto& w : s) out.push_back(static_cast<unsigned>(words.convert(w)));
     out.push_back(eos);
-    return out;
-  }
-
-  std::vector<Sentence> convert(const std::vector<std::vector<std::string>>& corpus) {
-    std::vector<Sentence> out;
-    out.reserve(corpus.size());
-    for (const auto& s : corpus) out.push_back(convert(s));
     return out;
   }
 
@@ -142,6 +110,37 @@ struct Vocabulary {
     return v;
   }
 };
+
+/// Reads the first `max` sentences of `path` (0: all), one a line (tokens
+/// separated by white space; blank lines are skipped), as word ids of `vocab`
+/// (Vocabulary::convert), each line converted as it is read: the text is never
+/// held whole (as strings, the Penn Treebank's validation text takes about 3
+/// MB).  Throws io_error naming the file when it cannot be opened or holds no
+/// sentence, and the line when it uses a reserved token.
+std::vector<Sentence> read_sentences(const std::string& path, Vocabulary& vocab, size_t max = 0) {
+  std::ifstream in(path);
+  DYNET_LITE_CHECK(in.good(), io_error, "cannot open '" << path << "'");
+  std::vector<Sentence> out;
+  std::vector<std::string> words;
+  std::string line;
+  size_t lineno = 0;
+  while ((max == 0 || out.size() < max) && std::getline(in, line)) {
+    ++lineno;
+    std::istringstream ls(line);
+    words.clear();
+    for (std::string w; ls >> w;) {
+      DYNET_LITE_CHECK(w != BOS && w != EOS, std::runtime_error,
+                       path << ":" << lineno << ": the token '" << w
+                            << "' is reserved for the sentence boundaries; the text must not contain it");
+      words.push_back(std::move(w));
+    }
+    if (!words.empty()) out.push_back(vocab.convert(words));
+  }
+  DYNET_LITE_CHECK(!in.bad(), io_error, "reading '" << path << "' failed");
+  DYNET_LITE_CHECK(!out.empty(), std::runtime_error, "'" << path << "' holds no sentence");
+  out.shrink_to_fit();
+  return out;
+}
 
 /// Number of target words (every word after <s>, </s> included).
 size_t count_targets(const std::vector<Sentence>& data) {
@@ -447,9 +446,7 @@ void finish_options(Options& o) {
 /// model's log_probs at those words.
 int run_export(const Options& o, const std::string& path) {
   examples::SavedModel<Vocabulary, RNNLanguageModel> saved(path);
-  std::vector<std::vector<std::string>> test_text = read_text(o.test);
-  if (o.max_test && test_text.size() > o.max_test) test_text.resize(o.max_test);
-  std::vector<Sentence> test = saved.vocab.convert(test_text);
+  std::vector<Sentence> test = read_sentences(o.test, saved.vocab, o.max_test);
   auto sample = std::find_if(test.begin(), test.end(), [](const Sentence& s) { return s.size() >= 3; });
   DYNET_LITE_CHECK(sample != test.end(), std::runtime_error, "--export: no test sentence of three words in " << o.test);
   saved.model.export_onnx(*sample, o.export_path);
@@ -476,9 +473,7 @@ int run_export(const Options&, const std::string&) { return 1; }  // refused by 
 
 int run_evaluate(const Options& o) {
   examples::SavedModel<Vocabulary, RNNLanguageModel> saved(o.load);
-  std::vector<std::vector<std::string>> test_text = read_text(o.test);
-  if (o.max_test && test_text.size() > o.max_test) test_text.resize(o.max_test);
-  std::vector<Sentence> test = saved.vocab.convert(test_text);
+  std::vector<Sentence> test = read_sentences(o.test, saved.vocab, o.max_test);
   examples::Timer t;
   ProgramCache programs(kPrograms);
   const double nll = total_nll(saved.model, test, saved.vocab.eos, o.compile ? &programs : nullptr);
@@ -517,13 +512,10 @@ int run_score(const Options& o) {
 
 int run_train(const Options& o) {
   examples::Timer total_time;
-  std::vector<std::vector<std::string>> train_text = read_text(o.train);
-  if (o.max_train && train_text.size() > o.max_train) train_text.resize(o.max_train);
-  Vocabulary vocab = Vocabulary::build(train_text);
-  std::vector<Sentence> train = vocab.convert(train_text);
-  std::vector<std::vector<std::string>> test_text = read_text(o.test);
-  if (o.max_test && test_text.size() > o.max_test) test_text.resize(o.max_test);
-  std::vector<Sentence> test = vocab.convert(test_text);
+  Vocabulary vocab = Vocabulary::open();
+  std::vector<Sentence> train = read_sentences(o.train, vocab, o.max_train);
+  vocab.finish();
+  std::vector<Sentence> test = read_sentences(o.test, vocab, o.max_test);
   const size_t train_words = count_targets(train), test_words = count_targets(test);
   size_t test_unk = 0;
   for (const auto& s : test) test_unk += std::count(s.begin() + 1, s.end(), vocab.unk);
@@ -588,9 +580,9 @@ int run_bench(const Options& o) {
   DYNET_LITE_ARG_CHECK(!(autobatch && o.compile), "--compile applies to --bench manual-B, not b64-auto (its "
                                                   "graphs of 64 sentence lengths hardly ever repeat)");
   examples::BenchRecorder recorder(autobatch);
-  std::vector<std::vector<std::string>> train_text = read_text(o.train);
-  Vocabulary vocab = Vocabulary::build(train_text);
-  std::vector<Sentence> train = vocab.convert(train_text);
+  Vocabulary vocab = Vocabulary::open();
+  std::vector<Sentence> train = read_sentences(o.train, vocab);
+  vocab.finish();
   std::vector<std::vector<size_t>> batches = make_minibatches(train, B);
   std::mt19937 shuffle_rng(SHUFFLE_SEED);
   std::shuffle(batches.begin(), batches.end(), shuffle_rng);  // once, with a fixed seed
