@@ -989,8 +989,10 @@ int run_bench(const Options& o) {
   const size_t WARMUP = 100, TIMED = 2000;
   const examples::MinibatchMode mode = examples::minibatch_mode(o.bench);
   examples::BenchRecorder recorder(mode.autobatch != 0 && !o.compile && !o.compile_structure);
+  // The vocabulary counts the whole training file; only the sentences the
+  // benchmark trains on are read and kept.
   Vocabulary vocab = Vocabulary::build(o.train, 0, o.use_char);
-  std::vector<Sentence> train = vocab.read(o.train);
+  std::vector<Sentence> train = vocab.read(o.train, WARMUP + TIMED);
   DYNET_LITE_CHECK(train.size() >= WARMUP + TIMED, std::runtime_error,
                    "--bench needs " << WARMUP + TIMED << " training sentences, '" << o.train << "' has "
                                             << train.size());
