@@ -53,13 +53,17 @@ class ComputationGraph {
   /// A parameter's node may have passed its gradient straight into the
   /// parameter's (backward without `full`, on the CPU): then it reads that, and
   /// throws once something else has written to it (another use, an update).
+  /// A builder's internal steps, which no caller holds (an LSTM builder's
+  /// gates), keep no gradient after a backward without `full` on the CPU: it
+  /// throws for them.
   const Tensor& get_gradient(VariableIndex i);
   const Tensor& get_gradient(const Expression& e);
   /// Forgets every computed value (e.g. after changing parameters).
   void invalidate();
   /// Back-propagates from a node with one element per batch element, adding the
   /// parameter gradients into the model.  `full` also computes gradients of nodes
-  /// that do not depend on parameters (inputs), for get_gradient().
+  /// that do not depend on parameters (inputs), and keeps every node's own, for
+  /// get_gradient().
   void backward(const Expression& last, bool full = false);
   void backward(VariableIndex last, bool full = false);
 

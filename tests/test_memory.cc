@@ -7,6 +7,7 @@
 #include <fstream>
 #include <iostream>
 #include <random>
+#include <set>
 #include <string>
 #include <thread>
 #if defined(__linux__)
@@ -14,8 +15,10 @@
 #endif
 
 #include "dynet_lite/core/arena.h"
+#include "dynet_lite/core/node.h"
 #include "dynet_lite/devices.h"
 #include "dynet_lite/exec/autobatch.h"
+#include "dynet_lite/lstm.h"
 #include "dynet_lite/training.h"
 
 using dl::Arena;
@@ -364,6 +367,63 @@ BOOST_AUTO_TEST_CASE(a_warm_training_loop_allocates_nothing) {
     });
     if (allocations >= 0) BOOST_CHECK_EQUAL(allocations, 0);
   }
+}
+
+// An LSTM builder's gates are its own: no caller holds them.  Plain backward
+// gives a step's gates gradient memory to the next step's once the step has
+// passed it on, so a sequence's gates hold a few slots, not one a step.  The
+// parameters' gradients are those of a backward that keeps every gradient;
+// the gates' gradients can no longer be read, and get_gradient says how to
+// keep them.
+BOOST_AUTO_TEST_CASE(an_lstm_builders_gates_share_their_gradient_memory) {
+  const unsigned in = 16, hid = 32, steps = 40;
+  dl::ParameterCollection m;
+  dl::VanillaLSTMBuilder lstm(2, in, hid, m);
+  dl::LookupParameter emb = m.add_lookup_parameters(50, {in});
+  struct Run {
+    std::vector<std::vector<float>> grads;
+    std::set<const float*> gates_memory;
+    unsigned gates = 0;
+    bool gates_readable = true;
+  };
+  auto run = [&](bool full) {
+    Run r;
+    m.reset_gradient();
+    ComputationGraph cg;
+    lstm.new_graph(cg);
+    lstm.start_new_sequence();
+    std::vector<Expression> hs;
+    for (unsigned t = 0; t < steps; ++t) hs.push_back(lstm.add_input(dl::lookup(cg, emb, (7 * t) % 50)));
+    Expression loss = dl::sum_elems(dl::tanh(dl::sum(hs)));
+    cg.forward(loss);
+    cg.backward(loss, full);
+    for (dl::VariableIndex i = 0; i <= loss.i; ++i) {
+      if (!cg.node(i).internal) continue;
+      ++r.gates;
+      r.gates_memory.insert(cg.node(i).grad);
+      if (r.gates == 1) {
+        try {
+          cg.get_gradient(i);
+        } catch (const std::runtime_error& e) {
+          r.gates_readable = false;
+          BOOST_CHECK(std::string(e.what()).find("backward(loss, true)") != std::string::npos);
+        }
+      }
+    }
+    for (auto& p : m.parameters_list()) r.grads.push_back(dl::as_vector(p->g));
+    r.grads.push_back(test::table_gradient(emb.get_storage()));
+    for (const Expression& h : hs) r.grads.push_back(dl::as_vector(h.gradient()));  // the caller's steps stay readable
+    return r;
+  };
+  const Run kept = run(true), reused = run(false);
+  BOOST_CHECK_EQUAL(kept.gates, 2 * steps);
+  BOOST_CHECK_EQUAL(reused.gates, 2 * steps);
+  BOOST_CHECK_EQUAL(kept.gates_memory.size(), 2 * steps);
+  BOOST_CHECK_LE(reused.gates_memory.size(), 4u);
+  BOOST_CHECK(kept.gates_readable);
+  BOOST_CHECK(!reused.gates_readable);
+  BOOST_REQUIRE_EQUAL(kept.grads.size(), reused.grads.size());
+  for (size_t p = 0; p < kept.grads.size(); ++p) test::check_close(reused.grads[p], kept.grads[p], 1e-5);
 }
 
 BOOST_AUTO_TEST_CASE(resident_memory_flat_over_100000_graphs, *boost::unit_test::precondition(not_under_sanitizer)) {

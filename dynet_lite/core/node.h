@@ -23,6 +23,10 @@ struct Node {
   uint16_t num_args = 0;
   bool variable = false;  // depends on a trainable parameter (needs a gradient)
   bool merged = false;    // stands for several equal expressions (exec/cse.h)
+  /// A builder's own step that no caller holds an expression to (an LSTM's
+  /// gates): once its backward has run, plain backward may give its gradient's
+  /// memory to another such node (exec/plain_executor.cc).
+  bool internal = false;
   uint32_t stamp = 0;     // the graph's revert count when added: old expressions to a reused slot are stale
   alignas(8) unsigned char params[kParamBytes];
 

@@ -155,6 +155,7 @@ VariableIndex ComputationGraph::add_node(OpKind op, const Expression* args, unsi
   n.grad = nullptr;
   DYNET_LITE_ASSERT(params_size <= Node::kParamBytes, info.name << ": parameters too large");
   n.merged = false;
+  n.internal = false;
   // Unused parameter bytes are zeroed so that batching can compare parameters
   // (all of them first: a memset of constant size is a few stores).
   std::memset(n.params, 0, Node::kParamBytes);
@@ -267,6 +268,11 @@ const Tensor& ComputationGraph::get_gradient(VariableIndex i) {
                                          << ") stands for several equal expressions, merged by common subexpression "
                                             "elimination, and its gradient is theirs together; build the graph with "
                                             "set_cse(0) or --dynet-cse 0 to read their gradients one by one");
+  DYNET_LITE_CHECK(i >= mem_->marks.size() || mem_->marks[i] != GradientMark::Released, std::runtime_error,
+                   "get_gradient: node " << i << " (" << ops_[static_cast<unsigned>(n.op)].name
+                                         << ") is a builder's own step, whose gradient's memory backward gave to "
+                                            "another step once this one had passed its gradient on; call "
+                                            "backward(loss, true) to keep every node's own gradient");
   if (i < mem_->marks.size() && mem_->marks[i] == GradientMark::InParameter)
     return parameter_node_gradient(i, n);
   if (i < mem_->marks.size() && mem_->marks[i] == GradientMark::OnDemand) remake_gradient(i, n);

@@ -61,6 +61,9 @@ enum class GradientMark : unsigned char {
   /// time for the node's own backward, and stores it only when asked
   /// (GraphMemory::on_demand_gradients).
   OnDemand,
+  /// An internal node (Node::internal) whose gradient's memory plain backward
+  /// gave to another internal node once this one's backward had run.
+  Released,
 };
 
 /// A node's gradient in plain backward's block: whole groups of 8 floats, so
@@ -202,6 +205,15 @@ struct GraphMemory {
     std::vector<const Tensor*> part_xs;
   };
   OnDemandBuffers on_demand_buffers;
+  /// Plain backward's gradient slots of internal nodes (Node::internal): those
+  /// in use (by node) and those free again, each with its floats.  Kept from
+  /// graph to graph so that a pass allocates nothing.
+  struct GradientSlot {
+    VariableIndex node;
+    uint32_t floats;
+    float* at;
+  };
+  std::vector<GradientSlot> internal_slots, free_slots;
   WeightGradSink weight_grads;       // backward: weight gradients left for later
   InputGradSink input_grads;         // backward of a compiled program: operands' terms left for later
   TransposedWeights transposes;      // backward: W^T of the CPU's products, for the pass

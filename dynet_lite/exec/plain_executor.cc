@@ -232,6 +232,9 @@ class PlainBackward {
       allocate_block(last, one);
     }
     if (lazy_) m_.unwritten.assign(last + 1, 0);
+    recycle_ = lazy_ && !full_;
+    m_.internal_slots.clear();
+    m_.free_slots.clear();
     if (tape_) {
       tape_->backward_from = last;
       tape_->full = full_;
@@ -482,6 +485,10 @@ class PlainBackward {
       }
       return;
     }
+    if (recycle_ && n.internal) {
+      give_internal_gradient(n, i);
+      return;
+    }
     if (block_) {
       g = block_;
       const size_t padded = padded_gradient_floats(sz);
@@ -500,6 +507,47 @@ class PlainBackward {
       n.value.device->fill(g, 0.f, sz);
     }
     n.grad = g;
+  }
+
+  /// Internal node i (Node::internal; a pass that keeps every gradient makes
+  /// none) gets the smallest free slot that holds its gradient, else fresh
+  /// memory from the block.  Either way it is written or zeroed before it is
+  /// read (unwritten), and it is the node's until its backward has run
+  /// (release_internal_gradient): an LSTM's gates take one slot per step in
+  /// flight instead of one per step of the whole graph.
+  void give_internal_gradient(Node& n, VariableIndex i) {
+    const size_t padded = padded_gradient_floats(n.value.d.size());
+    std::vector<GraphMemory::GradientSlot>& free = m_.free_slots;
+    size_t best = free.size();
+    for (size_t s = 0; s < free.size(); ++s)
+      if (free[s].floats >= padded && (best == free.size() || free[s].floats < free[best].floats)) best = s;
+    GraphMemory::GradientSlot slot{i, static_cast<uint32_t>(padded), block_};
+    if (best < free.size()) {
+      slot = free[best];
+      slot.node = i;
+      free[best] = free.back();
+      free.pop_back();
+    } else {
+      block_ += padded;
+    }
+    m_.internal_slots.push_back(slot);
+    n.grad = slot.at;
+    m_.unwritten[i] = 1;
+  }
+
+  /// Internal node j has passed its gradient on: nothing reads it any more
+  /// (the LSTM gates' weight terms left for later read their own copy of the
+  /// pre-activations' derivative), and its slot is free for the next one.
+  void release_internal_gradient(VariableIndex j) {
+    std::vector<GraphMemory::GradientSlot>& used = m_.internal_slots;
+    for (size_t s = used.size(); s-- > 0;)
+      if (used[s].node == j) {
+        m_.free_slots.push_back(used[s]);
+        used[s] = used.back();
+        used.pop_back();
+        m_.marks[j] = GradientMark::Released;
+        return;
+      }
   }
 
   /// Gradients of up to this many floats are zeroed when given (tracking them
@@ -573,7 +621,10 @@ class PlainBackward {
   template <bool kLazy>
   void run_nodes(VariableIndex last) {
     for (VariableIndex j = last + 1; j-- > 0;)
-      if (m_.marks[j] != GradientMark::None) backward_node<kLazy>(j);
+      if (m_.marks[j] != GradientMark::None) {
+        backward_node<kLazy>(j);
+        if (kLazy && recycle_ && m_.node(j).internal) release_internal_gradient(j);
+      }
   }
 
   /// Node j's gradient is complete: passes it on to its arguments.
@@ -743,6 +794,7 @@ class PlainBackward {
   float* block_ = nullptr;
   size_t block_floats_ = 0;
   bool lazy_ = false;       // the block is zeroed slot by slot (m_.unwritten)
+  bool recycle_ = false;    // internal nodes' gradient slots are reused (give_internal_gradient)
   VariableIndex last_ = 0;  // the pass starts from this node
   float* block_start_ = nullptr;
   float* block_end_ = nullptr;

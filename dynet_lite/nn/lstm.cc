@@ -319,6 +319,7 @@ Expression VanillaLSTMBuilder::step_layers(int prev, const Expression& x, size_t
       // state reads as the graph's shared zero state.
       if (!hp) h_tm1 = hist.zero_state(*graph_);
       Expression gates = vanilla_lstm_gates(in, h_tm1, v[V_X2I], v[V_H2I], v[V_BI]);
+      graph_->node(gates.i).internal = true;  // no caller sees it: its gradient's memory may be reused
       Expression ct = hist.c[t * layers + i] = vanilla_lstm_c(cp ? *cp : hist.zero_state(*graph_), gates);
       in = hist.h[t * layers + i] = vanilla_lstm_h(ct, gates);
       continue;
@@ -454,6 +455,7 @@ Expression CompactVanillaLSTMBuilder::step_layers(int prev, const Expression& x,
     else
       gates = vanilla_lstm_gates(drop.x ? cmult(in, mask_x[i]) : in, drop.h ? cmult(h_tm1, mask_h[i]) : h_tm1, v[0],
                                  v[1], v[2], weightnoise_std);
+    graph_->node(gates.i).internal = true;  // no caller sees it: its gradient's memory may be reused
     Expression ct = hist.c[t * layers + i] = vanilla_lstm_c(c_tm1, gates);
     in = hist.h[t * layers + i] = vanilla_lstm_h(ct, gates);
   }
