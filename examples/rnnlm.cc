@@ -111,6 +111,15 @@ struct Vocabulary {
   }
 };
 
+/// Throws, naming `path` and the line, when a word is one of the sentence
+/// boundaries: every sentence is wrapped in them.
+void check_no_boundary(const std::vector<std::string>& words, const std::string& path, size_t lineno) {
+  for (const std::string& w : words)
+    DYNET_LITE_CHECK(w != BOS && w != EOS, std::runtime_error,
+                     path << ":" << lineno << ": the token '" << w
+                          << "' is reserved for the sentence boundaries (every sentence is wrapped in <s> ... </s>)");
+}
+
 /// Reads the first `max` sentences of `path` (0: all), one a line (tokens
 /// separated by white space; blank lines are skipped), as word ids of `vocab`
 /// (Vocabulary::convert), each line converted as it is read: the text is never
@@ -121,19 +130,12 @@ std::vector<Sentence> read_sentences(const std::string& path, Vocabulary& vocab,
   std::ifstream in(path);
   DYNET_LITE_CHECK(in.good(), io_error, "cannot open '" << path << "'");
   std::vector<Sentence> out;
-  std::vector<std::string> words;
   std::string line;
   size_t lineno = 0;
   while ((max == 0 || out.size() < max) && std::getline(in, line)) {
     ++lineno;
-    std::istringstream ls(line);
-    words.clear();
-    for (std::string w; ls >> w;) {
-      DYNET_LITE_CHECK(w != BOS && w != EOS, std::runtime_error,
-                       path << ":" << lineno << ": the token '" << w
-                            << "' is reserved for the sentence boundaries; the text must not contain it");
-      words.push_back(std::move(w));
-    }
+    const std::vector<std::string> words = examples::split_words(line);
+    check_no_boundary(words, path, lineno);
     if (!words.empty()) out.push_back(vocab.convert(words));
   }
   DYNET_LITE_CHECK(!in.bad(), io_error, "reading '" << path << "' failed");
@@ -491,10 +493,7 @@ int run_score(const Options& o) {
     ++lineno;
     const std::vector<std::string> words = examples::split_words(line);
     examples::check_input_length(words.size(), o.score, lineno);
-    for (const std::string& w : words)
-      DYNET_LITE_CHECK(w != BOS && w != EOS, std::runtime_error,
-                       "'" << o.score << "', line " << lineno << ": '" << w
-                           << "' is reserved (every sentence is wrapped in <s> ... </s>)");
+    check_no_boundary(words, o.score, lineno);
     Sentence s = saved.vocab.convert(words);
     double nll;
     if (o.compile) {

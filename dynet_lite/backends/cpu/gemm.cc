@@ -64,7 +64,8 @@ inline size_t panel(size_t start, size_t step, size_t total) { return total - st
 constexpr size_t kRank1RegisterRows = 128;
 void rank1_update(const float* dy, const float* x, float* dw, size_t m, size_t k) {
   if (m > kRank1RegisterRows) {
-    for (size_t p = 0; p < k; ++p) Vec(dw + p * m, static_cast<Eigen::Index>(m)) += x[p] * ConstVec(dy, static_cast<Eigen::Index>(m));
+    const Eigen::Index rows = static_cast<Eigen::Index>(m);
+    for (size_t p = 0; p < k; ++p) Vec(dw + p * m, rows) += x[p] * ConstVec(dy, rows);
     return;
   }
   size_t i = 0;
@@ -670,10 +671,10 @@ void dots_streamed(const float* w, size_t m, size_t k, const float* dy, size_t l
 
 // dx (k x n) += W^T dy (dy m x n) through dots_streamed, four columns of dy a
 // pass.  Against Eigen's product, which reads several of W's columns at once
-// (AVX-512, weights in the L2, GFLOP/s): one column 118 against 85 at 640 x
-// 256 (384 x 128 0.94 against 1.32 us, 1024 x 128 2.0 against 3.6); two
-// columns 173 against 34, four 208 against 75, sixteen 206 against 137;
-// 200 x 128 from 12 columns on and weights from the L3 (6021 x 256, one
+// (AVX-512, weights in the L2): one column, 640 x 256 2.5 against 4.7 us,
+// 384 x 128 0.94 against 1.32, 1024 x 128 2.0 against 3.6; at 640 x 256, two
+// columns 173 against 34 GFLOP/s, four 208 against 75, sixteen 206 against
+// 137.  200 x 128 from 12 columns on and weights from the L3 (6021 x 256, one
 // column 0.85x) are Eigen's.
 void column_dots_streamed(const float* w, size_t m, size_t k, const float* dy, float* dx, size_t n) {
   size_t c = 0;

@@ -18,9 +18,10 @@
 // it on every call as Eigen does (bench/gemm_shapes compares them with Eigen on
 // the models' shapes);
 // Eigen remains for small gemm_tn, for shallow gemm_nt, for matrix-vector
-// products of small weights and for very large operands with few columns.  Backward avoids gemm_tn where a weight
-// is used more than once, or in a product of many columns: it multiplies by a
-// transposed copy through gemm (backends/cpu/transposed_weights.h).
+// products of small weights and for very large operands with few columns.
+// Backward avoids gemm_tn where a weight is used more than once, or in a
+// product of many columns: it multiplies by a transposed copy through gemm
+// (backends/cpu/transposed_weights.h).
 // bench/gemm_shapes measures all three on any shape.
 #pragma once
 
