@@ -151,6 +151,12 @@ class Program {
   /// operands' gradients likewise go back through one product per group.  The
   /// values and gradients are the bits of the nodes' own products.
   std::pair<size_t, size_t> column_groups() const;
+  /// The same, after a backward: the arguments whose gradient an addition passes
+  /// on unchanged (the W x of W x + b, say) and that nothing else writes.  A
+  /// replay's backward makes no call for them: their gradient is the sum's own
+  /// memory, with the values a rebuilt graph computes (0 + dy; a zero's sign
+  /// may differ).
+  size_t passed_gradients() const;
 
   /// Host memory of a slot (for the device graph's inputs).
   struct SlotRange {

@@ -308,6 +308,82 @@ BOOST_AUTO_TEST_CASE(replayed_lstm_input_products_equal_the_steps_own) {
   }
 }
 
+// Additions pass their gradient on unchanged: a replay's backward takes the
+// gradient of x in x + b (x - b, sum, x + c) as the sum's own memory where
+// nothing else writes x's, and makes no call for it.  An argument read twice
+// or by other nodes keeps its own, and so does the last argument of a node
+// whose every call would go (its call begins the node's backward).  Every
+// gradient (full backward: the intermediate ones too) equals the rebuilt
+// graph's, over updates.
+BOOST_AUTO_TEST_CASE(replay_passes_gradients_through_additions) {
+  ParameterCollection pc;
+  const unsigned d = 8, rounds_of_cases = 5;
+  Parameter pw = pc.add_parameters({d, d}), pu = pc.add_parameters({d, d}), pb = pc.add_parameters({d});
+  SimpleSGDTrainer trainer(pc, 0.05f);
+  std::vector<Expression> kept;  // every node whose gradient the test reads
+  Expression out;
+  auto build = [&](Program& p) {
+    kept.clear();
+    ComputationGraph& cg = p.graph();
+    Expression W = parameter(cg, pw), U = parameter(cg, pu), b = parameter(cg, pb);
+    Expression h = p.input("x", {d});
+    auto keep = [&](Expression e) {
+      kept.push_back(e);
+      return e;
+    };
+    for (unsigned r = 0; r < rounds_of_cases; ++r) {
+      h = tanh(keep(W * h) + b);                                  // W h passed
+      h = tanh(keep(U * h) - b);                                  // U h passed
+      h = logistic(sum({keep(W * h), keep(U * h), b}));           // both products passed
+      h = tanh(keep(h) + 0.5f);                                   // the node's only call: kept
+      Expression u = keep(W * h);
+      h = tanh(u + u);                                            // read twice: kept
+      Expression v = keep(U * h);
+      h = keep(tanh(v + b)) + keep(cmult(v, v) * 0.01f);          // v read thrice: kept; one term passed
+    }
+    out = sum_elems(square(h));
+    p.set_output(out);
+  };
+  std::mt19937 gen(11);
+  std::uniform_real_distribution<float> u(-1.f, 1.f);
+  for (bool full : {false, true}) {
+    Program compiled;
+    build(compiled);
+    const std::vector<Expression> compiled_kept = kept;
+    const Expression compiled_out = out;
+    for (int round = 0; round < 5; ++round) {
+      std::vector<float> x(d);
+      for (float& v : x) v = u(gen);
+      auto run_it = [&](Program& p) {
+        p.set("x", x);
+        pc.reset_gradient();
+        Run r;
+        r.loss = as_vector(p.forward());
+        p.backward(out, full);
+        for (auto& q : pc.parameters_list()) r.grads.push_back(as_vector(q->g));
+        return r;
+      };
+      Program fresh;
+      build(fresh);
+      const Run rebuilt = run_it(fresh);
+      std::vector<std::vector<float>> fresh_grads;
+      if (full)
+        for (const Expression& e : kept) fresh_grads.push_back(as_vector(e.gradient()));
+      kept = compiled_kept;
+      out = compiled_out;
+      const Run replayed = run_it(compiled);
+      if (round > 0) check_bitwise(replayed, rebuilt, 0, Config{0, 0, false}, round);
+      if (full && round > 0)
+        for (size_t i = 0; i < kept.size(); ++i)
+          BOOST_REQUIRE_MESSAGE(as_vector(kept[i].gradient()) == fresh_grads[i],
+                                "round " << round << ": gradient of kept node " << i << " differs");
+      trainer.update();
+    }
+    BOOST_CHECK_EQUAL(compiled.replays(), 4u);
+    BOOST_CHECK_EQUAL(compiled.passed_gradients(), rounds_of_cases * 5);
+  }
+}
+
 // A large parameter's node that one product alone reads gets its weight
 // gradient written straight into the parameter's while that is zero, in a
 // replay as in a rebuilt graph (the node's gradient then reads the

@@ -136,6 +136,11 @@ struct OpInfo {
   InputGradientFn input_gradient = nullptr;
   /// Optional: see ColumnProduct.
   ColumnProduct column_product;
+  /// Optional: whether backward for argument k adds the node's gradient into
+  /// x_k unchanged (dx += dy, x_k of the node's shape).  A compiled program's
+  /// CPU tape then lets x_k's gradient be the node's own memory where nothing
+  /// else writes it, and skips the call (exec/plain_tape.h plan_passed_gradients).
+  bool (*passes_gradient)(const Tensor* const* xs, unsigned n, const Node& node, unsigned k) = nullptr;
 };
 
 /// The row of `op`.  The table is filled on first use.

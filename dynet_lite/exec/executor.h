@@ -90,6 +90,9 @@ class Executor {
     for (const auto& g : tape_.column_groups) nodes += g.count;
     return {tape_.column_groups.size(), nodes};
   }
+  /// Arguments of a captured graph run without batching on the CPU whose
+  /// gradient replays take as their node's (PlainTape::passed).
+  size_t passed_gradients() const { return tape_.has_backward ? tape_.passed : 0; }
   /// Forgets the device graphs (the values' memory is laid out anew).
   void drop_device_graph() {
     device_graph_.reset();

@@ -868,7 +868,10 @@ void Executor::backward_plain(VariableIndex last, bool full, const RunOptions& o
   drop_backward_device_graph();
   PlainBackward(m_, rng_, full, options, taped ? &tape_ : nullptr).run(last);
   tape_.has_backward = taped;
-  if (taped && tape_.device->type == DeviceType::CPU) plan_input_terms(tape_, op_rows());
+  if (taped && tape_.device->type == DeviceType::CPU) {
+    plan_passed_gradients(tape_, op_rows());
+    plan_input_terms(tape_, op_rows());
+  }
   m_.batch_state().stats.backward_seconds += seconds_since(t0);
 }
 

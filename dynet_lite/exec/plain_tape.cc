@@ -160,14 +160,72 @@ void plan_column_groups(PlainTape& tape, const OpInfo* ops) {
   if (moved) tape.order.swap(order);
 }
 
+void plan_passed_gradients(PlainTape& tape, const OpInfo* ops) {
+  using Step = PlainTape::Backward;
+  std::vector<Step>& steps = tape.backward;
+  // The calls writing each node's gradient, and the nodes whose gradient other
+  // steps write or remake (summed weight terms, leaves, on-demand losses).
+  std::unordered_map<const Node*, unsigned> calls_into;
+  std::unordered_set<const Node*> kept;
+  for (const Step& step : steps) {
+    switch (step.kind) {
+      case Step::kCall:
+      case Step::kIntoParameter:
+        ++calls_into[step.arg];
+        break;
+      case Step::kOnDemand:
+        kept.insert(step.n);
+        if (step.arg) kept.insert(step.arg);
+        break;
+      case Step::kFlush:
+      case Step::kAccumulate:
+      case Step::kParameter:
+        kept.insert(step.n);
+        break;
+      case Step::kZero:
+        break;
+    }
+  }
+  std::vector<char> drop(steps.size(), 0);
+  std::unordered_set<const Node*> shared;  // arguments now on their node's gradient
+  for (size_t s = 0; s < steps.size(); ++s) {
+    Step& step = steps[s];
+    if (step.kind != Step::kCall) continue;
+    Node* n = step.n;
+    Node* a = step.arg;
+    const OpInfo& info = ops[static_cast<unsigned>(n->op)];
+    if (a == n || !info.passes_gradient || !info.passes_gradient(tape.args.data() + step.xs, step.nargs, *n, step.k))
+      continue;
+    if (calls_into[a] != 1 || kept.count(a) || kept.count(n) || a->internal || n->internal || !a->grad || !n->grad ||
+        ops[static_cast<unsigned>(a->op)].accumulate)
+      continue;
+    if (step.begin_node) {
+      Step* next = s + 1 < steps.size() ? &steps[s + 1] : nullptr;
+      if (!next || next->n != n || (next->kind != Step::kCall && next->kind != Step::kIntoParameter)) continue;
+      next->begin_node = true;
+    }
+    drop[s] = 1;
+    a->grad = n->grad;  // n's steps come before a's: a chain of them ends on the first node's memory
+    shared.insert(a);
+  }
+  tape.passed = shared.size();
+  if (shared.empty()) return;
+  size_t keep = 0;
+  for (size_t s = 0; s < steps.size(); ++s) {
+    if (drop[s] || (steps[s].kind == Step::kZero && shared.count(steps[s].n))) continue;
+    steps[keep++] = steps[s];
+  }
+  steps.resize(keep);
+}
+
 void plan_input_terms(PlainTape& tape, const OpInfo* ops) {
-  std::unordered_set<const Node*> pending;  // targets of the terms left since the last flush
+  std::unordered_set<const float*> pending;  // gradients the terms left since the last flush add to
   for (PlainTape::Backward& step : tape.backward) {
     step.input_later = false;
     step.flush_inputs = false;
     if (!pending.empty()) {
-      bool touches = pending.count(step.n) != 0;
-      if (step.kind == PlainTape::Backward::kCall) touches = touches || pending.count(step.arg) != 0;
+      bool touches = pending.count(step.n->grad) != 0;
+      if (step.kind == PlainTape::Backward::kCall) touches = touches || pending.count(step.arg->grad) != 0;
       // Its arguments' gradients are not named in the step: summed first.
       if (step.kind == PlainTape::Backward::kOnDemand) touches = true;
       if (touches) {
@@ -181,7 +239,7 @@ void plan_input_terms(PlainTape& tape, const OpInfo* ops) {
     const OpInfo& target = ops[static_cast<unsigned>(step.arg->op)];
     if (target.dense_parameter && target.dense_parameter(*step.arg)) continue;
     step.input_later = true;
-    pending.insert(step.arg);
+    pending.insert(step.arg->grad);
   }
 }
 

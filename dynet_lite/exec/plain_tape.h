@@ -104,6 +104,8 @@ struct PlainTape {
   /// zeroed before the first step.
   bool zeroes_slots = false;
   std::vector<std::pair<size_t, size_t>> zeroed_ranges;
+  /// Arguments whose gradient is their node's memory (plan_passed_gradients).
+  size_t passed = 0;
 
   void clear() {
     args.clear();
@@ -119,6 +121,7 @@ struct PlainTape {
     has_backward = false;
     backward.clear();
     zeroed_ranges.clear();
+    passed = 0;
   }
 };
 
@@ -144,10 +147,22 @@ StepOrder backward_step_order(const std::vector<PlainTape::Backward>& steps);
 /// (or are leaves that can run earlier, PlainTape::order) get their products
 /// from one call there (PlainTape::column_groups).  CPU tapes.
 void plan_column_groups(PlainTape& tape, const OpInfo* ops);
+/// Drops the backward calls that would only copy a node's gradient into an
+/// argument's (OpInfo::passes_gradient: the x of x + b, say) where that call is
+/// the only write to the argument's gradient: the argument's gradient becomes
+/// the node's own memory (its Node::grad points there), which holds what the
+/// call would have written, 0 + dy (a zero's sign aside: -0 stays -0).  Its
+/// zeroing steps go too, and a dropped call that began its node hands that to
+/// the node's next call (a node with no other call keeps its step).  Internal
+/// nodes (whose slots are reused), leaves and nodes of kOnDemand steps keep
+/// their own gradients.  CPU tapes, before plan_input_terms.
+void plan_passed_gradients(PlainTape& tape, const OpInfo* ops);
 /// Marks the backward calls that leave an operand's term for later (those of
 /// the grouped forward steps) and the steps before which the pending terms are
 /// summed: the first step after a term that reads or writes its target
 /// gradient, so that each gradient gets its additions in the tape's order.
+/// Gradients are told apart by their memory, so that one shared by
+/// plan_passed_gradients is one gradient.
 void plan_input_terms(PlainTape& tape, const OpInfo* ops);
 
 }  // namespace dynet_lite

@@ -194,6 +194,7 @@ const Tensor& Program::forward() {
 bool Program::device_graph() const { return cg_->executor_->has_device_graph(); }
 bool Program::backward_device_graph() const { return cg_->executor_->has_backward_device_graph(); }
 std::pair<size_t, size_t> Program::column_groups() const { return cg_->executor_->column_groups(); }
+size_t Program::passed_gradients() const { return cg_->executor_->passed_gradients(); }
 
 void Program::backward() {
   DYNET_LITE_ARG_CHECK(has_output_, "Program::backward: no expression given and no output set (set_output)");

@@ -171,6 +171,15 @@ void sum_span_backward(const float* const*, unsigned, const float*, const float*
     ArrMap(dx, len) += ArrMap(const_cast<float*>(dy), len);
 }
 
+// Where backward for argument k is dx += dy: x + y, x - y for x, sum and x + c,
+// the argument of the node's shape (no batch or dimension broadcast).
+bool same_shape_argument(const Tensor* const* xs, unsigned, const Node& node, unsigned k) {
+  return xs[k]->d == node.value.d;
+}
+bool first_of_same_shape(const Tensor* const* xs, unsigned n, const Node& node, unsigned k) {
+  return k == 0 && same_shape_argument(xs, n, node, k);
+}
+
 template <class Forward, class Backward>
 void set_spans(OpInfo& row, Forward forward, Backward backward) {
   row.span_forward = forward;
@@ -195,6 +204,10 @@ void register_arith_ops(OpTable& t) {
   set_spans(t.define(OpKind::Sum, "arith", "sum", sum_shape, sum_forward, sum_backward, BatchKind::Elementwise,
                      Purity::Pure, Devices::CpuAndCuda),
             sum_span_forward, sum_span_backward);
+  t.row(OpKind::Add).passes_gradient = same_shape_argument;
+  t.row(OpKind::Sum).passes_gradient = same_shape_argument;
+  t.row(OpKind::AddScalar).passes_gradient = same_shape_argument;
+  t.row(OpKind::Subtract).passes_gradient = first_of_same_shape;
 }
 
 Expression operator+(const Expression& x, const Expression& y) { return detail::add(OpKind::Add, {x, y}); }
