@@ -19,6 +19,8 @@ import sys
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PAIRS = [("tagger", "b1", "sent/s"), ("tagger", "b64-auto", "sent/s"),
          ("rnnlm", "manual-16", "words/s"), ("rnnlm", "manual-64", "words/s")]
+# The throughput each program prints.
+UNITS = {"tagger": "sent/s", "rnnlm": "words/s", "treelstm": "trees/s", "parser": "sent/s"}
 
 
 def main():
@@ -33,8 +35,7 @@ def main():
     a = ap.parse_args()
     pairs = PAIRS
     if a.pairs:
-        units = {t: u for t, _, u in PAIRS}
-        pairs = [(p.split(":")[0], p.split(":")[1], units.get(p.split(":")[0], "sent/s")) for p in a.pairs.split(",")]
+        pairs = [(p.split(":")[0], p.split(":")[1], UNITS.get(p.split(":")[0], "sent/s")) for p in a.pairs.split(",")]
     extra = (["--dynet-gpus", "1"] if a.gpu else []) + (["--data-dir", a.data_dir] if a.data_dir else [])
     got = {}
     for r in range(a.runs):

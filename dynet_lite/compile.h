@@ -34,6 +34,13 @@
 ///   }
 /// \endcode
 ///
+/// Each run draws its random numbers (dropout, noise) as a graph built afresh
+/// at that point would: the program's graph takes its seed of --dynet-seed's
+/// sequence when it is made, and each later run takes the next one, as
+/// constructing a ComputationGraph does.  A loop that replays programs so draws
+/// the masks of the loop that rebuilds its graphs, and leaves the same seeds to
+/// the graphs after it.
+///
 /// Slots hold their values between runs; each must be set before the first
 /// run.  Everything else in the graph (constants, parameters, the wiring, batch
 /// sizes) is fixed by the capture.  A slot given values of the wrong size, a
@@ -198,6 +205,8 @@ class Program {
   Expression output_;
   bool has_output_ = false;
   bool captured_ = false;
+  bool seeded_ = true;  // its graph takes a seed of --dynet-seed's sequence per run
+  bool ran_ = false;    // forward() has run
   VariableIndex captured_last_ = 0;
   VariableIndex captured_size_ = 0;
   Device* captured_device_ = nullptr;

@@ -688,7 +688,8 @@ void add_options(CLI::App& app, Options& o) {
   app.add_flag("--char", o.use_char, "words seen < 5 times in train go through a character BiLSTM (T2)");
   CLI::Option* compile = app.add_flag("--compile", o.compile,
                "run each sentence structure (length; with --char, the spelled words'\nlengths) as a compiled "
-               "program, built once and replayed\n(training, evaluation, --predict, --bench)");
+               "program, built once and replayed\n(training, evaluation, --predict, --bench); a training "
+               "minibatch's\nstructure is compiled when it comes a second time");
   app.add_flag("--compile-structure", o.compile_structure,
                "build every graph as usual and run it through the compiled program of\nits structure, made at "
                "its second sight (training, --bench)")
@@ -771,8 +772,12 @@ size_t count_words(const std::vector<Sentence>& data) {
 
 // ---------------------------------------------------------------- modes
 
-/// One training step on the sentences order[start, end) through a compiled
-/// program for their structures (built on the first sight of them); returns the loss.
+/// One training step on the sentences order[start, end) through the compiled
+/// program of their structures.  A single sentence's program is made at the
+/// first sight of its structure (lengths come again and again); a minibatch's
+/// when its structures come a second time (programs.get_if_seen), its first
+/// sight running as an ordinary graph, as a minibatch of shuffled sentences,
+/// which rarely comes again, always does.  Returns the loss.
 float train_compiled(Tagger& tagger, ProgramCache& programs, const std::vector<Sentence>& data,
                      const std::vector<size_t>& order, size_t start, size_t end,
                      const std::vector<std::vector<unsigned char>>& dropped, Trainer& trainer) {
@@ -783,7 +788,7 @@ float train_compiled(Tagger& tagger, ProgramCache& programs, const std::vector<S
     key.push_back(static_cast<unsigned>(h >> 32));
   }
   const auto prefix = [&](size_t k) { return end - start == 1 ? std::string() : std::to_string(k - start) + "/"; };
-  Program& p = programs.get(ProgramCache::key_of(key), [&](Program& p) {
+  Program* compiled = programs.get_if_seen(ProgramCache::key_of(key), end - start == 1 ? 0 : 1, [&](Program& p) {
     tagger.new_graph(p.graph(), true);
     std::vector<Expression> losses;
     for (size_t k = start; k < end; ++k) {
@@ -795,6 +800,18 @@ float train_compiled(Tagger& tagger, ProgramCache& programs, const std::vector<S
     tagger.use_program(nullptr);
     p.set_output(examples::batch_loss(losses));
   });
+  if (!compiled) {
+    ComputationGraph cg;
+    tagger.new_graph(cg, true);
+    std::vector<Expression> losses;
+    for (size_t k = start; k < end; ++k) {
+      tagger.set_dropped(&dropped[k - start]);
+      losses.push_back(tagger.sentence_loss(data[order[k]]));
+    }
+    tagger.set_dropped(nullptr);
+    return examples::train_step(cg, examples::batch_loss(losses), trainer);
+  }
+  Program& p = *compiled;
   for (size_t k = start; k < end; ++k) tagger.bind(p, data[order[k]], &dropped[k - start], true, prefix(k));
   const float loss = as_scalar(p.forward());
   p.backward();

@@ -1112,6 +1112,46 @@ BOOST_AUTO_TEST_CASE(programs_by_structure_draw_the_graphs_random_numbers) {
   }
 }
 
+// A program's runs draw their random numbers as graphs built afresh at their
+// places would: its graph takes a seed of the sequence when made, each later
+// run the next one.  A loop of replays so draws what a loop rebuilding its
+// graphs draws, to the bit, and leaves the same seeds to the graphs after it.
+BOOST_AUTO_TEST_CASE(replays_draw_the_random_numbers_of_fresh_graphs) {
+  TestModel m(4);
+  for (int strategy : {0, 1}) {
+    auto build = [&](ComputationGraph& g, Expression x) {
+      g.set_autobatch(strategy);
+      Expression h = dropout(tanh(parameter(g, m.mats[0]) * x), 0.5f);
+      return sum_elems(cmult(h, random_bernoulli(g, Dim({m.d}), 0.5f, 2.f)) + random_normal(g, Dim({1})));
+    };
+    const std::vector<float> x0{0.5f, -1.f, 2.f, 0.25f};
+    auto after = [] {  // a graph built after the loop: what its engine draws
+      ComputationGraph g;
+      return g.rng()();
+    };
+    reseed_global_rng(17);
+    std::vector<float> rebuilt;
+    for (int run = 0; run < 6; ++run) {
+      ComputationGraph cg;
+      rebuilt.push_back(as_scalar(cg.forward(build(cg, input(cg, Dim({m.d}), x0)))));
+    }
+    const uint32_t rebuilt_after = after();
+    reseed_global_rng(17);
+    std::vector<float> replayed;
+    {
+      Program p;
+      Expression loss = build(p.graph(), p.input("x", Dim({m.d})));
+      p.set("x", x0);
+      for (int run = 0; run < 6; ++run) replayed.push_back(as_scalar(p.forward(loss)));
+      BOOST_CHECK_EQUAL(p.replays(), 5u);
+    }
+    BOOST_CHECK(replayed == rebuilt);
+    BOOST_CHECK_EQUAL(after(), rebuilt_after);
+    std::sort(rebuilt.begin(), rebuilt.end());
+    BOOST_CHECK(std::adjacent_find(rebuilt.begin(), rebuilt.end()) == rebuilt.end());  // new draws each run
+  }
+}
+
 // An LSTM with variational dropout: the masks are random nodes of the graph.
 BOOST_AUTO_TEST_CASE(programs_by_structure_run_an_lstm_with_dropout_as_its_graph) {
   TestModel m(4);

@@ -8,6 +8,7 @@
 #include "dynet_lite/core/hash.h"
 #include "dynet_lite/core/node.h"
 #include "dynet_lite/core/op_kind.h"
+#include "dynet_lite/core/random.h"
 #include "dynet_lite/devices.h"
 #include "dynet_lite/except.h"
 #include "dynet_lite/exec/autobatch.h"
@@ -53,7 +54,8 @@ struct Program::SharedMemory {
 };
 
 Program::Program() : cg_(new ComputationGraph(std::make_unique<GraphMemory>(kProgramArenaBytes))) {}
-Program::Program(Unseeded) : cg_(new ComputationGraph(std::make_unique<GraphMemory>(kProgramArenaBytes), false)) {}
+Program::Program(Unseeded)
+    : cg_(new ComputationGraph(std::make_unique<GraphMemory>(kProgramArenaBytes), false)), seeded_(false) {}
 Program::~Program() {
   if (shared_ && shared_->holder == this) return_shared_memory();
 }
@@ -218,6 +220,11 @@ const Tensor& Program::forward(const Expression& e) {
                        "Program::forward: the expression is stale or belongs to another graph");
   for (const Slot* s : order_)
     DYNET_LITE_ARG_CHECK(s->set, "Program::forward: slot '" << s->name << "' was never set");
+  // Each run after the first is a fresh graph's: it takes the next seed of
+  // --dynet-seed's sequence, as constructing a graph does, so that its random
+  // numbers (dropout) and every later graph's are those of a rebuilt loop.
+  if (seeded_ && ran_) cg_->rng_.seed(next_graph_seed());
+  ran_ = true;
   // A graph recomputed or cleared by hand since (ComputationGraph::forward,
   // invalidate, revert) is captured again.
   if (!captured_ || !cg_->executor_->captured()) {
