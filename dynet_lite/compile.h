@@ -49,13 +49,14 @@
 /// naming what is wrong.
 ///
 /// The programs of one ProgramCache on the CPU take turns with one set of
-/// memory for their gradients and, when they run without automatic batching,
-/// their values too (a cache of programs per length then needs about the memory
-/// of its largest program, not of all of them together): a program's node
-/// gradients (and unbatched values) hold until another program of its cache
-/// runs, as those of a ComputationGraph hold until the next graph is built in
-/// DyNet; running the program again computes them again.  A cache and its
-/// programs are used by one thread at a time.
+/// memory for their values and gradients (a cache of programs per length then
+/// needs about the memory of its largest program, not of all of them together):
+/// a program's node values and gradients hold until another program of its
+/// cache runs, as those of a ComputationGraph hold until the next graph is
+/// built in DyNet; running the program again computes them again.  A batched
+/// program computes its values where its capture put them: while that memory
+/// grows (a larger program of the cache came), it is captured again at its
+/// next run.  A cache and its programs are used by one thread at a time.
 #include <cstdint>
 #include <functional>
 #include <list>
@@ -216,7 +217,6 @@ class Program {
   const Slot* index_set_after_forward_ = nullptr;  // an index slot set since the last forward()
   SharedMemory* shared_ = nullptr;  // its cache's, or null (a program of its own)
   bool shares_ = false;             // takes turns with shared_ (on the CPU)
-  bool shares_all_ = false;         // ... with all its memory (plain execution), not only gradients
 };
 
 /// Compiled programs by a key the caller computes from the structure (a length,

@@ -736,8 +736,11 @@ void take_turns(int strategy) {
     });
   };
   std::mt19937 gen(3);
-  for (unsigned round = 0; round < 60; ++round) {
+  uint64_t replays_before = 0;
+  for (unsigned round = 0; round < 76; ++round) {
     const unsigned length = 2 + (round * 7) % 8;  // 8 lengths, taking turns
+    if (round == 60)  // the memory has grown to the largest program's
+      for (unsigned l = 2; l < 10; ++l) replays_before += program_for(l).replays();
     std::vector<unsigned> rows(length);
     for (unsigned& r : rows) r = gen() % 20;
     Program& p = program_for(length);
@@ -756,6 +759,10 @@ void take_turns(int strategy) {
     trainer.update();
   }
   BOOST_CHECK_EQUAL(cache.misses(), 8u);
+  // Since then every run was a replay, batched programs' too: none captured again.
+  uint64_t replays_after = 0;
+  for (unsigned l = 2; l < 10; ++l) replays_after += program_for(l).replays();
+  BOOST_CHECK_EQUAL(replays_after - replays_before, 16u);
   // The program holding the shared memory shows it; the others keep small arenas.
   Program& a = program_for(3);
   Program& b = program_for(9);
@@ -773,7 +780,8 @@ void take_turns(int strategy) {
 }  // namespace
 
 BOOST_AUTO_TEST_CASE(programs_of_a_cache_share_memory_and_take_turns) {
-  // Plain programs take turns with all their memory, batched ones with their gradients.
+  // Plain and batched programs take turns with all their memory; a batched one
+  // computes its values where its capture put them.
   for (int strategy : {0, 1}) take_turns(strategy);
 }
 

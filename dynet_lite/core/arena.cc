@@ -110,6 +110,21 @@ void Arena::rewind_slow(const Mark& m) {
   select(m.chunk, m.offset);
 }
 
+void Arena::seek(const Mark& m) {
+  note_peak();
+  for (size_t c = 0; c < chunks_.size(); ++c) {
+    if (c < m.chunk)
+      unpoison(chunks_[c].base, chunks_[c].size);
+    else
+      poison(chunks_[c].base, chunks_[c].size);
+  }
+  unpoison(chunks_[m.chunk].base, m.offset);
+  size_t before = 0;
+  for (size_t c = 0; c < m.chunk; ++c) before += chunks_[c].size;  // upper bound, as rewind_slow
+  used_before_current_ = before;
+  select(m.chunk, m.offset);
+}
+
 size_t Arena::capacity_bytes() const {
   size_t s = 0;
   for (const Chunk& c : chunks_) s += c.size;

@@ -85,6 +85,15 @@ class Arena {
     rewind_slow(m);
   }
 
+  /// Sets the position to `m`, forward or back: what lies before it is handed
+  /// out again (a compiled program taking back memory whose layout it recorded,
+  /// to compute its values again where they were).
+  void seek(const Mark& m);
+  /// Chunk i's memory: chunks keep their place and their memory until a reset
+  /// merges them or a graph's first request trades them for a larger one.
+  const char* chunk_base(size_t i) const { return chunks_[i].base; }
+  size_t chunk_size(size_t i) const { return chunks_[i].size; }
+
   /// Exchanges the chunks (and the position in them) of two arenas of one device
   /// (compiled programs taking turns with one set of memory).
   void swap(Arena& other) noexcept {

@@ -106,8 +106,19 @@ class Executor {
   /// program's memory went to another program.  (A graph that was run with
   /// batching loses the capture too.)
   void drop_values();
-  /// Forgets the gradients: the program's gradient memory went to another program.
-  void drop_gradients() { backward_done_ = false; }
+  /// A capture run with batching, its memory back after another program used
+  /// it: where the arenas still have the capture's chunks, sets them at the
+  /// capture's end and forgets the values (a replay computes them again where
+  /// they were); otherwise drops the capture.  Returns whether it kept it.
+  bool take_back_layout();
+  /// Forgets the values of a capture run with batching, keeping the capture:
+  /// its memory went to another program (take_back_layout takes it back).
+  void forget_batched_values() {
+    evaluated_ = 0;
+    backward_done_ = false;
+  }
+  /// Whether the capture was run with batching (its groups hold where values lie).
+  bool batched_capture() const { return captured() && m_.has_batch_groups(); }
 
  private:
   void forward_plain(VariableIndex last, const RunOptions& options);

@@ -247,6 +247,10 @@ struct GraphMemory {
   struct CaptureMarks {
     Arena::Mark meta;
     std::vector<Arena::Mark> values_before, values_after, gathers_after;
+    /// The chunks (memory and size) up to values_after and gathers_after of
+    /// each device, one list after the other: a batched capture's values lie
+    /// there (Executor::take_back_layout).
+    std::vector<std::pair<const char*, size_t>> chunks;
   };
   CaptureMarks capture;
   size_t hint;

@@ -44,13 +44,14 @@ constexpr size_t kProgramArenaBytes = 4 * 1024;
 }  // namespace
 
 /// The CPU arenas that the programs of a cache take turns with, and which
-/// program holds them.  A program run without batching takes them all (its
-/// values are laid out anew at each run); a batched program keeps its values
-/// where its capture put them and takes only the gradients and the scratch.
+/// program holds them.  A program run without batching lays its values out
+/// anew at each run; a batched program's groups write where its capture put
+/// them, which holds while the arenas keep the capture's chunks
+/// (Executor::take_back_layout): they only grow once the cache's largest
+/// program has run, so a training loop captures again only while they grow.
 struct Program::SharedMemory {
   DeviceArenas arenas{cpu_device(), kProgramArenaBytes};
   Program* holder = nullptr;
-  bool all = false;  // the holder took every arena, not only gradients and scratch
 };
 
 Program::Program() : cg_(new ComputationGraph(std::make_unique<GraphMemory>(kProgramArenaBytes))) {}
@@ -61,11 +62,10 @@ Program::~Program() {
 }
 
 namespace {
-void swap_arenas(DeviceArenas& a, DeviceArenas& b, bool all) {
+void swap_arenas(DeviceArenas& a, DeviceArenas& b) {
   a.grads.swap(b.grads);
   a.kept.swap(b.kept);
   a.scratch.swap(b.scratch);
-  if (!all) return;
   a.values.swap(b.values);
   a.gathers.swap(b.gathers);
 }
@@ -78,26 +78,28 @@ void Program::take_shared_memory() {
   DYNET_LITE_CHECK(mine.device == shared_->arenas.device, std::logic_error,
                    "compiled program: its CPU arenas are on " << mine.device->name << ", the cache's on "
                                                               << shared_->arenas.device->name);
-  shared_->all = shares_all_;
-  swap_arenas(mine, shared_->arenas, shared_->all);
+  swap_arenas(mine, shared_->arenas);
   shared_->holder = this;
-  if (shared_->all) {
+  if (cg_->executor_->batched_capture()) {
+    // Batched groups computed their values into blocks where the capture put
+    // them: taken back there while the arenas keep the capture's chunks (a
+    // replay computes them again), captured anew otherwise.
+    cg_->executor_->take_back_layout();
+  } else {
     // Plain execution lays the values out from the start of the arena (the
     // capture began on an emptied one); what another program left there is gone.
     mine.values.rewind(Arena::Mark{});
     cg_->executor_->drop_values();
-  } else {
-    cg_->executor_->drop_gradients();
   }
 }
 
 void Program::return_shared_memory() {
-  swap_arenas(*cg_->mem_->device_arenas.front(), shared_->arenas, shared_->all);
+  swap_arenas(*cg_->mem_->device_arenas.front(), shared_->arenas);
   shared_->holder = nullptr;
-  if (shared_->all)
-    cg_->executor_->drop_values();
+  if (cg_->executor_->batched_capture())
+    cg_->executor_->forget_batched_values();
   else
-    cg_->executor_->drop_gradients();
+    cg_->executor_->drop_values();
 }
 
 Program::Slot& Program::declare(const std::string& name, int kind, const Dim& d, unsigned count) {
@@ -207,10 +209,13 @@ void Program::backward(const Expression& e, bool full) {
   DYNET_LITE_CHECK(!(index_set_after_forward_ && cg_->executor_->has_device_graph()), std::logic_error,
                    "Program::backward: index slot '" << index_set_after_forward_->name
                                                      << "' was set after forward(); run forward() again first");
-  // After another program of the cache ran, the forward is computed again first.
+  // After another program of the cache ran, the forward is computed again first
+  // (a batched capture's by a replay: its groups write where they wrote).
   if (shares_ && captured_ && cg_->executor_->captured()) {
     check_replayable(e.i);
     take_shared_memory();
+    if (cg_->executor_->batched_capture() && cg_->executor_->evaluated() <= e.i)
+      cg_->executor_->replay_forward(RunOptions{autobatch_strategy(cg_->autobatch_), cg_->check_validity_, cg_->fusion_});
   }
   cg_->backward(e, full);
 }
@@ -225,17 +230,21 @@ const Tensor& Program::forward(const Expression& e) {
   // numbers (dropout) and every later graph's are those of a rebuilt loop.
   if (seeded_ && ran_) cg_->rng_.seed(next_graph_seed());
   ran_ = true;
+  // Its memory back first: a batched capture whose arenas another program
+  // reorganised is made again.
+  if (captured_ && cg_->executor_->captured() && shares_) {
+    check_replayable(e.i);
+    take_shared_memory();
+  }
   // A graph recomputed or cleared by hand since (ComputationGraph::forward,
   // invalidate, revert) is captured again.
   if (!captured_ || !cg_->executor_->captured()) {
     if (shared_ && shared_->holder == this) return_shared_memory();
     shares_ = shared_ && default_device()->type == DeviceType::CPU;
-    shares_all_ = autobatch_strategy(cg_->autobatch_) == AutobatchStrategy::None;
     if (shares_) take_shared_memory();
     capture(e.i);
   } else {
     check_replayable(e.i);
-    if (shares_) take_shared_memory();
     if (cg_->executor_->has_device_graph()) check_slot_indices();
     cg_->executor_->replay_forward(RunOptions{autobatch_strategy(cg_->autobatch_), cg_->check_validity_, cg_->fusion_});
     ++replays_;

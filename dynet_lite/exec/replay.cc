@@ -53,8 +53,40 @@ void Executor::end_capture(VariableIndex last) {
     c.values_after.push_back(a->values.mark());
     c.gathers_after.push_back(a->gathers.mark());
   }
+  c.chunks.clear();
+  for (auto& a : m_.device_arenas) {
+    for (const Arena* arena : {&a->values, &a->gathers}) {
+      const size_t last_chunk = (arena == &a->values ? a->values.mark() : a->gathers.mark()).chunk;
+      for (size_t k = 0; k <= last_chunk; ++k) c.chunks.emplace_back(arena->chunk_base(k), arena->chunk_size(k));
+    }
+  }
   captured_last_ = last;
   write_forward_tape(last);
+}
+
+bool Executor::take_back_layout() {
+  GraphMemory::CaptureMarks& c = m_.capture;
+  bool same = c.values_after.size() == m_.device_arenas.size();
+  size_t at = 0;
+  for (size_t d = 0; same && d < m_.device_arenas.size(); ++d) {
+    DeviceArenas& a = *m_.device_arenas[d];
+    const Arena::Mark* ends[2] = {&c.values_after[d], &c.gathers_after[d]};
+    Arena* arenas[2] = {&a.values, &a.gathers};
+    for (int w = 0; same && w < 2; ++w)
+      for (size_t k = 0; same && k <= ends[w]->chunk; ++k, ++at)
+        same = at < c.chunks.size() && k < arenas[w]->num_chunks() && arenas[w]->chunk_base(k) == c.chunks[at].first &&
+               arenas[w]->chunk_size(k) >= c.chunks[at].second;
+  }
+  if (!same) {
+    invalidate();
+    return false;
+  }
+  for (size_t d = 0; d < m_.device_arenas.size(); ++d) {
+    m_.device_arenas[d]->values.seek(c.values_after[d]);
+    m_.device_arenas[d]->gathers.seek(c.gathers_after[d]);
+  }
+  forget_batched_values();
+  return true;
 }
 
 void Executor::drop_values() {
