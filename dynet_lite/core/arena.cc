@@ -32,7 +32,7 @@ void Arena::select(size_t chunk, size_t offset) {
 }
 
 void* Arena::allocate_slow(size_t rounded, size_t bytes) {
-  if (current_ == 0 && offset_ == 0 && chunks_.size() > 0) {
+  if (current_ == 0 && offset_ == 0 && chunks_.size() > 0 && !keep_chunks_) {
     // Nothing is in use: rather than keep the chunks and add one, trade them all
     // for one that holds this request (a gradient block, a graph's first value)
     // and a quarter more, or the most this arena has held, whichever is larger.
@@ -57,9 +57,14 @@ void* Arena::allocate_slow(size_t rounded, size_t bytes) {
   // Use a later chunk (kept from an earlier graph) when it is big enough.
   for (size_t c = current_ + 1; c < chunks_.size(); ++c) {
     if (chunks_[c].size >= rounded) {
-      // Chunks between current_ and c stay unused for this graph.
-      for (size_t k = current_ + 1; k < c; ++k) std::swap(chunks_[k], chunks_[c]);
-      select(current_ + 1, rounded);
+      // Chunks between current_ and c stay unused for this graph (kept in
+      // their order: passed over).
+      if (keep_chunks_) {
+        select(c, rounded);
+      } else {
+        for (size_t k = current_ + 1; k < c; ++k) std::swap(chunks_[k], chunks_[c]);
+        select(current_ + 1, rounded);
+      }
       unpoison(base_, bytes);
       return base_;
     }
@@ -67,8 +72,9 @@ void* Arena::allocate_slow(size_t rounded, size_t bytes) {
   size_t size = std::max(rounded, chunks_.back().size * 2);
   Chunk fresh{static_cast<char*>(device_->allocate(size)), size};
   poison(fresh.base, size);
-  chunks_.insert(chunks_.begin() + static_cast<std::ptrdiff_t>(current_ + 1), fresh);
-  select(current_ + 1, rounded);
+  const size_t at = keep_chunks_ ? chunks_.size() : current_ + 1;
+  chunks_.insert(chunks_.begin() + static_cast<std::ptrdiff_t>(at), fresh);
+  select(at, rounded);
   unpoison(base_, bytes);
   return base_;
 }
@@ -76,7 +82,7 @@ void* Arena::allocate_slow(size_t rounded, size_t bytes) {
 void Arena::reset() {
   note_peak();
   const size_t capacity = capacity_bytes();
-  if (chunks_.size() > kMaxChunks || (chunks_.size() > 1 && capacity > 2 * peak_ + kMergeSlack)) {
+  if (!keep_chunks_ && (chunks_.size() > kMaxChunks || (chunks_.size() > 1 && capacity > 2 * peak_ + kMergeSlack))) {
     constexpr size_t kRound = size_t(64) << 10;
     const size_t merged = std::min(capacity, (peak_ + peak_ / 4 + kRound - 1) / kRound * kRound);
     release_all();

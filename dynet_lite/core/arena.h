@@ -93,6 +93,11 @@ class Arena {
   /// merges them or a graph's first request trades them for a larger one.
   const char* chunk_base(size_t i) const { return chunks_[i].base; }
   size_t chunk_size(size_t i) const { return chunks_[i].size; }
+  /// From now on the chunks keep their memory and their order: the arena grows
+  /// by adding chunks after the last, and neither merges nor trades them (the
+  /// memory a cache's compiled programs take turns with, whose batched
+  /// captures' values stay where they were computed).  Travels with swap().
+  void keep_chunks() { keep_chunks_ = true; }
 
   /// Exchanges the chunks (and the position in them) of two arenas of one device
   /// (compiled programs taking turns with one set of memory).
@@ -104,6 +109,7 @@ class Arena {
     std::swap(limit_, other.limit_);
     std::swap(used_before_current_, other.used_before_current_);
     std::swap(peak_, other.peak_);
+    std::swap(keep_chunks_, other.keep_chunks_);
   }
 
   size_t capacity_bytes() const;
@@ -140,6 +146,7 @@ class Arena {
   size_t limit_ = 0;
   size_t used_before_current_ = 0;  // bytes allocated in chunks before the current one
   size_t peak_ = 0;                 // see peak_bytes()
+  bool keep_chunks_ = false;        // see keep_chunks()
 
 #ifdef DYNET_LITE_ARENA_POISON
   bool host_ = false;  // only host memory has ASan shadow

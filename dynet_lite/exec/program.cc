@@ -47,9 +47,14 @@ constexpr size_t kProgramArenaBytes = 4 * 1024;
 /// program holds them.  A program run without batching lays its values out
 /// anew at each run; a batched program's groups write where its capture put
 /// them, which holds while the arenas keep the capture's chunks
-/// (Executor::take_back_layout): they only grow once the cache's largest
-/// program has run, so a training loop captures again only while they grow.
+/// (Executor::take_back_layout): those of the values and the gathered
+/// arguments keep their chunks (Arena::keep_chunks), so a batched program is
+/// captured once.
 struct Program::SharedMemory {
+  SharedMemory() {
+    arenas.values.keep_chunks();
+    arenas.gathers.keep_chunks();
+  }
   DeviceArenas arenas{cpu_device(), kProgramArenaBytes};
   Program* holder = nullptr;
 };
