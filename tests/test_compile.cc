@@ -197,6 +197,42 @@ BOOST_AUTO_TEST_CASE(replay_equals_rebuild_on_random_graphs) {
   BOOST_CHECK_EQUAL(unfused_regions, 0u);
 }
 
+// The same random graphs as programs of one cache, run in turns: each takes
+// the cache's memory from the one before, a batched one computing its values
+// again where its capture put them, and still equals the graph built afresh,
+// to the bit.
+BOOST_AUTO_TEST_CASE(programs_taking_turns_equal_rebuilt_random_graphs) {
+  TestModel m(4);
+  SimpleSGDTrainer trainer(m.pc, 0.05f);
+  std::mt19937 gen(11);
+  std::vector<Config> configs{{0, 0, false}};
+  for (int strategy : {1, 2})
+    for (int cse : {0, 1})
+      for (bool fusion : {false, true}) configs.push_back({strategy, cse, fusion});
+  for (const Config& c : configs) {
+    ProgramCache cache(8);
+    std::vector<std::pair<unsigned, unsigned>> counts(9);
+    uint64_t replays = 0;
+    for (int round = 0; round < 40; ++round) {
+      const unsigned seed = 1 + (round * 5) % 8;  // 8 graphs, in turns
+      Program& p = cache.get(seed, [&](Program& q) { counts[seed] = build(q, m, seed, c.strategy, c.cse, c.fusion); });
+      const Bindings b = draw(gen, counts[seed], m.d);
+      Program fresh;
+      build(fresh, m, seed, c.strategy, c.cse, c.fusion);
+      bind(fresh, b);
+      const Run rebuilt = run(fresh, m);
+      bind(p, b);
+      const uint64_t before = p.replays();
+      const Run replayed = run(p, m);
+      replays += p.replays() - before;
+      check_bitwise(replayed, rebuilt, seed, c, round);
+      trainer.update();
+    }
+    BOOST_CHECK_EQUAL(cache.misses(), 8u);
+    BOOST_CHECK_EQUAL(replays, 32u);  // every run after a program's first: none captured again
+  }
+}
+
 // Backward adds to the parameters' gradients whatever they hold: a replay
 // finds them zero or not as the rebuilt graph did (a second pass without an
 // update between, say) and adds alike, to the bit.
