@@ -6,6 +6,7 @@
 // decisions but those that depend on where values lie.
 #include "dynet_lite/core/float_mode.h"
 #include "dynet_lite/except.h"
+#include "dynet_lite/exec/batch_state.h"
 #include "dynet_lite/exec/executor.h"
 
 namespace dynet_lite {
@@ -52,6 +53,14 @@ void Executor::end_capture(VariableIndex last) {
   for (auto& a : m_.device_arenas) {
     c.values_after.push_back(a->values.mark());
     c.gathers_after.push_back(a->gathers.mark());
+  }
+  // A batched capture replays its recorded groups: what scheduling them took
+  // (the segment's description, the scheduler's arrays, a few words per node)
+  // is not needed again, and a cache may keep hundreds of such programs.
+  if (m_.has_batch_groups()) {
+    BatchState& st = m_.batch_state();
+    st.segment = SegmentNodes{};
+    st.scheduling = ScheduleScratch{};
   }
   c.chunks.clear();
   for (auto& a : m_.device_arenas) {
