@@ -144,6 +144,15 @@ struct Config {
   bool fusion;
 };
 
+/// Plain execution, then each batching strategy with and without merging and fusion.
+std::vector<Config> all_configs() {
+  std::vector<Config> configs{{0, 0, false}};
+  for (int strategy : {1, 2})
+    for (int cse : {0, 1})
+      for (bool fusion : {false, true}) configs.push_back({strategy, cse, fusion});
+  return configs;
+}
+
 std::ostream& operator<<(std::ostream& os, const Config& c) {
   return os << "strategy " << c.strategy << " cse " << c.cse << " fusion " << c.fusion;
 }
@@ -167,10 +176,7 @@ BOOST_AUTO_TEST_CASE(replay_equals_rebuild_on_random_graphs) {
   std::mt19937 gen(7);
   // Plain execution, then each batching strategy with and without merging and
   // fusion (a replayed fused region runs its lanes again, slices pointed anew).
-  std::vector<Config> configs{{0, 0, false}};
-  for (int strategy : {1, 2})
-    for (int cse : {0, 1})
-      for (bool fusion : {false, true}) configs.push_back({strategy, cse, fusion});
+  const std::vector<Config> configs = all_configs();
   uint64_t replays = 0, fused_regions = 0, unfused_regions = 0;
   for (unsigned seed = 1; seed <= 120; ++seed)
     for (const Config& c : configs) {
@@ -205,10 +211,7 @@ BOOST_AUTO_TEST_CASE(programs_taking_turns_equal_rebuilt_random_graphs) {
   TestModel m(4);
   SimpleSGDTrainer trainer(m.pc, 0.05f);
   std::mt19937 gen(11);
-  std::vector<Config> configs{{0, 0, false}};
-  for (int strategy : {1, 2})
-    for (int cse : {0, 1})
-      for (bool fusion : {false, true}) configs.push_back({strategy, cse, fusion});
+  const std::vector<Config> configs = all_configs();
   for (const Config& c : configs) {
     ProgramCache cache(8);
     std::vector<std::pair<unsigned, unsigned>> counts(9);
