@@ -207,7 +207,6 @@ class Program {
   bool has_output_ = false;
   bool captured_ = false;
   bool seeded_ = true;  // its graph takes a seed of --dynet-seed's sequence per run
-  bool ran_ = false;    // forward() has run
   VariableIndex captured_last_ = 0;
   VariableIndex captured_size_ = 0;
   Device* captured_device_ = nullptr;

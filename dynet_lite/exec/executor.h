@@ -109,8 +109,8 @@ class Executor {
   /// A capture run with batching, its memory back after another program used
   /// it: where the arenas still have the capture's chunks, sets them at the
   /// capture's end and forgets the values (a replay computes them again where
-  /// they were); otherwise drops the capture.  Returns whether it kept it.
-  bool take_back_layout();
+  /// they were); otherwise drops the capture.
+  void take_back_layout();
   /// Forgets the values of a capture run with batching, keeping the capture:
   /// its memory went to another program (take_back_layout takes it back).
   void forget_batched_values() {

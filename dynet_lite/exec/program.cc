@@ -233,13 +233,12 @@ const Tensor& Program::forward(const Expression& e) {
   // Each run after the first is a fresh graph's: it takes the next seed of
   // --dynet-seed's sequence, as constructing a graph does, so that its random
   // numbers (dropout) and every later graph's are those of a rebuilt loop.
-  if (seeded_ && ran_) cg_->rng_.seed(next_graph_seed());
-  ran_ = true;
+  if (seeded_ && captured_) cg_->rng_.seed(next_graph_seed());
   // Its memory back first: a batched capture whose arenas another program
   // reorganised is made again.
-  if (captured_ && cg_->executor_->captured() && shares_) {
+  if (captured_ && cg_->executor_->captured()) {
     check_replayable(e.i);
-    take_shared_memory();
+    if (shares_) take_shared_memory();
   }
   // A graph recomputed or cleared by hand since (ComputationGraph::forward,
   // invalidate, revert) is captured again.
@@ -249,7 +248,6 @@ const Tensor& Program::forward(const Expression& e) {
     if (shares_) take_shared_memory();
     capture(e.i);
   } else {
-    check_replayable(e.i);
     if (cg_->executor_->has_device_graph()) check_slot_indices();
     cg_->executor_->replay_forward(RunOptions{autobatch_strategy(cg_->autobatch_), cg_->check_validity_, cg_->fusion_});
     ++replays_;

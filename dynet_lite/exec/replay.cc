@@ -64,16 +64,14 @@ void Executor::end_capture(VariableIndex last) {
   }
   c.chunks.clear();
   for (auto& a : m_.device_arenas) {
-    for (const Arena* arena : {&a->values, &a->gathers}) {
-      const size_t last_chunk = (arena == &a->values ? a->values.mark() : a->gathers.mark()).chunk;
-      for (size_t k = 0; k <= last_chunk; ++k) c.chunks.emplace_back(arena->chunk_base(k), arena->chunk_size(k));
-    }
+    for (const Arena* arena : {&a->values, &a->gathers})
+      for (size_t k = 0; k <= arena->mark().chunk; ++k) c.chunks.emplace_back(arena->chunk_base(k), arena->chunk_size(k));
   }
   captured_last_ = last;
   write_forward_tape(last);
 }
 
-bool Executor::take_back_layout() {
+void Executor::take_back_layout() {
   GraphMemory::CaptureMarks& c = m_.capture;
   bool same = c.values_after.size() == m_.device_arenas.size();
   size_t at = 0;
@@ -88,14 +86,13 @@ bool Executor::take_back_layout() {
   }
   if (!same) {
     invalidate();
-    return false;
+    return;
   }
   for (size_t d = 0; d < m_.device_arenas.size(); ++d) {
     m_.device_arenas[d]->values.seek(c.values_after[d]);
     m_.device_arenas[d]->gathers.seek(c.gathers_after[d]);
   }
   forget_batched_values();
-  return true;
 }
 
 void Executor::drop_values() {
