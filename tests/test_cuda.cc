@@ -7,6 +7,7 @@
 #include <cmath>
 #include <functional>
 #include <memory>
+#include <random>
 #include <set>
 #include <string>
 #include <utility>
@@ -902,6 +903,70 @@ BOOST_AUTO_TEST_CASE(programs_by_structure_launch_cuda_graphs) {
   }
   BOOST_CHECK_EQUAL(programs.misses(), 1u);
   BOOST_CHECK_EQUAL(programs.hits(), 9u);
+}
+
+// Batched programs of one cache on the GPU, four structures in turns (two
+// sentences of lengths n and n + 1 per graph, batching across them): each
+// replay, kernel by kernel, equals a graph of the same structure built afresh
+// with the same batching, over updates; no structure is captured twice.
+BOOST_AUTO_TEST_CASE(batched_programs_in_turns_match_rebuilds) {
+  OnGpu on_gpu;
+  GpuBiLstm g;
+  dl::SimpleSGDTrainer trainer(g.m, 0.2f);
+  dl::ProgramCache programs(8);
+  auto name = [](char c, unsigned s, unsigned t) {
+    return std::string(1, c) + std::to_string(s) + "_" + std::to_string(t);
+  };
+  std::mt19937 rng(5);
+  uint64_t replays = 0;
+  for (unsigned r = 0; r < 24; ++r) {
+    const unsigned len = 3 + (r * 3) % 4;
+    const unsigned lens[2] = {len, len + 1};
+    std::vector<unsigned> words[2], tags[2];
+    for (unsigned s = 0; s < 2; ++s)
+      for (unsigned t = 0; t < lens[s]; ++t) words[s].push_back(rng() % 11), tags[s].push_back(rng() % 4);
+    dl::Program& p = programs.get(len, [&](dl::Program& q) {
+      q.graph().set_autobatch(1);
+      E total;
+      for (unsigned s = 0; s < 2; ++s) {
+        E l = g.loss(q.graph(), lens[s], [&](unsigned t) { return q.lookup(name('w', s, t), g.table); },
+                     [&](E h, unsigned t) { return dl::pickneglogsoftmax(h, q.index(name('t', s, t))); });
+        total = s == 0 ? l : total + l;
+      }
+      q.set_output(total);
+    });
+    for (unsigned s = 0; s < 2; ++s)
+      for (unsigned t = 0; t < lens[s]; ++t) p.set(name('w', s, t), words[s][t]), p.set(name('t', s, t), tags[s][t]);
+    g.m.reset_gradient();
+    const uint64_t before = p.replays();
+    const float replayed = dl::as_scalar(p.forward());
+    p.backward();
+    replays += p.replays() - before;
+    BOOST_CHECK(!p.device_graph());
+    std::vector<std::vector<float>> grads_replayed;
+    for (const auto& q : g.m.parameters_list()) grads_replayed.push_back(dl::as_vector(q->g));
+    const std::vector<float> dE_replayed = test::table_gradient(g.table.get_storage());
+    g.m.reset_gradient();
+    dl::ComputationGraph cg;
+    cg.set_autobatch(1);
+    E total;
+    for (unsigned s = 0; s < 2; ++s) {
+      E l = g.loss(cg, lens[s], [&](unsigned t) { return dl::lookup(cg, g.table, words[s][t]); },
+                   [&](E h, unsigned t) { return dl::pickneglogsoftmax(h, tags[s][t]); });
+      total = s == 0 ? l : total + l;
+    }
+    const float rebuilt = dl::as_scalar(cg.forward(total));
+    cg.backward(total);
+    const std::string round = " of round " + std::to_string(r);
+    check_vectors({replayed}, {rebuilt}, "loss" + round);
+    size_t k = 0;
+    for (const auto& q : g.m.parameters_list())
+      check_vectors(grads_replayed[k++], dl::as_vector(q->g), "gradient of " + q->name + round);
+    check_vectors(dE_replayed, test::table_gradient(g.table.get_storage()), "dE" + round);
+    trainer.update();
+  }
+  BOOST_CHECK_EQUAL(programs.misses(), 4u);
+  BOOST_CHECK_EQUAL(replays, 20u);
 }
 
 BOOST_AUTO_TEST_CASE(random_draws_and_batching_replay_kernel_by_kernel) {
