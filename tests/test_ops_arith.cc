@@ -276,6 +276,45 @@ BOOST_AUTO_TEST_CASE(same_node_on_both_sides) {
   BOOST_CHECK_EQUAL(n, 4u);
 }
 
+// A sum's backward passes its gradient unchanged to an argument that it alone
+// reads: that argument's gradient is the sum's own memory (no copy).  Where
+// another node reads it too, or the sum reads it twice, it keeps its own.
+// Gradients match finite differences either way, chains of sums included.
+BOOST_AUTO_TEST_CASE(additions_pass_their_gradient_to_sole_readers) {
+  ParameterCollection m;
+  Parameter W = m.add_parameters({3, 2}), b = m.add_parameters({3});
+  W.set_value(test::test_values(6, 0.3f));
+  b.set_value({0.2f, -0.4f, 0.1f});
+  size_t n = test::check_gradients(m, {{Dim({2}), test::test_values(2, 0.5f)}}, [&](ComputationGraph& cg, const Xs& xs) {
+    Expression w = parameter(cg, W), c = parameter(cg, b);
+    Expression wx = w * xs[0], shared = w * (xs[0] * 2.f);
+    Expression h = tanh(wx);
+    Expression twice = h + h + (tanh(shared) + tanh(wx));  // h read twice by one sum; two sole readers
+    return tanh(sum({wx + c, shared - c, 1.f + shared * 0.5f, twice}));
+  });
+  BOOST_CHECK_EQUAL(n, 11u);  // x, W, b
+
+  ComputationGraph cg;
+  Expression x = input(cg, Dim({2}), {0.5f, -1.5f});
+  Expression w = parameter(cg, W), c = parameter(cg, b);
+  Expression wx = w * x;            // read by the sum alone
+  Expression sum1 = wx + c;         // read by sum2 alone
+  Expression t = tanh(w * x * 0.5f);  // read twice by sum2
+  Expression also = w * x * 2.f;    // read by sum2 and by the loss
+  Expression sum2 = sum({sum1, t, t, also});
+  Expression loss = sum_elems(square(sum2)) + sum_elems(also);
+  cg.forward(loss);
+  cg.backward(loss, true);  // every node's gradient kept
+  BOOST_CHECK(wx.gradient().v == sum2.gradient().v);  // a chain of sums ends on the last one's memory
+  BOOST_CHECK(sum1.gradient().v == sum2.gradient().v);
+  BOOST_CHECK(t.gradient().v != sum2.gradient().v);
+  BOOST_CHECK(also.gradient().v != sum2.gradient().v);
+  const std::vector<float> d = as_vector(sum2.gradient());
+  test::check_close(as_vector(wx.gradient()), d);
+  test::check_close(as_vector(t.gradient()), {2 * d[0], 2 * d[1], 2 * d[2]});
+  test::check_close(as_vector(also.gradient()), {d[0] + 1, d[1] + 1, d[2] + 1});
+}
+
 // ---------------------------------------------------------------- sum, average
 
 BOOST_AUTO_TEST_CASE(sum_and_average_values) {

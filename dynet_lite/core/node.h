@@ -27,6 +27,9 @@ struct Node {
   /// gates): once its backward has run, plain backward may give its gradient's
   /// memory to another such node (exec/plain_executor.cc).
   bool internal = false;
+  /// Nodes added after this one that read it, one per argument (saturates at
+  /// 255; never fewer than the readers, so "1" means the only one).
+  uint8_t readers = 0;
   uint32_t stamp = 0;     // the graph's revert count when added: old expressions to a reused slot are stale
   alignas(8) unsigned char params[kParamBytes];
 

@@ -156,6 +156,7 @@ VariableIndex ComputationGraph::add_node(OpKind op, const Expression* args, unsi
   DYNET_LITE_ASSERT(params_size <= Node::kParamBytes, info.name << ": parameters too large");
   n.merged = false;
   n.internal = false;
+  n.readers = 0;
   // Unused parameter bytes are zeroed so that batching can compare parameters
   // (all of them first: a memset of constant size is a few stores).
   std::memset(n.params, 0, Node::kParamBytes);
@@ -179,7 +180,8 @@ VariableIndex ComputationGraph::add_node(OpKind op, const Expression* args, unsi
     DYNET_LITE_ARG_CHECK(is_live(e.i, e.graph_id, e.stamp),
                          info.name << ": argument " << k << " is stale: its graph was cleared or reverted since it was made");
     a[k] = e.i;
-    const Node& an = mem_->node(e.i);
+    Node& an = mem_->node(e.i);
+    an.readers += an.readers != 255;  // a node merged away below still counts: more, never fewer
     variable |= an.variable;
     if (!dev) dev = an.value.device;
     DYNET_LITE_ARG_CHECK(an.value.device == dev || op == OpKind::ToDevice, info.name << ": argument " << k << " lives on " << an.value.device->name

@@ -666,12 +666,16 @@ class PlainBackward {
     const Tensor* const* xs = gather_args(m_, n, small_);
     ExecContext& ctx = device_.ctx();
     const Tensor dy = gradient_tensor(n);
+    // A graph run once (no tape) hands a gradient that the op passes on
+    // unchanged to an argument that only this node reads (passes_gradient).
+    const bool passes = !tape_ && info.passes_gradient && dev->type == DeviceType::CPU && !(recycle_ && n.internal);
     bool first_call = true;
     for (unsigned k = 0; k < n.num_args; ++k) {
       const VariableIndex a = n.args[k];
       Node& an = m_.node(a);
       if (!full_ && !an.variable) continue;
       if (!on_demand_.empty() && info.input_gradient && leave_on_demand(j, a, an)) continue;
+      if (passes && m_.marks[a] == GradientMark::None && pass_gradient<kLazy>(n, info, xs, k, a, an)) continue;
       if (m_.marks[a] == GradientMark::None) {
         m_.marks[a] = GradientMark::Flows;
         give_gradient(an, a);
@@ -722,6 +726,24 @@ class PlainBackward {
       if (m_.weight_grads.size() != pending) m_.marks[a] = GradientMark::PendingWeightGrads;
       device_.arenas().scratch.rewind(scratch_mark);
     }
+  }
+
+  /// Node n's gradient becomes its argument k's (node a's): n's backward
+  /// would add it, unchanged, into a's zero gradient, and n is a's only
+  /// reader, so nothing else writes a's gradient, and n's, complete now, is
+  /// never written again.  The value is the same, but for a zero's sign: a
+  /// -0 stays -0 where 0 + (-0) gives +0.  Not for a leaf (its gradient goes
+  /// into its parameter's), a node whose memory is reused (internal), or
+  /// where n's is (release_internal_gradient; the caller checks).
+  template <bool kLazy>
+  bool pass_gradient(const Node& n, const OpInfo& info, const Tensor* const* xs, unsigned k, VariableIndex a, Node& an) {
+    if (an.readers != 1 || an.internal || ops_[static_cast<unsigned>(an.op)].accumulate ||
+        !info.passes_gradient(xs, n.num_args, n, k))
+      return false;
+    m_.marks[a] = GradientMark::Flows;
+    an.grad = n.grad;
+    if (kLazy) m_.unwritten[a] = 0;
+    return true;
   }
 
   /// A dense parameter's node of kDirectFloats or more that node j alone reads,
