@@ -821,6 +821,30 @@ struct GpuBiLstm {
     return dl::sum(losses);
   }
 };
+
+/// The loss and every gradient of the pass just run.
+struct BiLstmRun {
+  float loss;
+  std::vector<std::vector<float>> grads;
+  std::vector<float> dE;
+};
+
+BiLstmRun collect(GpuBiLstm& g, float loss) {
+  BiLstmRun r{loss, {}, test::table_gradient(g.table.get_storage())};
+  for (const auto& q : g.m.parameters_list()) r.grads.push_back(dl::as_vector(q->g));
+  return r;
+}
+
+void check_same(GpuBiLstm& g, const BiLstmRun& replayed, const BiLstmRun& rebuilt, unsigned r) {
+  const std::string round = " of round " + std::to_string(r);
+  check_vectors({replayed.loss}, {rebuilt.loss}, "loss" + round);
+  size_t k = 0;
+  for (const auto& q : g.m.parameters_list()) {
+    check_vectors(replayed.grads[k], rebuilt.grads[k], "gradient of " + q->name + round);
+    ++k;
+  }
+  check_vectors(replayed.dE, rebuilt.dE, "dE" + round);
+}
 }  // namespace
 
 BOOST_AUTO_TEST_CASE(independent_branches_of_a_recorded_graph_match_a_rebuild) {
@@ -842,11 +866,9 @@ BOOST_AUTO_TEST_CASE(independent_branches_of_a_recorded_graph_match_a_rebuild) {
       p.set(name('t', t), tags[t]);
     }
     g.m.reset_gradient();
-    const float replayed = dl::as_scalar(p.forward());
+    const float value = dl::as_scalar(p.forward());
     p.backward();
-    std::vector<std::vector<float>> grads_replayed;
-    for (const auto& q : g.m.parameters_list()) grads_replayed.push_back(dl::as_vector(q->g));
-    const std::vector<float> dE_replayed = test::table_gradient(g.table.get_storage());
+    const BiLstmRun replayed = collect(g, value);
     if (r >= 2) BOOST_CHECK_MESSAGE(p.device_graph(), "round " << r << ": replay ran kernel by kernel");
     if (r >= 4) BOOST_CHECK_MESSAGE(p.backward_device_graph(), "round " << r << ": backward ran kernel by kernel");
     g.m.reset_gradient();
@@ -855,12 +877,7 @@ BOOST_AUTO_TEST_CASE(independent_branches_of_a_recorded_graph_match_a_rebuild) {
                     [&](E h, unsigned t) { return dl::pickneglogsoftmax(h, tags[t]); });
     const float rebuilt = dl::as_scalar(cg.forward(loss));
     cg.backward(loss);
-    const std::string round = " of round " + std::to_string(r);
-    check_vectors({replayed}, {rebuilt}, "loss" + round);
-    size_t k = 0;
-    for (const auto& q : g.m.parameters_list())
-      check_vectors(grads_replayed[k++], dl::as_vector(q->g), "gradient of " + q->name + round);
-    check_vectors(dE_replayed, test::table_gradient(g.table.get_storage()), "dE" + round);
+    check_same(g, replayed, collect(g, rebuilt), r);
     trainer.update();
   }
 }
@@ -939,13 +956,11 @@ BOOST_AUTO_TEST_CASE(batched_programs_in_turns_match_rebuilds) {
       for (unsigned t = 0; t < lens[s]; ++t) p.set(name('w', s, t), words[s][t]), p.set(name('t', s, t), tags[s][t]);
     g.m.reset_gradient();
     const uint64_t before = p.replays();
-    const float replayed = dl::as_scalar(p.forward());
+    const float value = dl::as_scalar(p.forward());
     p.backward();
     replays += p.replays() - before;
     BOOST_CHECK(!p.device_graph());
-    std::vector<std::vector<float>> grads_replayed;
-    for (const auto& q : g.m.parameters_list()) grads_replayed.push_back(dl::as_vector(q->g));
-    const std::vector<float> dE_replayed = test::table_gradient(g.table.get_storage());
+    const BiLstmRun replayed = collect(g, value);
     g.m.reset_gradient();
     dl::ComputationGraph cg;
     cg.set_autobatch(1);
@@ -957,12 +972,7 @@ BOOST_AUTO_TEST_CASE(batched_programs_in_turns_match_rebuilds) {
     }
     const float rebuilt = dl::as_scalar(cg.forward(total));
     cg.backward(total);
-    const std::string round = " of round " + std::to_string(r);
-    check_vectors({replayed}, {rebuilt}, "loss" + round);
-    size_t k = 0;
-    for (const auto& q : g.m.parameters_list())
-      check_vectors(grads_replayed[k++], dl::as_vector(q->g), "gradient of " + q->name + round);
-    check_vectors(dE_replayed, test::table_gradient(g.table.get_storage()), "dE" + round);
+    check_same(g, replayed, collect(g, rebuilt), r);
     trainer.update();
   }
   BOOST_CHECK_EQUAL(programs.misses(), 4u);
