@@ -140,12 +140,14 @@ class Program {
   /// Runs after the capture (replays).
   uint64_t replays() const { return replays_; }
   /// Whether replays run the forward pass as one recorded device graph: a CUDA
-  /// graph, recorded at the second replay of a program run without batching,
-  /// wholly on one GPU, whose only host inputs are its slots and which draws
-  /// no random numbers (otherwise replays run kernel by kernel).  The first
-  /// replay runs kernel by kernel: recording costs about as much as three
-  /// replays (the driver instantiates the graph), which a structure seen only
-  /// twice would not earn back.  backward() after a launched replay is a
+  /// graph, recorded at a replay of a program run without batching, wholly on
+  /// one GPU, whose only host inputs are its slots and which draws no random
+  /// numbers (otherwise replays run kernel by kernel).  Recording costs
+  /// several replays (the driver instantiates the graph): a program of small
+  /// nodes, bound by launching its kernels, earns that back within a few
+  /// launches and records at its first replay; one of large nodes (1,024
+  /// floats of value a node on average, or more) records at its second, so
+  /// that a structure seen only twice does not pay for it.  backward() after a launched replay is a
   /// second recorded graph, from its second such backward on; an index slot set
   /// between forward() and backward() is then an error (the recorded gradient
   /// goes to the rows forward read).  While a graph is recorded no other

@@ -70,10 +70,11 @@ class Executor {
   void end_capture(VariableIndex last);
   bool captured() const { return captured_last_ != kNotCaptured; }
   void replay_forward(const RunOptions& options);
-  /// After a capture of plain execution on one GPU `d`: the first
-  /// kReplaysByKernelFirst replays run kernel by kernel, the next one records
-  /// the forward pass as a device graph (backends/device_graph.h) and launches
-  /// it, later replays launch it again.  `live`: the host memory the graph's
+  /// After a capture of plain execution on one GPU `d`: the first replay of
+  /// a program of large nodes runs kernel by kernel (replays_by_kernel_first_),
+  /// the next one (a program of small nodes: the first) records the forward
+  /// pass as a device graph (backends/device_graph.h) and launches it, later
+  /// replays launch it again.  `live`: the host memory the graph's
   /// inputs are read from at each launch (the program's slots).  Falls back to
   /// kernel-by-kernel replays when the device cannot record the pass.
   void use_device_graph(Device* d, std::vector<HostRange> live);
@@ -153,10 +154,15 @@ class Executor {
   std::vector<HostRange> graph_live_;
   std::unique_ptr<DeviceGraph> device_graph_;
   bool graph_failed_ = false;
-  // Recording a device graph costs about three kernel-by-kernel passes (most
-  // of it the driver instantiating the graph), so a structure replayed only
-  // once never pays for it.
-  static constexpr unsigned kReplaysByKernelFirst = 1;
+  // Recording a device graph costs several kernel-by-kernel passes (most of
+  // it the driver instantiating the graph).  A pass of small nodes is bound by
+  // launching its kernels, so a launched graph soon pays for its recording:
+  // such a program records at its first replay.  One of larger nodes (at
+  // least kLaunchBoundFloats of value a node on average) gains less a launch
+  // and records at its second, so that a structure replayed only once never
+  // pays for it.
+  static constexpr size_t kLaunchBoundFloats = 1024;
+  unsigned replays_by_kernel_first_ = 1;
   unsigned replays_by_kernel_ = 0;  // since use_device_graph()
   std::unique_ptr<DeviceGraph> backward_graph_;  // of tape_.backward
   bool backward_graph_failed_ = false;

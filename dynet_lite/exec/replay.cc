@@ -126,7 +126,7 @@ void Executor::replay_forward(const RunOptions& options) {
       evaluated_ = captured_last_ + 1;
       return;
     }
-    if (!graph_failed_ && ++replays_by_kernel_ > kReplaysByKernelFirst && record_device_graph(options)) return;
+    if (!graph_failed_ && ++replays_by_kernel_ > replays_by_kernel_first_ && record_device_graph(options)) return;
   }
   // A run kernel by kernel lays the values out otherwise than the recording
   // (a looked-up row is used in place): the graphs are recorded again later.
@@ -147,6 +147,9 @@ void Executor::use_device_graph(Device* d, std::vector<HostRange> live) {
   if (!can_record_device_graph(d)) return;
   graph_device_ = d;
   graph_live_ = std::move(live);
+  const size_t nodes = size_t(captured_last_) + 1;
+  const size_t computed = m_.padded_value_floats - m_.padded_parameter_floats;  // parameters' values are theirs
+  replays_by_kernel_first_ = computed < kLaunchBoundFloats * nodes ? 0 : 1;
 }
 
 bool Executor::record_device_graph(const RunOptions& options) {
