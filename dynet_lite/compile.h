@@ -147,11 +147,12 @@ class Program {
   /// nodes, bound by launching its kernels, earns that back within a few
   /// launches and records at its first replay; one of large nodes (1,024
   /// floats of value a node on average, or more) records at its second, so
-  /// that a structure seen only twice does not pay for it.  backward() after a launched replay is a
-  /// second recorded graph, from its second such backward on; an index slot set
-  /// between forward() and backward() is then an error (the recorded gradient
-  /// goes to the rows forward read).  While a graph is recorded no other
-  /// thread may use that GPU (its work would be recorded too).
+  /// that a structure seen only twice does not pay for it.  backward() after
+  /// a launched replay is a second recorded graph, from its second such
+  /// backward on; an index slot set between forward() and backward() is then
+  /// an error (the recorded gradient goes to the rows forward read).  While a
+  /// graph is recorded no other thread may use that GPU (its work would be
+  /// recorded too).
   bool device_graph() const;
   /// Whether the last backward() launched a recorded device graph.
   bool backward_device_graph() const;

@@ -70,11 +70,10 @@ class Executor {
   void end_capture(VariableIndex last);
   bool captured() const { return captured_last_ != kNotCaptured; }
   void replay_forward(const RunOptions& options);
-  /// After a capture of plain execution on one GPU `d`: the first replay of
-  /// a program of large nodes runs kernel by kernel (replays_by_kernel_first_),
-  /// the next one (a program of small nodes: the first) records the forward
-  /// pass as a device graph (backends/device_graph.h) and launches it, later
-  /// replays launch it again.  `live`: the host memory the graph's
+  /// After a capture of plain execution on one GPU `d`: a replay records the
+  /// forward pass as a device graph (backends/device_graph.h) and launches it,
+  /// later replays launch it again; a program of large nodes runs its first
+  /// replay kernel by kernel before (replays_by_kernel_first_).  `live`: the host memory the graph's
   /// inputs are read from at each launch (the program's slots).  Falls back to
   /// kernel-by-kernel replays when the device cannot record the pass.
   void use_device_graph(Device* d, std::vector<HostRange> live);
