@@ -889,7 +889,7 @@ BOOST_AUTO_TEST_CASE(independent_branches_of_a_recorded_graph_match_a_rebuild) {
     const float value = dl::as_scalar(p.forward());
     p.backward();
     const BiLstmRun replayed = collect(g, value);
-    if (r >= 2) BOOST_CHECK_MESSAGE(p.device_graph(), "round " << r << ": replay ran kernel by kernel");
+    if (r >= 1) BOOST_CHECK_MESSAGE(p.device_graph(), "round " << r << ": replay ran kernel by kernel");
     if (r >= 4) BOOST_CHECK_MESSAGE(p.backward_device_graph(), "round " << r << ": backward ran kernel by kernel");
     g.m.reset_gradient();
     dl::ComputationGraph cg;
@@ -903,8 +903,8 @@ BOOST_AUTO_TEST_CASE(independent_branches_of_a_recorded_graph_match_a_rebuild) {
 }
 
 // Graphs built as usual on the GPU, run through the programs of their
-// structure (ProgramCache::forward(e)): from the program's second replay on a
-// CUDA graph, with the words and tags of each graph bound to it.
+// structure (ProgramCache::forward(e)): from the program's first replay on (its
+// nodes are small) a CUDA graph, with the words and tags of each graph bound to it.
 BOOST_AUTO_TEST_CASE(programs_by_structure_launch_cuda_graphs) {
   OnGpu on_gpu;
   GpuBiLstm g;
@@ -926,7 +926,7 @@ BOOST_AUTO_TEST_CASE(programs_by_structure_launch_cuda_graphs) {
     const std::vector<float> dW = dl::as_vector(g.W.get_storage().g);
     const std::vector<float> dE = test::table_gradient(g.table.get_storage());
     BOOST_REQUIRE(programs.last_program() != nullptr);
-    if (r >= 3)
+    if (r >= 1)
       BOOST_CHECK_MESSAGE(programs.last_program()->device_graph(), "round " << r << ": replay ran kernel by kernel");
     g.m.reset_gradient();
     dl::ComputationGraph fresh;
