@@ -788,28 +788,24 @@ float train_compiled(Tagger& tagger, ProgramCache& programs, const std::vector<S
     key.push_back(static_cast<unsigned>(h >> 32));
   }
   const auto prefix = [&](size_t k) { return end - start == 1 ? std::string() : std::to_string(k - start) + "/"; };
-  Program* compiled = programs.get_if_seen(ProgramCache::key_of(key), end - start == 1 ? 0 : 1, [&](Program& p) {
-    tagger.new_graph(p.graph(), true);
-    std::vector<Expression> losses;
-    for (size_t k = start; k < end; ++k) {
-      tagger.use_program(&p, prefix(k));
-      tagger.set_dropped(&dropped[k - start]);
-      losses.push_back(tagger.sentence_loss(data[order[k]]));
-    }
-    tagger.set_dropped(nullptr);
-    tagger.use_program(nullptr);
-    p.set_output(examples::batch_loss(losses));
-  });
-  if (!compiled) {
-    ComputationGraph cg;
+  // The minibatch's loss on `cg`, its inputs the slots of `p` where given.
+  const auto minibatch_loss = [&](ComputationGraph& cg, Program* p) {
     tagger.new_graph(cg, true);
     std::vector<Expression> losses;
     for (size_t k = start; k < end; ++k) {
+      if (p) tagger.use_program(p, prefix(k));
       tagger.set_dropped(&dropped[k - start]);
       losses.push_back(tagger.sentence_loss(data[order[k]]));
     }
     tagger.set_dropped(nullptr);
-    return examples::train_step(cg, examples::batch_loss(losses), trainer);
+    if (p) tagger.use_program(nullptr);
+    return examples::batch_loss(losses);
+  };
+  Program* compiled = programs.get_if_seen(ProgramCache::key_of(key), end - start == 1 ? 0 : 1,
+                                           [&](Program& p) { p.set_output(minibatch_loss(p.graph(), &p)); });
+  if (!compiled) {
+    ComputationGraph cg;
+    return examples::train_step(cg, minibatch_loss(cg, nullptr), trainer);
   }
   Program& p = *compiled;
   for (size_t k = start; k < end; ++k) tagger.bind(p, data[order[k]], &dropped[k - start], true, prefix(k));

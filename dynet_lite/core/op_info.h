@@ -137,9 +137,11 @@ struct OpInfo {
   /// Optional: see ColumnProduct.
   ColumnProduct column_product;
   /// Optional: whether backward for argument k adds the node's gradient into
-  /// x_k unchanged (dx += dy, x_k of the node's shape).  A compiled program's
-  /// CPU tape then lets x_k's gradient be the node's own memory where nothing
-  /// else writes it, and skips the call (exec/plain_tape.h plan_passed_gradients).
+  /// x_k unchanged (dx += dy, x_k of the node's shape).  x_k's gradient is then
+  /// the node's own memory, with no call, where nothing else writes it: in
+  /// plain backward on the CPU where the node is x_k's only reader
+  /// (Node::readers), and in a compiled program's CPU tape where the call is
+  /// the only write to it (exec/plain_tape.h plan_passed_gradients).
   bool (*passes_gradient)(const Tensor* const* xs, unsigned n, const Node& node, unsigned k) = nullptr;
 };
 

@@ -73,8 +73,9 @@ class Executor {
   /// After a capture of plain execution on one GPU `d`: a replay records the
   /// forward pass as a device graph (backends/device_graph.h) and launches it,
   /// later replays launch it again; a program of large nodes runs its first
-  /// replay kernel by kernel before (replays_by_kernel_first_).  `live`: the host memory the graph's
-  /// inputs are read from at each launch (the program's slots).  Falls back to
+  /// replay kernel by kernel before (replays_by_kernel_first_).  `live`: the
+  /// host memory the graph's inputs are read from at each launch (the
+  /// program's slots).  Falls back to
   /// kernel-by-kernel replays when the device cannot record the pass.
   void use_device_graph(Device* d, std::vector<HostRange> live);
   /// Whether replays launch a recorded device graph.

@@ -65,7 +65,8 @@ void Executor::end_capture(VariableIndex last) {
   c.chunks.clear();
   for (auto& a : m_.device_arenas) {
     for (const Arena* arena : {&a->values, &a->gathers})
-      for (size_t k = 0; k <= arena->mark().chunk; ++k) c.chunks.emplace_back(arena->chunk_base(k), arena->chunk_size(k));
+      for (size_t k = 0; k <= arena->mark().chunk; ++k)
+        c.chunks.emplace_back(arena->chunk_base(k), arena->chunk_size(k));
   }
   captured_last_ = last;
   write_forward_tape(last);
