@@ -140,19 +140,24 @@ class Program {
   /// Runs after the capture (replays).
   uint64_t replays() const { return replays_; }
   /// Whether replays run the forward pass as one recorded device graph: a CUDA
-  /// graph, recorded at a replay of a program run without batching, wholly on
-  /// one GPU, whose only host inputs are its slots and which draws no random
-  /// numbers (otherwise replays run kernel by kernel).  Recording costs
-  /// several replays (the driver instantiates the graph): a program of small
-  /// nodes, bound by launching its kernels, earns that back within a few
-  /// launches and records at its first replay; one of large nodes (1,024
-  /// floats of value a node on average, or more) records at its second, so
-  /// that a structure seen only twice does not pay for it.  backward() after
-  /// a launched replay is a second recorded graph, from its second such
-  /// backward on; an index slot set between forward() and backward() is then
-  /// an error (the recorded gradient goes to the rows forward read).  While a
-  /// graph is recorded no other thread may use that GPU (its work would be
-  /// recorded too).
+  /// graph, recorded at a replay of a program wholly on one GPU, whose only
+  /// host inputs are its slots and which draws no random numbers (otherwise
+  /// replays run kernel by kernel).  Recording costs several replays (the
+  /// driver instantiates the graph): a program of small nodes, bound by
+  /// launching its kernels, earns that back within a few launches and records
+  /// at its first replay; one of large nodes (1,024 floats of value a kernel
+  /// call on average, or more) records at its second, so that a structure
+  /// seen only twice does not pay for it, and a batched one of large groups
+  /// at its fourth.  A batched program's graph runs its groups in their
+  /// order; before each launch the groups' indices (lookups, losses) are
+  /// combined again from the slots.  Each recorded graph holds about 5 KB of
+  /// the driver's host memory a node (5-11 MB for a minibatch of 64
+  /// sentences).  Without batching, backward() after a launched replay is a
+  /// second recorded graph, from its second such backward on; an index slot
+  /// set between forward() and backward() is then an error (the recorded
+  /// gradient goes to the rows forward read).  A batched program's backward
+  /// runs kernel by kernel.  While a graph is recorded no other thread may
+  /// use that GPU (its work would be recorded too).
   bool device_graph() const;
   /// Whether the last backward() launched a recorded device graph.
   bool backward_device_graph() const;

@@ -665,6 +665,7 @@ struct Options : examples::CorpusOptions {
   unsigned max_train = 0, batch = 1;
   // Set by finish_options unless given: the defaults depend on --char (TrainDefaults).
   unsigned epochs = 0;
+  unsigned static_epochs = 5;  // --bench-static: T6's 5, or --epochs when given
   float lr_decay = 0, word_dropout = 0, lstm_dropout = 0, char_dropout = 0;
   float clip = 5;  ///< gradient clipping threshold on the global norm (DyNet's default); 0: off
 };
@@ -744,7 +745,7 @@ void add_options(CLI::App& app, Options& o) {
                                "; with --char the\nword rows and the character BiLSTM go to STEM-words.onnx and\n"
                                "STEM-chars.onnx (STEM: FILE without .onnx)");
   examples::add_choice(app, "--bench-static", o.bench_static, {"instances", "padded", "bucketed"},
-                       "T6: 5 epochs of T1 in minibatches of 64, as per-instance graphs\nwith automatic batching, "
+                       "T6: 5 epochs (or --epochs N) of T1 in minibatches of 64, as per-instance graphs\nwith automatic batching, "
                        "padded minibatches in file order or\nlength buckets (with --compile: compiled); prints "
                        "sentences/s, the\nshare of padding, dev and test accuracy")
       ->group("benchmark (BENCHMARKS.md T6)");
@@ -752,6 +753,7 @@ void add_options(CLI::App& app, Options& o) {
 
 void finish_options(const CLI::App& app, Options& o) {
   const TrainDefaults& def = o.use_char ? T2_DEFAULTS : T1_DEFAULTS;
+  if (app.count("--epochs")) o.static_epochs = o.epochs;
   if (!app.count("--epochs")) o.epochs = def.epochs;
   if (!app.count("--lr-decay")) o.lr_decay = def.lr_decay;
   if (!app.count("--word-dropout")) o.word_dropout = def.word_dropout;
@@ -1077,7 +1079,7 @@ std::vector<std::vector<size_t>> minibatches(const std::vector<Sentence>& data, 
 /// order shuffled each epoch with a fixed seed.
 int run_static(const Options& o) {
   const size_t B = 64;
-  const unsigned EPOCHS = 5;
+  const unsigned EPOCHS = o.static_epochs;
   DYNET_LITE_ARG_CHECK(!o.use_char, "--bench-static runs T1 (no --char)");
   Vocabulary vocab = Vocabulary::build(o.train, o.max_train, false);
   std::vector<Sentence> train = vocab.read(o.train, o.max_train);

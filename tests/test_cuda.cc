@@ -810,6 +810,34 @@ BOOST_AUTO_TEST_CASE(programs_of_large_nodes_record_at_their_second_replay) {
   }
 }
 
+// A batched program of large groups (two inputs of 4,096 floats through one
+// weight, batched) runs its first three replays kernel by kernel and records
+// at its fourth; every replay equals a graph built afresh with batching.
+BOOST_AUTO_TEST_CASE(batched_programs_of_large_groups_record_at_their_fourth_replay) {
+  OnGpu on_gpu;
+  dl::ParameterCollection m;
+  dl::Parameter w = m.add_parameters(Dim({4096}), dl::ParameterInitFromVector(test::test_values(4096, 0.1f)), "w",
+                                     gpu().device);
+  auto loss = [&](dl::ComputationGraph& cg, E x, E y) {
+    E W = dl::parameter(cg, w);
+    return dl::sum_elems(dl::tanh(dl::cmult(W, x)) + dl::tanh(dl::cmult(W, y)));
+  };
+  dl::Program p;
+  p.graph().set_autobatch(1);
+  p.set_output(loss(p.graph(), p.input("x", Dim({4096})), p.input("y", Dim({4096}))));
+  for (unsigned r = 0; r < 7; ++r) {
+    const std::vector<float> x = test::test_values(4096, 0.01f * r), y = test::test_values(4096, 0.5f - 0.02f * r);
+    p.set("x", x), p.set("y", y);
+    const float replayed = dl::as_scalar(p.forward());
+    BOOST_CHECK_MESSAGE(p.device_graph() == (r >= 4), "round " << r << ": graph " << p.device_graph());
+    dl::ComputationGraph cg;
+    cg.set_autobatch(1);
+    const float rebuilt =
+        dl::as_scalar(cg.forward(loss(cg, dl::input(cg, Dim({4096}), x), dl::input(cg, Dim({4096}), y))));
+    check_vectors({replayed}, {rebuilt}, "loss of round " + std::to_string(r));
+  }
+}
+
 namespace {
 /// A BiLSTM tagger on the GPU: its two directions and the words' output layers
 /// are independent branches of the recorded graphs, and the words' gradients
@@ -944,8 +972,9 @@ BOOST_AUTO_TEST_CASE(programs_by_structure_launch_cuda_graphs) {
 
 // Batched programs of one cache on the GPU, four structures in turns (two
 // sentences of lengths n and n + 1 per graph, batching across them): each
-// replay, kernel by kernel, equals a graph of the same structure built afresh
-// with the same batching, over updates; no structure is captured twice.
+// replay, a launched CUDA graph of the recorded groups, equals a graph of the
+// same structure built afresh with the same batching, over updates; no
+// structure is captured twice.
 BOOST_AUTO_TEST_CASE(batched_programs_in_turns_match_rebuilds) {
   OnGpu on_gpu;
   GpuBiLstm g;
@@ -979,7 +1008,8 @@ BOOST_AUTO_TEST_CASE(batched_programs_in_turns_match_rebuilds) {
     const float value = dl::as_scalar(p.forward());
     p.backward();
     replays += p.replays() - before;
-    BOOST_CHECK(!p.device_graph());
+    // Small groups: recorded at the first replay.
+    BOOST_CHECK_MESSAGE(p.device_graph() == (p.replays() > 0), "round " << r << ": graph " << p.device_graph());
     const BiLstmRun replayed = collect(g, value);
     g.m.reset_gradient();
     dl::ComputationGraph cg;
@@ -999,7 +1029,7 @@ BOOST_AUTO_TEST_CASE(batched_programs_in_turns_match_rebuilds) {
   BOOST_CHECK_EQUAL(replays, 20u);
 }
 
-BOOST_AUTO_TEST_CASE(random_draws_and_batching_replay_kernel_by_kernel) {
+BOOST_AUTO_TEST_CASE(random_draws_replay_kernel_by_kernel) {
   OnGpu on_gpu;
   GpuModel g;
   dl::Program drop;
@@ -1009,15 +1039,70 @@ BOOST_AUTO_TEST_CASE(random_draws_and_batching_replay_kernel_by_kernel) {
   for (int r = 0; r < 6; ++r) seen.push_back(dl::as_scalar(drop.forward()));
   BOOST_CHECK(!drop.device_graph());
   BOOST_CHECK_MESSAGE(std::count(seen.begin(), seen.end(), seen[0]) < 6, "dropout drew the same mask at every run");
-  dl::Program batched;
-  batched.graph().set_autobatch(1);
-  E a = dl::tanh(dl::parameter(batched.graph(), g.W) * batched.lookup("a", g.E));
-  E c = dl::tanh(dl::parameter(batched.graph(), g.W) * batched.lookup("c", g.E));
-  batched.set_output(dl::sum_elems(a + c));
-  batched.set("a", 1u), batched.set("c", 2u);
-  batched.forward();
-  batched.forward();
-  BOOST_CHECK(!batched.device_graph());
+}
+
+namespace {
+/// Three words (one looked up twice in a batch) through W, each picked by a
+/// loss: with batching, a group of lookups and a group of losses whose indices
+/// are combined from the members'.
+E batched_words_loss(dl::ComputationGraph& cg, GpuModel& g, const std::function<E(unsigned)>& word,
+                     const std::function<E(E, unsigned)>& pick) {
+  E W = dl::parameter(cg, g.W), b = dl::parameter(cg, g.b);
+  std::vector<E> losses;
+  for (unsigned t = 0; t < 3; ++t) losses.push_back(pick(dl::tanh(dl::affine_transform({b, W, word(t)})), t));
+  return dl::sum(losses);
+}
+}  // namespace
+
+// A batched program on the GPU launches one CUDA graph of its groups from its
+// first replay; before each launch the groups' combined indices are written
+// again from the slots.  Every replay, training or inference only, equals a
+// graph built afresh; an index out of range is refused before the launch.
+BOOST_AUTO_TEST_CASE(batched_programs_launch_cuda_graphs_with_new_indices) {
+  OnGpu on_gpu;
+  GpuModel g;
+  dl::SimpleSGDTrainer trainer(g.m, 0.1f);
+  dl::Program p;
+  p.graph().set_autobatch(1);
+  auto slot = [](char c, unsigned t) { return std::string(1, c) + std::to_string(t); };
+  p.set_output(batched_words_loss(
+      p.graph(), g, [&](unsigned t) { return t == 1 ? p.lookup("w1", g.E, 2) : p.lookup(slot('w', t), g.E); },
+      [&](E h, unsigned t) {
+        return t == 1 ? dl::sum_batches(dl::pickneglogsoftmax(h, p.indices("t1", 2))) : dl::pickneglogsoftmax(h, p.index(slot('t', t)));
+      }));
+  for (unsigned r = 0; r < 10; ++r) {
+    const unsigned w0 = r % 9, w2 = (r * 4 + 1) % 9, t0 = r % 5, t2 = (r + 2) % 5;
+    const std::vector<unsigned> w1 = {(r + 5) % 9, r % 9}, t1 = {(r * 3) % 5, (r + 1) % 5};
+    p.set("w0", w0), p.set("w2", w2), p.set("w1", w1), p.set("t0", t0), p.set("t2", t2), p.set("t1", t1);
+    const bool train = r % 3 != 2;
+    g.m.reset_gradient();
+    const float replayed = dl::as_scalar(p.forward());
+    if (train) p.backward();
+    BOOST_CHECK_MESSAGE(p.device_graph() == (r >= 1), "round " << r << ": graph " << p.device_graph());
+    const std::vector<float> dW = dl::as_vector(g.W.get_storage().g);
+    const std::vector<float> dE = test::table_gradient(g.E.get_storage());
+    g.m.reset_gradient();
+    dl::ComputationGraph cg;
+    cg.set_autobatch(1);
+    const std::vector<unsigned> word = {w0, 0, w2}, tag = {t0, 0, t2};
+    E loss = batched_words_loss(
+        cg, g, [&](unsigned t) { return t == 1 ? dl::lookup(cg, g.E, w1) : dl::lookup(cg, g.E, word[t]); },
+        [&](E h, unsigned t) {
+          return t == 1 ? dl::sum_batches(dl::pickneglogsoftmax(h, t1)) : dl::pickneglogsoftmax(h, tag[t]);
+        });
+    const float rebuilt = dl::as_scalar(cg.forward(loss));
+    BOOST_CHECK_CLOSE(replayed, rebuilt, 1e-4);
+    if (train) {
+      cg.backward(loss);
+      test::check_close(dW, dl::as_vector(g.W.get_storage().g), 1e-4f);
+      test::check_close(dE, test::table_gradient(g.E.get_storage()), 1e-4f);
+      trainer.update();
+    }
+  }
+  p.set("w2", 9u);
+  test::check_throws_with<dl::index_error>([&] { p.forward(); }, {"lookup", "index 9", "'/E'", "9 rows"});
+  p.set("w2", 3u), p.set("t2", 5u);
+  test::check_throws_with<dl::index_error>([&] { p.forward(); }, {"pickneglogsoftmax", "index 5", "5 rows"});
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -75,6 +75,11 @@ using InputGradientFn = void (*)(const Tensor& x, const Node& node, const float*
 /// concatenates their indices into graph memory).  Returns false when these
 /// members cannot run together after all.
 using BatchCombineFn = bool (*)(const Node* const* members, unsigned k, Node& batched, ExecContext& ctx);
+/// Custom batching in a compiled program whose replays launch a recorded device
+/// graph: writes the members' current indices over those batch_combine wrote
+/// for the virtual node at the recording, in place (the graph's copies read them
+/// from there at each launch), checking them as batch_combine does.
+using BatchRefillFn = void (*)(const Node* const* members, unsigned k, Node& batched);
 /// Custom batching: the part of a node's parameters that must be equal across a
 /// batch (e.g. pick's dimension), as a hash; members with different keys never batch.
 using BatchKeyFn = uint64_t (*)(const Node& node);
@@ -124,6 +129,7 @@ struct OpInfo {
   SpanForwardFn span_forward = nullptr;
   SpanBackwardFn span_backward = nullptr;
   BatchCombineFn batch_combine = nullptr;  ///< required for BatchKind::Custom
+  BatchRefillFn batch_refill = nullptr;    ///< optional: without it, batched replays run kernel by kernel
   BatchKeyFn batch_key = nullptr;          ///< optional for BatchKind::Custom
   /// The family (the ops/ file, e.g. "unary") that declares the row.
   const char* family = nullptr;

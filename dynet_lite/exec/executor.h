@@ -70,13 +70,14 @@ class Executor {
   void end_capture(VariableIndex last);
   bool captured() const { return captured_last_ != kNotCaptured; }
   void replay_forward(const RunOptions& options);
-  /// After a capture of plain execution on one GPU `d`: a replay records the
-  /// forward pass as a device graph (backends/device_graph.h) and launches it,
-  /// later replays launch it again; a program of large nodes runs its first
-  /// replay kernel by kernel before (replays_by_kernel_first_).  `live`: the
-  /// host memory the graph's inputs are read from at each launch (the
-  /// program's slots).  Falls back to
-  /// kernel-by-kernel replays when the device cannot record the pass.
+  /// After a capture on one GPU `d`: a replay records the forward pass as a
+  /// device graph (backends/device_graph.h) and launches it, later replays
+  /// launch it again; a program of large nodes runs its first replay kernel by
+  /// kernel before (replays_by_kernel_first_).  `live`: the host memory the
+  /// graph's inputs are read from at each launch (the program's slots).  A
+  /// batched capture's groups are recorded in their order; a launch first
+  /// writes the groups' combined indices again (OpInfo::batch_refill).  Falls
+  /// back to kernel-by-kernel replays when the device cannot record the pass.
   void use_device_graph(Device* d, std::vector<HostRange> live);
   /// Whether replays launch a recorded device graph.
   bool has_device_graph() const { return device_graph_ != nullptr; }
@@ -130,6 +131,9 @@ class Executor {
   /// Records the forward pass on graph_device_ and launches it; false when it
   /// cannot be recorded (nothing computed then).
   bool record_device_graph(const RunOptions& options);
+  /// The same for a batched capture, and its launch.
+  bool record_batched_device_graph(const RunOptions& options);
+  void launch_batched_device_graph();
   /// The tape of a captured plain graph on one device (exec/plain_tape.h):
   /// its forward calls are written at the end of the capture, its backward
   /// steps while the first backward pass after it runs.
@@ -158,13 +162,23 @@ class Executor {
   // it the driver instantiating the graph).  A pass of small nodes is bound by
   // launching its kernels, so a launched graph soon pays for its recording:
   // such a program records at its first replay.  One of larger nodes (at
-  // least kLaunchBoundFloats of value a node on average) gains less a launch
-  // and records at its second, so that a structure replayed only once never
-  // pays for it.
+  // least kLaunchBoundFloats of value a kernel call on average) gains less a
+  // launch and records at its second, so that a structure replayed only once
+  // never pays for it; a batched one later still.
   static constexpr size_t kLaunchBoundFloats = 1024;
+  // A batched pass of large groups (T6's minibatches of 64 sentences) gains
+  // about a tenth of a replay a launch, and its graph holds 1,000-2,000 nodes
+  // (4-10 ms to instantiate, 5-11 MB of the driver's host memory): it records
+  // at its fourth replay, once the structure has shown that it repeats.
+  static constexpr unsigned kBatchedReplaysByKernel = 3;
   unsigned replays_by_kernel_first_ = 1;
   unsigned replays_by_kernel_ = 0;  // since use_device_graph()
   std::unique_ptr<DeviceGraph> backward_graph_;  // of tape_.backward
+  // A batched capture's recorded graph: the groups refilled before a launch,
+  // and where the recording left the arenas (the graph's memory up to there).
+  std::vector<size_t> refill_groups_;
+  Arena::Mark graph_meta_end_;
+  std::vector<Arena::Mark> graph_values_end_, graph_gathers_end_;
   bool backward_graph_failed_ = false;
   // While a pass is recorded on graph_device_: each node (forward) or tape
   // step (backward) is marked as a step of the recording, with the steps it

@@ -296,7 +296,7 @@ bool in_slots(const std::vector<Program::SlotRange>& slots, const T* p) {
 void Program::plan_device_graph() {
   ComputationGraph& cg = *cg_;
   checked_.clear();
-  if (cg.mem_->has_batch_groups() || cg.size() == 0) return;
+  if (cg.size() == 0) return;
   Device* d = cg.node(0).value.device;
   if (!can_record_device_graph(d)) return;
   // The slots' storage never moves: the graph's inputs are read from there.

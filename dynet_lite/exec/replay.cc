@@ -117,6 +117,20 @@ void Executor::replay_forward(const RunOptions& options) {
       m_.device_arenas[d]->gathers.rewind(c.gathers_after[d]);
     }
     evaluated_ = 0;
+    if (graph_device_ && !options.check_validity) {
+      if (device_graph_) {
+        launch_batched_device_graph();
+        evaluated_ = captured_last_ + 1;
+        return;
+      }
+      if (!graph_failed_ && ++replays_by_kernel_ > replays_by_kernel_first_ && record_batched_device_graph(options)) {
+        evaluated_ = captured_last_ + 1;
+        return;
+      }
+    }
+    // A run kernel by kernel lays the values out otherwise than the recording
+    // (a looked-up row is used in place): the graph is recorded again later.
+    device_graph_.reset();
     replay_batched(options);
     evaluated_ = captured_last_ + 1;
     return;
@@ -142,15 +156,101 @@ void Executor::replay_forward(const RunOptions& options) {
 }
 
 void Executor::use_device_graph(Device* d, std::vector<HostRange> live) {
-  DYNET_LITE_CHECK(captured() && !m_.has_batch_groups(), std::logic_error,
-                   "compiled program: a device graph needs a captured graph run without batching");
+  DYNET_LITE_CHECK(captured(), std::logic_error, "compiled program: a device graph needs a captured graph");
   drop_device_graph();
   if (!can_record_device_graph(d)) return;
   graph_device_ = d;
   graph_live_ = std::move(live);
-  const size_t nodes = size_t(captured_last_) + 1;
+  // A batched pass launches a kernel a group.
+  const size_t calls = m_.has_batch_groups() ? m_.batch_state().groups.size() : size_t(captured_last_) + 1;
   const size_t computed = m_.padded_value_floats - m_.padded_parameter_floats;  // parameters' values are theirs
-  replays_by_kernel_first_ = computed < kLaunchBoundFloats * nodes ? 0 : 1;
+  if (computed < kLaunchBoundFloats * calls)
+    replays_by_kernel_first_ = 0;
+  else
+    replays_by_kernel_first_ = m_.has_batch_groups() ? kBatchedReplaysByKernel : 1;
+}
+
+bool Executor::record_batched_device_graph(const RunOptions& options) {
+  const GraphMemory::CaptureMarks& c = m_.capture;
+  BatchState& st = m_.batch_state();
+  // The groups whose host side a launch does again: those whose indices the
+  // op combined from the members' (lookups, losses), read from the slots.
+  refill_groups_.clear();
+  for (size_t gi = 0; gi < st.groups.size(); ++gi) {
+    const BatchGroup& g = st.groups[gi];
+    if (g.k < 2) continue;
+    const OpInfo& info = op_info(g.exec->op);
+    if (info.batch != BatchKind::Custom) continue;
+    if (!info.batch_refill) {
+      graph_failed_ = true;
+      return false;
+    }
+    refill_groups_.push_back(gi);
+  }
+  // The graph's memory: the slots, and the graph's host memory, where the
+  // combined indices lie (refilled before each launch).
+  std::vector<HostRange> live = graph_live_;
+  const size_t meta_chunks = m_.meta.num_chunks();
+  for (size_t k = 0; k < meta_chunks; ++k) live.push_back({m_.meta.chunk_base(k), m_.meta.chunk_size(k)});
+  const auto take_back = [&] {
+    m_.meta.rewind(c.meta);
+    for (size_t d = 0; d < m_.device_arenas.size(); ++d) {
+      m_.device_arenas[d]->values.rewind(c.values_after[d]);
+      m_.device_arenas[d]->gathers.rewind(c.gathers_after[d]);
+    }
+    evaluated_ = 0;
+  };
+  begin_device_graph(graph_device_, std::move(live));
+  try {
+    replay_batched(options);
+  } catch (const std::logic_error&) {  // the user's mistake (an index out of range ...): reported
+    end_device_graph(graph_device_);
+    take_back();
+    throw;
+  } catch (const std::runtime_error&) {  // a call the device cannot record: run kernel by kernel
+    end_device_graph(graph_device_);
+    take_back();
+    graph_failed_ = true;
+    return false;
+  }
+  device_graph_ = end_device_graph(graph_device_);
+  // Host memory added while recording is not refilled: the next replay records
+  // again, in the grown memory.
+  const bool grown = m_.meta.num_chunks() != meta_chunks;
+  if (!device_graph_ || grown) {
+    device_graph_.reset();
+    graph_failed_ = !grown;
+    take_back();
+    return false;
+  }
+  graph_meta_end_ = m_.meta.mark();
+  graph_values_end_.clear();
+  graph_gathers_end_.clear();
+  for (auto& a : m_.device_arenas) {
+    graph_values_end_.push_back(a->values.mark());
+    graph_gathers_end_.push_back(a->gathers.mark());
+  }
+  // Recording ran the host side only: now the pass itself.
+  device_graph_->launch();
+  return true;
+}
+
+void Executor::launch_batched_device_graph() {
+  BatchState& st = m_.batch_state();
+  for (size_t gi : refill_groups_) {
+    const BatchGroup& g = st.groups[gi];
+    st.member_nodes.resize(g.k);
+    for (unsigned j = 0; j < g.k; ++j) st.member_nodes[j] = &m_.node(g.members[j]);
+    op_info(g.exec->op).batch_refill(st.member_nodes.data(), g.k, *g.exec);
+  }
+  // What the recording allocated is the graph's again.
+  m_.meta.seek(graph_meta_end_);
+  for (size_t d = 0; d < m_.device_arenas.size(); ++d) {
+    m_.device_arenas[d]->values.seek(graph_values_end_[d]);
+    m_.device_arenas[d]->gathers.seek(graph_gathers_end_[d]);
+  }
+  device_graph_->launch();
+  st.node_values_valid = captured_last_ + 1;
 }
 
 bool Executor::record_device_graph(const RunOptions& options) {

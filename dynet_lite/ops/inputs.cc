@@ -215,6 +215,18 @@ bool lookup_combine(const Node* const* members, unsigned k, Node& batched, ExecC
   pv.indices = idx;
   return true;
 }
+// A recorded group's indices again, where lookup_combine put them.
+void lookup_refill(const Node* const* members, unsigned k, Node& batched) {
+  unsigned* idx = const_cast<unsigned*>(batched.p<LookupParams>().indices);
+  unsigned pos = 0;
+  for (unsigned j = 0; j < k; ++j) {
+    const LookupParams& pj = members[j]->p<LookupParams>();
+    const unsigned bd = members[j]->value.d.bd;
+    const unsigned* src = lookup_indices(pj, bd);
+    if (pj.pindex || pj.pindices) check_rows("lookup", *pj.lp, src, bd);
+    for (unsigned b = 0; b < bd; ++b) idx[pos++] = src[b];
+  }
+}
 // Lookups batch when they read the same table.
 uint64_t lookup_batch_key(const Node& n) {
   return static_cast<uint64_t>(reinterpret_cast<uintptr_t>(n.p<LookupParams>().lp));
@@ -254,6 +266,7 @@ void register_input_ops(OpTable& t) {
   l.trainable_leaf = true;
   l.leaf = true;
   l.batch_combine = lookup_combine;
+  l.batch_refill = lookup_refill;
   l.batch_key = lookup_batch_key;
   l.pure_node = [](const Node& n) {
     const LookupParams& p = n.p<LookupParams>();

@@ -280,6 +280,18 @@ bool pnls_batch_combine(const Node* const* members, unsigned k, Node& batched, E
   return true;
 }
 
+// A recorded group's indices again, where pnls_batch_combine put them.
+void pnls_batch_refill(const Node* const* members, unsigned k, Node& batched) {
+  unsigned* idx = const_cast<unsigned*>(batched.p<PnlsParams>().indices);
+  unsigned o = 0;
+  for (unsigned j = 0; j < k; ++j) {
+    const PnlsParams& p = members[j]->p<PnlsParams>();
+    check_pnls_pointer_size(p);
+    const unsigned* src = pnls_indices(p);
+    for (unsigned b = 0; b < members[j]->value.d.bd; ++b) idx[o++] = src[p.count == 1 ? 0 : b];
+  }
+}
+
 // What forward keeps for backward (n.aux, graph memory): logz_b, and the
 // indices it used (a copy when they were read through a user's pointer, which
 // may have changed by backward).
@@ -378,6 +390,7 @@ void register_softmax_ops(OpTable& t) {
                        pnls_backward, BatchKind::Custom, Purity::Impure, Devices::CpuAndCuda);
   p.assigns_gradient = true;
   p.batch_combine = pnls_batch_combine;
+  p.batch_refill = pnls_batch_refill;
   p.input_gradient = pnls_input_gradient;
 }
 
