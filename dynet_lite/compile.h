@@ -151,13 +151,14 @@ class Program {
   /// at its fourth.  A batched program's graph runs its groups in their
   /// order; before each launch the groups' indices (lookups, losses) are
   /// combined again from the slots.  Each recorded graph holds about 5 KB of
-  /// the driver's host memory a node (5-11 MB for a minibatch of 64
-  /// sentences).  Without batching, backward() after a launched replay is a
-  /// second recorded graph, from its second such backward on; an index slot
-  /// set between forward() and backward() is then an error (the recorded
-  /// gradient goes to the rows forward read).  A batched program's backward
-  /// runs kernel by kernel.  While a graph is recorded no other thread may
-  /// use that GPU (its work would be recorded too).
+  /// the driver's host memory a node (5-11 MB for the forward pass of a
+  /// minibatch of 64 sentences).  backward() after a launched replay is a
+  /// second recorded graph: without batching from its second such backward
+  /// on, batched from its first (the lookups' gradient rows are listed again
+  /// before each launch); an index slot set between forward() and backward()
+  /// is then an error (the recorded gradient goes to the rows forward read).
+  /// While a graph is recorded no other thread may use that GPU (its work
+  /// would be recorded too).
   bool device_graph() const;
   /// Whether the last backward() launched a recorded device graph.
   bool backward_device_graph() const;

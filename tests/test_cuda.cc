@@ -972,9 +972,9 @@ BOOST_AUTO_TEST_CASE(programs_by_structure_launch_cuda_graphs) {
 
 // Batched programs of one cache on the GPU, four structures in turns (two
 // sentences of lengths n and n + 1 per graph, batching across them): each
-// replay, a launched CUDA graph of the recorded groups, equals a graph of the
-// same structure built afresh with the same batching, over updates; no
-// structure is captured twice.
+// replay and its backward, launched CUDA graphs of the recorded groups, equal a
+// graph of the same structure built afresh with the same batching, over
+// updates; no structure is captured twice.
 BOOST_AUTO_TEST_CASE(batched_programs_in_turns_match_rebuilds) {
   OnGpu on_gpu;
   GpuBiLstm g;
@@ -1008,8 +1008,10 @@ BOOST_AUTO_TEST_CASE(batched_programs_in_turns_match_rebuilds) {
     const float value = dl::as_scalar(p.forward());
     p.backward();
     replays += p.replays() - before;
-    // Small groups: recorded at the first replay.
+    // Small groups: recorded at the first replay, forward and backward.
     BOOST_CHECK_MESSAGE(p.device_graph() == (p.replays() > 0), "round " << r << ": graph " << p.device_graph());
+    BOOST_CHECK_MESSAGE(p.backward_device_graph() == (p.replays() > 0),
+                        "round " << r << ": backward graph " << p.backward_device_graph());
     const BiLstmRun replayed = collect(g, value);
     g.m.reset_gradient();
     dl::ComputationGraph cg;
@@ -1055,8 +1057,9 @@ E batched_words_loss(dl::ComputationGraph& cg, GpuModel& g, const std::function<
 }  // namespace
 
 // A batched program on the GPU launches one CUDA graph of its groups from its
-// first replay; before each launch the groups' combined indices are written
-// again from the slots.  Every replay, training or inference only, equals a
+// first replay, and one of its backward pass; before each launch the groups'
+// combined indices (and the lookups' gradient rows) are written again from the
+// slots.  Every replay, training or inference only, equals a
 // graph built afresh; an index out of range is refused before the launch.
 BOOST_AUTO_TEST_CASE(batched_programs_launch_cuda_graphs_with_new_indices) {
   OnGpu on_gpu;
@@ -1079,8 +1082,13 @@ BOOST_AUTO_TEST_CASE(batched_programs_launch_cuda_graphs_with_new_indices) {
     const float replayed = dl::as_scalar(p.forward());
     if (train) p.backward();
     BOOST_CHECK_MESSAGE(p.device_graph() == (r >= 1), "round " << r << ": graph " << p.device_graph());
+    // The first backward after a launched forward graph is recorded as one too.
+    if (train)
+      BOOST_CHECK_MESSAGE(p.backward_device_graph() == (r >= 1), "round " << r << ": backward graph "
+                                                                          << p.backward_device_graph());
     const std::vector<float> dW = dl::as_vector(g.W.get_storage().g);
     const std::vector<float> dE = test::table_gradient(g.E.get_storage());
+    const std::set<unsigned> rows(g.E.get_storage().non_zero_grads.begin(), g.E.get_storage().non_zero_grads.end());
     g.m.reset_gradient();
     dl::ComputationGraph cg;
     cg.set_autobatch(1);
@@ -1096,6 +1104,8 @@ BOOST_AUTO_TEST_CASE(batched_programs_launch_cuda_graphs_with_new_indices) {
       cg.backward(loss);
       test::check_close(dW, dl::as_vector(g.W.get_storage().g), 1e-4f);
       test::check_close(dE, test::table_gradient(g.E.get_storage()), 1e-4f);
+      BOOST_CHECK(rows == std::set<unsigned>(g.E.get_storage().non_zero_grads.begin(),
+                                             g.E.get_storage().non_zero_grads.end()));
       trainer.update();
     }
   }

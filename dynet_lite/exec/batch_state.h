@@ -6,6 +6,7 @@
 #include <utility>
 #include <vector>
 
+#include "dynet_lite/core/arena.h"
 #include "dynet_lite/core/node.h"
 #include "dynet_lite/exec/autobatch.h"
 
@@ -145,6 +146,16 @@ struct BackwardScratch {
   std::vector<unsigned char> on_demand_role;  // per group: 0, a loss group or a group left unstored
   std::vector<uint32_t> member_pos;           // per node: 1 + its place in such a group, or 0
   std::vector<OnDemandRead> on_demand_reads;  // the losses reading them, by group and member
+  /// While a pass is recorded as a device graph: each leaf group's accumulate
+  /// call, with where the graph's host memory stood before it.  A launch of the
+  /// graph runs the calls' host side again from there (which rows received
+  /// gradient; the lists of rows its recorded copies read).
+  bool log_accumulates = false;
+  struct AccumulateCall {
+    size_t group;
+    Arena::Mark meta;
+  };
+  std::vector<AccumulateCall> accumulate_calls;
 };
 
 /// Per-graph state of the batching pass (reused capacity across graphs).

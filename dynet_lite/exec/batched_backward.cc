@@ -468,6 +468,7 @@ class BatchedBackward : public FusedBackwardHost {
 
   /// Leaves (parameters, lookups): their gradients go into the model.
   void accumulate(const BatchGroup& g, const Node& n0, const OpInfo& info) {
+    if (bk_.log_accumulates) bk_.accumulate_calls.push_back({size_t(&g - st_.groups.data()), m_.meta.mark()});
     if (info.accumulate_group && g.k > 1) {
       // Not offered the weight-gradient sink (not parameters): nothing to flush.
       st_.member_nodes.resize(g.k);
@@ -576,6 +577,32 @@ class BatchedBackward : public FusedBackwardHost {
 };
 
 }  // namespace
+
+void Executor::batched_accumulates_host_side() {
+  BatchState& st = m_.batch_state();
+  HostEffectsOnly host_only(graph_device_);
+  for (const BackwardScratch::AccumulateCall& call : st.backward.accumulate_calls) {
+    const BatchGroup& g = st.groups[call.group];
+    Node& n0 = m_.node(g.members[0]);
+    const OpInfo& info = op_info(n0.op);
+    m_.meta.seek(call.meta);
+    Device* dev = n0.value.device;
+    DeviceArenas& da = m_.arenas(dev);
+    ExecContext ctx(&da.values, &da.scratch, &rng_, dev, &m_.meta);
+    if (info.accumulate_group && g.k > 1) {
+      st.member_nodes.resize(g.k);
+      for (unsigned j = 0; j < g.k; ++j) st.member_nodes[j] = &m_.node(g.members[j]);
+      info.accumulate_group(st.member_nodes.data(), g.k, st.node_gradients[g.members[0]], ctx);
+      continue;
+    }
+    for (unsigned j = 0; j < g.k; ++j) {
+      Node& node = m_.node(g.members[j]);
+      if (!node.variable) continue;
+      node.grad = st.node_gradients[g.members[j]];
+      info.accumulate(node, gradient_tensor(node));
+    }
+  }
+}
 
 void Executor::backward_batched(VariableIndex last, bool full, const RunOptions& options) {
   BatchState& st = m_.batch_state();

@@ -34,9 +34,11 @@ void Executor::backward(VariableIndex last, bool full, const RunOptions& options
   grads_upto_ = last;
   grads_full_ = full;
   // After batched execution, backward follows the recorded groups.
-  if (m_.has_batch_groups())
-    backward_batched(last, full, options);
-  else
+  if (m_.has_batch_groups()) {
+    // After a launched forward graph of a batched capture: a recorded backward.
+    if (!(device_graph_ && !options.check_validity && batched_backward_device_graph(last, full, options)))
+      backward_batched(last, full, options);
+  } else
     backward_plain(last, full, options);
   cpu::detail::release_library_heap();
 }

@@ -134,6 +134,13 @@ class Executor {
   /// The same for a batched capture, and its launch.
   bool record_batched_device_graph(const RunOptions& options);
   void launch_batched_device_graph();
+  /// After a batched forward launched as a device graph: launches the
+  /// recorded backward pass from `last` (recording it the first time); false
+  /// when the pass must run the ordinary way.
+  bool batched_backward_device_graph(VariableIndex last, bool full, const RunOptions& options);
+  /// A launched batched backward's host side: the leaf groups' accumulate
+  /// calls logged while it was recorded (exec/batched_backward.cc).
+  void batched_accumulates_host_side();
   /// The tape of a captured plain graph on one device (exec/plain_tape.h):
   /// its forward calls are written at the end of the capture, its backward
   /// steps while the first backward pass after it runs.
@@ -179,6 +186,12 @@ class Executor {
   std::vector<size_t> refill_groups_;
   Arena::Mark graph_meta_end_;
   std::vector<Arena::Mark> graph_values_end_, graph_gathers_end_;
+  // ... and of its backward: the loss it starts from, the gradient memory's
+  // chunks and end, and where the graph's host memory stood after it.
+  VariableIndex backward_graph_last_ = 0;
+  bool backward_graph_full_ = false;
+  std::vector<std::pair<const char*, size_t>> backward_graph_chunks_;
+  Arena::Mark backward_grads_end_, backward_meta_end_;
   bool backward_graph_failed_ = false;
   // While a pass is recorded on graph_device_: each node (forward) or tape
   // step (backward) is marked as a step of the recording, with the steps it

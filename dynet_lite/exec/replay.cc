@@ -129,8 +129,9 @@ void Executor::replay_forward(const RunOptions& options) {
       }
     }
     // A run kernel by kernel lays the values out otherwise than the recording
-    // (a looked-up row is used in place): the graph is recorded again later.
+    // (a looked-up row is used in place): the graphs are recorded again later.
     device_graph_.reset();
+    drop_backward_device_graph();
     replay_batched(options);
     evaluated_ = captured_last_ + 1;
     return;
@@ -173,6 +174,7 @@ void Executor::use_device_graph(Device* d, std::vector<HostRange> live) {
 bool Executor::record_batched_device_graph(const RunOptions& options) {
   const GraphMemory::CaptureMarks& c = m_.capture;
   BatchState& st = m_.batch_state();
+  drop_backward_device_graph();  // it read the values where the last pass left them
   // The groups whose host side a launch does again: those whose indices the
   // op combined from the members' (lookups, losses), read from the slots.
   refill_groups_.clear();
@@ -232,6 +234,72 @@ bool Executor::record_batched_device_graph(const RunOptions& options) {
   }
   // Recording ran the host side only: now the pass itself.
   device_graph_->launch();
+  return true;
+}
+
+bool Executor::batched_backward_device_graph(VariableIndex last, bool full, const RunOptions& options) {
+  DeviceArenas& da = m_.arenas(graph_device_);
+  if (backward_graph_) {
+    if (last != backward_graph_last_ || full != backward_graph_full_) return false;
+    // The gradients must lie where the recorded pass put them.
+    m_.begin_backward();
+    bool same = da.grads.num_chunks() >= backward_graph_chunks_.size();
+    for (size_t k = 0; same && k < backward_graph_chunks_.size(); ++k)
+      same = da.grads.chunk_base(k) == backward_graph_chunks_[k].first &&
+             da.grads.chunk_size(k) == backward_graph_chunks_[k].second;
+    if (!same) {
+      drop_backward_device_graph();
+      return false;
+    }
+    da.grads.seek(backward_grads_end_);
+    // The host side first: it writes the row lists the launch copies in.
+    batched_accumulates_host_side();
+    m_.meta.seek(backward_meta_end_);
+    backward_graph_->launch();
+    backward_done_ = true;
+    return true;
+  }
+  if (backward_graph_failed_) return false;
+  BatchState& st = m_.batch_state();
+  std::vector<HostRange> live = graph_live_;
+  const size_t meta_chunks = m_.meta.num_chunks();
+  for (size_t k = 0; k < meta_chunks; ++k) live.push_back({m_.meta.chunk_base(k), m_.meta.chunk_size(k)});
+  const Arena::Mark meta_start = m_.meta.mark();
+  st.backward.accumulate_calls.clear();
+  st.backward.log_accumulates = true;
+  begin_device_graph(graph_device_, std::move(live));
+  try {
+    backward_batched(last, full, options);
+  } catch (const std::logic_error&) {
+    st.backward.log_accumulates = false;
+    end_device_graph(graph_device_);
+    throw;
+  } catch (const std::runtime_error&) {  // a call the device cannot record
+    st.backward.log_accumulates = false;
+    end_device_graph(graph_device_);
+    backward_graph_failed_ = true;
+    m_.meta.rewind(meta_start);
+    return false;
+  }
+  st.backward.log_accumulates = false;
+  std::unique_ptr<DeviceGraph> g = end_device_graph(graph_device_);
+  // Host memory added while recording is not copied in again: recorded later.
+  const bool grown = m_.meta.num_chunks() != meta_chunks;
+  if (!g || grown) {
+    backward_graph_failed_ = !grown;
+    m_.meta.rewind(meta_start);
+    return false;
+  }
+  backward_graph_last_ = last;
+  backward_graph_full_ = full;
+  backward_graph_chunks_.clear();
+  backward_grads_end_ = da.grads.mark();
+  for (size_t k = 0; k <= backward_grads_end_.chunk && k < da.grads.num_chunks(); ++k)
+    backward_graph_chunks_.emplace_back(da.grads.chunk_base(k), da.grads.chunk_size(k));
+  backward_meta_end_ = m_.meta.mark();
+  // Recording ran the host side only (the accumulate calls' included): now the pass itself.
+  backward_graph_ = std::move(g);
+  backward_graph_->launch();
   return true;
 }
 

@@ -3,6 +3,7 @@
 // CPU kernels' order), parameters (no copy: the storage's device memory),
 // lookups (a gather) and the gradient accumulation of parameters and lookup
 // rows (scatter-add of the rows used).
+#include <algorithm>
 #include <cuda_runtime.h>
 
 #include <mutex>
@@ -192,6 +193,10 @@ void lookup_accumulate_group(const Node* const* members, unsigned k, const float
   }
   CudaDevice& dev = device_of(ctx);
   thread_local std::vector<unsigned> rows;
+  // Recorded in a graph, the row list lies in graph host memory, where a
+  // launch's host side (host_effects_only) writes it again before the recorded
+  // copy reads it.
+  const bool in_graph_memory = dev.recording() || dev.host_effects_only();
   const size_t row = members[0]->p<LookupParams>().lp->dim.size();
   unsigned j = 0;
   while (j < k) {
@@ -210,10 +215,18 @@ void lookup_accumulate_group(const Node* const* members, unsigned k, const float
       dy += size_t(bd) * row;
     }
     const unsigned n = static_cast<unsigned>(rows.size());
-    const unsigned* didx = upload_indices(ctx, rows.data(), n, false);
+    const unsigned* list = rows.data();
+    if (in_graph_memory) {
+      unsigned* kept = static_cast<unsigned*>(ctx.host_bytes(n * sizeof(unsigned)));
+      std::copy(rows.begin(), rows.end(), kept);
+      list = kept;
+    }
     std::lock_guard<std::mutex> lock(lp.mutex);
-    scatter_add_kernel<<<blocks_for(row * n), kThreads, 0, dev.stream()>>>(lp.all_grads.v, from, didx, row, row * n);
-    DYNET_LITE_CUDA_LAUNCH_CHECK("scatter_add_kernel");
+    if (!dev.host_effects_only()) {
+      const unsigned* didx = upload_indices(ctx, list, n, false);
+      scatter_add_kernel<<<blocks_for(row * n), kThreads, 0, dev.stream()>>>(lp.all_grads.v, from, didx, row, row * n);
+      DYNET_LITE_CUDA_LAUNCH_CHECK("scatter_add_kernel");
+    }
     for (unsigned r : rows) lp.non_zero_grads.insert(r);
     lp.nonzero_grad = true;
   }
