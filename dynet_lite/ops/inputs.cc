@@ -192,12 +192,9 @@ void lookup_accumulate_group(const Node* const* members, unsigned k, const float
   flush();
 }
 
-// Batching: the members' indices, one after the other, in graph memory.
-bool lookup_combine(const Node* const* members, unsigned k, Node& batched, ExecContext& ctx) {
-  const LookupParams& p0 = members[0]->p<LookupParams>();
-  unsigned total = 0;
-  for (unsigned j = 0; j < k; ++j) total += members[j]->value.d.bd;
-  unsigned* idx = static_cast<unsigned*>(ctx.host_bytes(total * sizeof(unsigned)));
+// The members' indices, one after the other, into idx; each member that reads
+// its indices through a pointer keeps its part of idx for its gradient.
+void write_member_indices(const Node* const* members, unsigned k, unsigned* idx) {
   unsigned pos = 0;
   for (unsigned j = 0; j < k; ++j) {
     const LookupParams& pj = members[j]->p<LookupParams>();
@@ -205,10 +202,18 @@ bool lookup_combine(const Node* const* members, unsigned k, Node& batched, ExecC
     const unsigned* src = lookup_indices(pj, bd);
     if (pj.pindex || pj.pindices) {
       check_rows("lookup", *pj.lp, src, bd);
-      const_cast<Node*>(members[j])->aux = idx + pos;  // the member's indices, kept for its gradient
+      const_cast<Node*>(members[j])->aux = idx + pos;
     }
     for (unsigned b = 0; b < bd; ++b) idx[pos++] = src[b];
   }
+}
+// Batching: the members' indices, one after the other, in graph memory.
+bool lookup_combine(const Node* const* members, unsigned k, Node& batched, ExecContext& ctx) {
+  const LookupParams& p0 = members[0]->p<LookupParams>();
+  unsigned total = 0;
+  for (unsigned j = 0; j < k; ++j) total += members[j]->value.d.bd;
+  unsigned* idx = static_cast<unsigned*>(ctx.host_bytes(total * sizeof(unsigned)));
+  write_member_indices(members, k, idx);
   LookupParams& pv = batched.p<LookupParams>();
   pv = LookupParams();
   pv.lp = p0.lp;
@@ -217,15 +222,7 @@ bool lookup_combine(const Node* const* members, unsigned k, Node& batched, ExecC
 }
 // A recorded group's indices again, where lookup_combine put them.
 void lookup_refill(const Node* const* members, unsigned k, Node& batched) {
-  unsigned* idx = const_cast<unsigned*>(batched.p<LookupParams>().indices);
-  unsigned pos = 0;
-  for (unsigned j = 0; j < k; ++j) {
-    const LookupParams& pj = members[j]->p<LookupParams>();
-    const unsigned bd = members[j]->value.d.bd;
-    const unsigned* src = lookup_indices(pj, bd);
-    if (pj.pindex || pj.pindices) check_rows("lookup", *pj.lp, src, bd);
-    for (unsigned b = 0; b < bd; ++b) idx[pos++] = src[b];
-  }
+  write_member_indices(members, k, const_cast<unsigned*>(batched.p<LookupParams>().indices));
 }
 // Lookups batch when they read the same table.
 uint64_t lookup_batch_key(const Node& n) {

@@ -259,13 +259,8 @@ void check_pnls_pointer_size(const PnlsParams& p) {
                                                             << p.count);
 }
 
-// Automatic batching: the members' x are stacked along the batch, so the virtual
-// node gets one index per stacked batch element, copied into graph memory.
-bool pnls_batch_combine(const Node* const* members, unsigned k, Node& batched, ExecContext& ctx) {
-  unsigned total = 0;
-  for (unsigned j = 0; j < k; ++j) total += members[j]->value.d.bd;
-  static_assert(sizeof(float) == sizeof(unsigned), "indices are kept in float arena memory");
-  unsigned* idx = static_cast<unsigned*>(ctx.host_bytes(total * sizeof(unsigned)));
+// The members' indices, one per stacked batch element, into idx.
+void write_member_indices(const Node* const* members, unsigned k, unsigned* idx) {
   unsigned o = 0;
   for (unsigned j = 0; j < k; ++j) {
     const PnlsParams& p = members[j]->p<PnlsParams>();
@@ -273,6 +268,16 @@ bool pnls_batch_combine(const Node* const* members, unsigned k, Node& batched, E
     const unsigned* src = pnls_indices(p);
     for (unsigned b = 0; b < members[j]->value.d.bd; ++b) idx[o++] = src[p.count == 1 ? 0 : b];
   }
+}
+
+// Automatic batching: the members' x are stacked along the batch, so the virtual
+// node gets one index per stacked batch element, copied into graph memory.
+bool pnls_batch_combine(const Node* const* members, unsigned k, Node& batched, ExecContext& ctx) {
+  unsigned total = 0;
+  for (unsigned j = 0; j < k; ++j) total += members[j]->value.d.bd;
+  static_assert(sizeof(float) == sizeof(unsigned), "indices are kept in float arena memory");
+  unsigned* idx = static_cast<unsigned*>(ctx.host_bytes(total * sizeof(unsigned)));
+  write_member_indices(members, k, idx);
   PnlsParams merged;
   merged.indices = idx;
   merged.count = total;
@@ -282,14 +287,7 @@ bool pnls_batch_combine(const Node* const* members, unsigned k, Node& batched, E
 
 // A recorded group's indices again, where pnls_batch_combine put them.
 void pnls_batch_refill(const Node* const* members, unsigned k, Node& batched) {
-  unsigned* idx = const_cast<unsigned*>(batched.p<PnlsParams>().indices);
-  unsigned o = 0;
-  for (unsigned j = 0; j < k; ++j) {
-    const PnlsParams& p = members[j]->p<PnlsParams>();
-    check_pnls_pointer_size(p);
-    const unsigned* src = pnls_indices(p);
-    for (unsigned b = 0; b < members[j]->value.d.bd; ++b) idx[o++] = src[p.count == 1 ? 0 : b];
-  }
+  write_member_indices(members, k, const_cast<unsigned*>(batched.p<PnlsParams>().indices));
 }
 
 // What forward keeps for backward (n.aux, graph memory): logz_b, and the
