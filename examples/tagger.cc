@@ -18,6 +18,7 @@
 #include <cstring>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <memory>
 #include <numeric>
 #include <random>
@@ -544,24 +545,47 @@ class Tagger {
   }
 
   /// Sets the slots of a program built for `s` (training: with its tags).
+  /// The slots are found by name at the first bind of a program and sentence
+  /// and set through their handles after that.
   void bind(Program& p, const Sentence& s, const std::vector<unsigned char>* dropped, bool with_tags,
             const std::string& prefix = "") {
     prefix_ = prefix;
+    Binding& b = bindings_[{&p, prefix}];
+    // A graph's id is never reused: a later program at the same address is told apart.
+    const bool find = b.refs.empty() || b.graph_id != p.graph().get_id() || b.with_tags != with_tags;
+    if (find) {
+      b.refs.clear();
+      b.graph_id = p.graph().get_id();
+      b.with_tags = with_tags;
+    }
+    size_t r = 0;
+    const auto set = [&](const auto& name, unsigned value) {
+      if (find) b.refs.push_back(p.slot(name()));
+      p.set(b.refs.at(r++), value);
+    };
     for (size_t i = 0; i < s.size(); ++i) {
       const bool drop = dropped && (*dropped)[i];
       if (spelled(s[i], drop)) {
         for (size_t k = 0; k < s[i].chars.size(); ++k) {
-          p.set(char_slot('c', i, k), s[i].chars[k]);
-          p.set(char_slot('d', i, k), s[i].chars[k]);
+          set([&] { return char_slot('c', i, k); }, s[i].chars[k]);
+          set([&] { return char_slot('d', i, k); }, s[i].chars[k]);
         }
       } else {
-        p.set(slot('w', i), drop ? 0u : s[i].word);
+        set([&] { return slot('w', i); }, drop ? 0u : s[i].word);
       }
-      if (with_tags) p.set(slot('t', i), s[i].tag);
+      if (with_tags) set([&] { return slot('t', i); }, s[i].tag);
     }
   }
 
  private:
+  // The slots bind() sets for a program and sentence prefix, in its order.
+  struct Binding {
+    unsigned graph_id = 0;
+    bool with_tags = false;
+    std::vector<Program::SlotRef> refs;
+  };
+  std::map<std::pair<const Program*, std::string>, Binding> bindings_;
+
   std::string slot(char kind, size_t i) const { return prefix_ + kind + std::to_string(i); }
   // Character k of token i, for the forward ('c') and the backward ('d') character LSTM.
   std::string char_slot(char direction, size_t i, size_t k) const {
