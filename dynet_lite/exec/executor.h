@@ -133,6 +133,12 @@ class Executor {
   bool record_device_graph(const RunOptions& options);
   /// The same for a batched capture, and its launch.
   bool record_batched_device_graph(const RunOptions& options);
+  /// A batched capture's arenas back at the capture's end, nothing computed.
+  void rewind_batched_capture();
+  /// The slots and the graph's host memory (where batched groups keep the
+  /// indices and row lists a launch refills): what a batched recording reads
+  /// again at each launch.
+  std::vector<HostRange> live_with_graph_host_memory() const;
   void launch_batched_device_graph();
   /// After a batched forward launched as a device graph: launches the
   /// recorded backward pass from `last` (recording it the first time); false

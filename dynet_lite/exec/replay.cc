@@ -111,28 +111,24 @@ void Executor::replay_forward(const RunOptions& options) {
   const GraphMemory::CaptureMarks& c = m_.capture;
   backward_done_ = false;
   if (m_.has_batch_groups()) {
-    m_.meta.rewind(c.meta);
-    for (size_t d = 0; d < m_.device_arenas.size(); ++d) {
-      m_.device_arenas[d]->values.rewind(c.values_after[d]);
-      m_.device_arenas[d]->gathers.rewind(c.gathers_after[d]);
-    }
-    evaluated_ = 0;
+    rewind_batched_capture();
+    bool launched = false;
     if (graph_device_ && !options.check_validity) {
       if (device_graph_) {
         launch_batched_device_graph();
-        evaluated_ = captured_last_ + 1;
-        return;
-      }
-      if (!graph_failed_ && ++replays_by_kernel_ > replays_by_kernel_first_ && record_batched_device_graph(options)) {
-        evaluated_ = captured_last_ + 1;
-        return;
+        launched = true;
+      } else {
+        launched = !graph_failed_ && ++replays_by_kernel_ > replays_by_kernel_first_ &&
+                   record_batched_device_graph(options);
       }
     }
-    // A run kernel by kernel lays the values out otherwise than the recording
-    // (a looked-up row is used in place): the graphs are recorded again later.
-    device_graph_.reset();
-    drop_backward_device_graph();
-    replay_batched(options);
+    if (!launched) {
+      // A run kernel by kernel lays the values out otherwise than the recording
+      // (a looked-up row is used in place): the graphs are recorded again later.
+      device_graph_.reset();
+      drop_backward_device_graph();
+      replay_batched(options);
+    }
     evaluated_ = captured_last_ + 1;
     return;
   }
@@ -171,8 +167,23 @@ void Executor::use_device_graph(Device* d, std::vector<HostRange> live) {
     replays_by_kernel_first_ = m_.has_batch_groups() ? kBatchedReplaysByKernel : 1;
 }
 
-bool Executor::record_batched_device_graph(const RunOptions& options) {
+void Executor::rewind_batched_capture() {
   const GraphMemory::CaptureMarks& c = m_.capture;
+  m_.meta.rewind(c.meta);
+  for (size_t d = 0; d < m_.device_arenas.size(); ++d) {
+    m_.device_arenas[d]->values.rewind(c.values_after[d]);
+    m_.device_arenas[d]->gathers.rewind(c.gathers_after[d]);
+  }
+  evaluated_ = 0;
+}
+
+std::vector<HostRange> Executor::live_with_graph_host_memory() const {
+  std::vector<HostRange> live = graph_live_;
+  for (size_t k = 0; k < m_.meta.num_chunks(); ++k) live.push_back({m_.meta.chunk_base(k), m_.meta.chunk_size(k)});
+  return live;
+}
+
+bool Executor::record_batched_device_graph(const RunOptions& options) {
   BatchState& st = m_.batch_state();
   drop_backward_device_graph();  // it read the values where the last pass left them
   // The groups whose host side a launch does again: those whose indices the
@@ -189,29 +200,18 @@ bool Executor::record_batched_device_graph(const RunOptions& options) {
     }
     refill_groups_.push_back(gi);
   }
-  // The graph's memory: the slots, and the graph's host memory, where the
-  // combined indices lie (refilled before each launch).
-  std::vector<HostRange> live = graph_live_;
+  // The combined indices lie in the graph's host memory (refilled before each launch).
   const size_t meta_chunks = m_.meta.num_chunks();
-  for (size_t k = 0; k < meta_chunks; ++k) live.push_back({m_.meta.chunk_base(k), m_.meta.chunk_size(k)});
-  const auto take_back = [&] {
-    m_.meta.rewind(c.meta);
-    for (size_t d = 0; d < m_.device_arenas.size(); ++d) {
-      m_.device_arenas[d]->values.rewind(c.values_after[d]);
-      m_.device_arenas[d]->gathers.rewind(c.gathers_after[d]);
-    }
-    evaluated_ = 0;
-  };
-  begin_device_graph(graph_device_, std::move(live));
+  begin_device_graph(graph_device_, live_with_graph_host_memory());
   try {
     replay_batched(options);
   } catch (const std::logic_error&) {  // the user's mistake (an index out of range ...): reported
     end_device_graph(graph_device_);
-    take_back();
+    rewind_batched_capture();
     throw;
   } catch (const std::runtime_error&) {  // a call the device cannot record: run kernel by kernel
     end_device_graph(graph_device_);
-    take_back();
+    rewind_batched_capture();
     graph_failed_ = true;
     return false;
   }
@@ -222,7 +222,7 @@ bool Executor::record_batched_device_graph(const RunOptions& options) {
   if (!device_graph_ || grown) {
     device_graph_.reset();
     graph_failed_ = !grown;
-    take_back();
+    rewind_batched_capture();
     return false;
   }
   graph_meta_end_ = m_.meta.mark();
@@ -261,13 +261,11 @@ bool Executor::batched_backward_device_graph(VariableIndex last, bool full, cons
   }
   if (backward_graph_failed_) return false;
   BatchState& st = m_.batch_state();
-  std::vector<HostRange> live = graph_live_;
   const size_t meta_chunks = m_.meta.num_chunks();
-  for (size_t k = 0; k < meta_chunks; ++k) live.push_back({m_.meta.chunk_base(k), m_.meta.chunk_size(k)});
   const Arena::Mark meta_start = m_.meta.mark();
   st.backward.accumulate_calls.clear();
   st.backward.log_accumulates = true;
-  begin_device_graph(graph_device_, std::move(live));
+  begin_device_graph(graph_device_, live_with_graph_host_memory());
   try {
     backward_batched(last, full, options);
   } catch (const std::logic_error&) {
