@@ -4,7 +4,8 @@
 // loops, matrix-vector products, the no-pack tiles with every remainder of rows
 // (masked on AVX-512, narrower vectors or scalars elsewhere) and of columns,
 // the packed product with every edge of its blocks, Eigen for shallow operands,
-// the GEMM library (or Eigen) for very large ones, accumulating or overwriting.
+// the tall product and the GEMM library (or Eigen) for very large ones,
+// accumulating or overwriting.
 #include <boost/test/unit_test.hpp>
 
 #include <cmath>
@@ -73,6 +74,11 @@ void check_shape(size_t m, size_t k, size_t n, std::mt19937& gen) {
   std::vector<float> dw = dw0;
   gemm_nt(dy.data(), x.data(), dw.data(), m, k, n);
   check_close(dw, reference(dy, m, false, x, k, true, m, n, k, dw0), n, "gemm_nt", m, k, n);
+  // dW = dy x^T over whatever dW held
+  dw = dw0;
+  gemm_nt(dy.data(), x.data(), dw.data(), m, k, n, true);
+  check_close(dw, reference(dy, m, false, x, k, true, m, n, k, std::vector<float>(m * k, 0.f)), n, "gemm_nt assign", m,
+              k, n);
 }
 
 }  // namespace
@@ -132,13 +138,26 @@ BOOST_AUTO_TEST_CASE(deep_gemm_nt_runs_in_slices) {
   check_shape(17, 20, 513, gen);
 }
 
-BOOST_AUTO_TEST_CASE(large_operands_take_the_librarys_path) {
+BOOST_AUTO_TEST_CASE(large_operands_with_few_columns_stay_with_our_tiles) {
   std::mt19937 gen(13);
-  // A weight of more than 2^20 floats and 2^23 multiply-adds: the GEMM library
-  // (oneDNN, row-major, called with the operands swapped) where the build has
-  // it, Eigen's blocked product otherwise; odd sizes, few and many columns.
+  // A weight of more than 2^20 floats and 2^23 multiply-adds with at most 96
+  // columns: the tall product (strips of rows, each fetched ahead) for W x, the
+  // no-pack tiles for dW, the packed product or Eigen for W^T dy.  Rows that
+  // leave a partial strip, every remainder of a block of columns, and the
+  // last column count before the library.
   check_shape(4100, 260, 9, gen);
   check_shape(4099, 257, 33, gen);
+  for (size_t n : {5, 16, 22, 47}) check_shape(4113, 256, n, gen);
+  check_shape(4096, 257, 96, gen);
+}
+
+BOOST_AUTO_TEST_CASE(large_operands_with_many_columns_take_the_librarys_path) {
+  std::mt19937 gen(23);
+  // The same weights from 97 columns: the GEMM library (oneDNN, row-major,
+  // called with the operands swapped) where the build has it, Eigen's blocked
+  // product or the packed one otherwise.
+  check_shape(4100, 260, 97, gen);
+  check_shape(4099, 257, 130, gen);
 }
 
 #ifdef DYNET_LITE_EXPECT_GEMM_LIBRARY

@@ -81,8 +81,7 @@ void product_backward_w(const Tensor& x, const Tensor& dy, Tensor& dw, ExecConte
       later->add(dw.v, dy.v, x.v, m, k, n);  // dW untouched, even when asked to assign it
       return;
     }
-    ctx.zero_if_assigned(dw.v, dw.d.size());
-    cpu::gemm_nt(dy.v, x.v, dw.v, m, k, n);
+    cpu::gemm_nt(dy.v, x.v, dw.v, m, k, n, ctx.assign_dx());
     return;
   }
   ctx.zero_if_assigned(dw.v, dw.d.size());

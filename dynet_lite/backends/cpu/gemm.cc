@@ -227,6 +227,72 @@ __attribute__((noinline)) void nopack_product(const float* a, size_t m, size_t T
 }
 
 
+// ---------------------------------------------------------------- tall product
+// y (m x n) (+)= W x for a weight beyond the caches (a language model's softmax
+// over its vocabulary) and few columns.  Strip after strip of kRows vectors of
+// rows, every block of columns in turn, so that W is read from memory once and
+// a strip stays in the L1/L2 while its blocks pass over it; nothing is packed.
+// Each strip's columns lie m floats apart, one line or two per page, which the
+// hardware prefetchers do not follow: the tiles fetch the strip kFetchStrips
+// ahead themselves, spreading its lines over the strip's blocks of columns.
+constexpr size_t kFetchStrips = 3;
+constexpr int kStripLines = kRows * sizeof(Lanes) >= 64 ? static_cast<int>(kRows * sizeof(Lanes) / 64) : 1;
+
+// As tile, also fetching, at each step t of the depth, the lines of
+// ahead + t * lda whose bits are set in `lines` (line l: byte 64 l on).
+template <int C, bool kAccumulate>
+__attribute__((noinline)) void fetching_tile(const float* a, size_t lda, size_t T, Scalars b, float* y, size_t ldy,
+                                             const float* ahead, unsigned lines) {
+  constexpr size_t L = kLanes;
+  Lanes acc[kRows][C];
+  for (int c = 0; c < C; ++c)
+    for (int r = 0; r < kRows; ++r) acc[r][c] = kAccumulate ? load<Lanes>(y + c * ldy + r * L) : Lanes{};
+  for (size_t t = 0; t < T; ++t) {
+    Lanes av[kRows];
+    for (int r = 0; r < kRows; ++r) av[r] = load<Lanes>(a + t * lda + r * L);
+    for (int l = 0; l < kStripLines; ++l)
+      if (lines >> l & 1) __builtin_prefetch(ahead + t * lda + l * 16, 0, 3);
+    for (int c = 0; c < C; ++c) {
+      const float bc = b.at(t, c);
+      for (int r = 0; r < kRows; ++r) acc[r][c] += av[r] * bc;
+    }
+  }
+  for (int c = 0; c < C; ++c)
+    for (int r = 0; r < kRows; ++r) store<Lanes>(y + c * ldy + r * L, acc[r][c]);
+}
+
+template <int C, bool kAccumulate>
+void fetching_tile_upto(size_t cols, const float* a, size_t lda, size_t T, Scalars b, float* y, size_t ldy,
+                        const float* ahead, unsigned lines) {
+  if constexpr (C > 1) {
+    if (cols < C) return fetching_tile_upto<C - 1, kAccumulate>(cols, a, lda, T, b, y, ldy, ahead, lines);
+  }
+  fetching_tile<C, kAccumulate>(a, lda, T, b, y, ldy, ahead, lines);
+}
+
+template <bool kAccumulate>
+void tall_product(const float* w, size_t m, size_t k, const float* x, size_t n, float* y) {
+  constexpr size_t kStrip = kRows * kLanes;
+  const size_t blocks = (n + kCols - 1) / kCols;
+  const size_t whole = m / kStrip * kStrip;
+  for (size_t i = 0; i < whole; i += kStrip) {
+    // The strip kFetchStrips ahead, or this one again near the end.
+    const float* ahead = w + (i + (kFetchStrips + 1) * kStrip <= whole ? i + kFetchStrips * kStrip : i);
+    for (size_t jb = 0; jb < blocks; ++jb) {
+      // Block jb fetches the lines l with l % blocks == jb: each line once.
+      unsigned lines = 0;
+      for (int l = static_cast<int>(jb); l < kStripLines; l += static_cast<int>(blocks)) lines |= 1u << l;
+      const size_t j = jb * kCols;
+      fetching_tile_upto<kCols, kAccumulate>(n - j, w + i, m, k, Scalars{x + j * k, 1, k}, y + j * m + i, m, ahead,
+                                             lines);
+    }
+  }
+  if (whole < m)  // the last rows, fewer than a strip
+    for (size_t j = 0; j < n; j += kCols)
+      row_tiles_upto<kCols, kAccumulate>(n - j, w + whole, m, m - whole, k, Scalars{x + j * k, 1, k}, y + j * m + whole,
+                                         m);
+}
+
 // ---------------------------------------------------------------- packed product
 // C (m x n, ldc) (+)= A (m x depth) * B (depth x n) for operands too large for the
 // caches as they lie (a softmax weight of a few MB, or its transpose).  Streaming
@@ -417,10 +483,18 @@ inline bool packing_pays(size_t a_floats, size_t n, size_t cut) { return n >= kP
 inline bool for_library(size_t weight_floats, size_t m, size_t k, size_t n) {
   return n > 1 && weight_floats > kLargeOperand && m * k * n >= kWholeProduct;
 }
-// dx += W^T dy goes to the library from this many columns: below it Eigen's
-// product is faster (6021 x 256, AVX-512: 150-177 against 90-148 GFLOP/s at 16 to
-// 40 columns; the two tie from 64, bench/gemm_shapes with and without oneDNN).
-constexpr size_t kLibraryTnColumns = 64;
+// Such a weight times at most this many columns stays with our kernels: y = W x
+// in the tall product, dW = dy x^T in the no-pack tiles (which assign dW without
+// zeroing it first), dx += W^T dy in the packed product or Eigen's.  On those
+// shapes they run within a few percent of the library or faster (6024 x 256,
+// bench/gemm_libraries), and a program whose products all stay here (a
+// language model trained sentence by sentence) never maps the library, which
+// costs about 9 MB of resident memory (its code, its OpenMP runtime and its
+// buffers).
+constexpr size_t kOwnColumns = 96;
+inline bool for_library_wide(size_t weight_floats, size_t m, size_t k, size_t n) {
+  return n > kOwnColumns && for_library(weight_floats, m, k, n);
+}
 
 // Matrix-vector products whose weight lies in the L2 read it in one stream
 // (column-exact section below).  Smaller weights stay with Eigen, whose
@@ -450,8 +524,16 @@ void gemm_large_here(const float* w, const float* x, float* y, size_t m, size_t 
       Vec(y, m).noalias() = block(w, m, 0, 0, m, k) * ConstVec(x, k);
     return;
   }
-  if (for_library(m * k, m, k, n) && detail::library_gemm(false, false, m, n, k, w, m, x, k, accumulate ? 1.f : 0.f, y, m))
-    return;
+  if (for_library(m * k, m, k, n)) {
+    if (n <= kOwnColumns) {
+      if (accumulate)
+        tall_product<true>(w, m, k, x, n, y);
+      else
+        tall_product<false>(w, m, k, x, n, y);
+      return;
+    }
+    if (detail::library_gemm(false, false, m, n, k, w, m, x, k, accumulate ? 1.f : 0.f, y, m)) return;
+  }
   if (packing_pays(m * k, n, packed_weight_floats())) {
     packed_product(Strided{w, 1, m}, Strided{x, 1, k}, y, m, m, n, k, accumulate);
     return;
@@ -475,8 +557,7 @@ void gemm_tn_large_here(const float* w, const float* dy, float* dx, size_t m, si
     Vec(dx, k).noalias() += block(w, m, 0, 0, m, k).transpose() * ConstVec(dy, m);
     return;
   }
-  if (n >= kLibraryTnColumns && for_library(m * k, m, k, n) &&
-      detail::library_gemm(true, false, k, n, m, w, m, dy, m, 1.f, dx, k))
+  if (for_library_wide(m * k, m, k, n) && detail::library_gemm(true, false, k, n, m, w, m, dy, m, 1.f, dx, k))
     return;
   if (packing_pays(m * k, n, kPackedOperand)) {  // A = W^T, read along W's columns
     packed_product(Strided{w, m, 1}, Strided{dy, 1, m}, dx, k, k, n, m, true);
@@ -495,24 +576,42 @@ void gemm_tn_large_here(const float* w, const float* dy, float* dx, size_t m, si
       }
 }
 
-void gemm_nt_large_here(const float* dy, const float* x, float* dw, size_t m, size_t k, size_t n) {
+// assign: dW = dy x^T, without reading dW (zeroed first where a path adds).
+void gemm_nt_large_here(const float* dy, const float* x, float* dw, size_t m, size_t k, size_t n, bool assign) {
   if (n == 1) {
+    if (assign) std::memset(dw, 0, m * k * sizeof(float));
     rank1_update(dy, x, dw, m, k);
     return;
   }
-  if (for_library(m * k, m, k, n) && detail::library_gemm(false, true, m, k, n, dy, m, x, k, 1.f, dw, m)) return;
+  if (for_library(m * k, m, k, n)) {
+    if (n <= kOwnColumns) {  // dW's column p gets the columns of dy times row p of x: B(t, p) = x[t * k + p]
+      if (assign)
+        nopack_product<false>(dy, m, n, Scalars{x, k, 1}, k, dw);
+      else
+        nopack_product<true>(dy, m, n, Scalars{x, k, 1}, k, dw);
+      return;
+    }
+    if (detail::library_gemm(false, true, m, k, n, dy, m, x, k, assign ? 0.f : 1.f, dw, m)) return;
+  }
   if (packing_pays(m * k, n, packed_weight_floats())) {  // A = dy, B = x^T
-    packed_product(Strided{dy, 1, m}, Strided{x, k, 1}, dw, m, m, k, n, true);
+    packed_product(Strided{dy, 1, m}, Strided{x, k, 1}, dw, m, m, k, n, !assign);
     return;
   }
   // Shallow, or a dy too large for the caches: Eigen.
   if (n < kShallowDepth || (m * n > kLargeOperand && m * k * n >= kWholeProduct)) {
-    block(dw, m, 0, 0, m, k).noalias() += block(dy, m, 0, 0, m, n) * block(x, k, 0, 0, k, n).transpose();
+    if (assign)
+      block(dw, m, 0, 0, m, k).noalias() = block(dy, m, 0, 0, m, n) * block(x, k, 0, 0, k, n).transpose();
+    else
+      block(dw, m, 0, 0, m, k).noalias() += block(dy, m, 0, 0, m, n) * block(x, k, 0, 0, k, n).transpose();
     return;
   }
-  // dW's column p gets the columns of dy times row p of x: B(t, p) = x[t * k + p].
-  for (size_t t0 = 0; t0 < n; t0 += kDepthSlice)
-    nopack_product<true>(dy + t0 * m, m, std::min(kDepthSlice, n - t0), Scalars{x + t0 * k, k, 1}, k, dw);
+  for (size_t t0 = 0; t0 < n; t0 += kDepthSlice) {
+    const Scalars xs{x + t0 * k, k, 1};
+    if (assign && t0 == 0)
+      nopack_product<false>(dy, m, std::min(kDepthSlice, n), xs, k, dw);
+    else
+      nopack_product<true>(dy + t0 * m, m, std::min(kDepthSlice, n - t0), xs, k, dw);
+  }
 }
 
 // ---------------------------------------------------------------- column-exact products
@@ -765,8 +864,8 @@ void gemm_large(const float* w, const float* x, float* y, size_t m, size_t k, si
 void gemm_tn_large(const float* w, const float* dy, float* dx, size_t m, size_t k, size_t n) {
   gemm_tn_large_here(w, dy, dx, m, k, n);
 }
-void gemm_nt_large(const float* dy, const float* x, float* dw, size_t m, size_t k, size_t n) {
-  gemm_nt_large_here(dy, x, dw, m, k, n);
+void gemm_nt_large(const float* dy, const float* x, float* dw, size_t m, size_t k, size_t n, bool assign) {
+  gemm_nt_large_here(dy, x, dw, m, k, n, assign);
 }
 #else
 thread_local uint64_t product_macs = 0;
@@ -779,9 +878,10 @@ void gemm_tn_large(const float* w, const float* dy, float* dx, size_t m, size_t 
   if (const ProductKernels* wider = product_kernels(active_isa())) return wider->gemm_tn_large(w, dy, dx, m, k, n);
   gemm_tn_large_here(w, dy, dx, m, k, n);
 }
-void gemm_nt_large(const float* dy, const float* x, float* dw, size_t m, size_t k, size_t n) {
-  if (const ProductKernels* wider = product_kernels(active_isa())) return wider->gemm_nt_large(dy, x, dw, m, k, n);
-  gemm_nt_large_here(dy, x, dw, m, k, n);
+void gemm_nt_large(const float* dy, const float* x, float* dw, size_t m, size_t k, size_t n, bool assign) {
+  if (const ProductKernels* wider = product_kernels(active_isa()))
+    return wider->gemm_nt_large(dy, x, dw, m, k, n, assign);
+  gemm_nt_large_here(dy, x, dw, m, k, n, assign);
 }
 #endif
 

@@ -17,6 +17,9 @@
 // gemm_nt use register tiles that read W (or dy) where it lies instead of packing
 // it on every call as Eigen does (bench/gemm_shapes compares them with Eigen on
 // the models' shapes);
+// a weight beyond the caches (over 4 MB, a language model's softmax) goes to the
+// GEMM library the build found (oneDNN) from 97 columns on, and below that to
+// our tiles, strip after strip of W read once (gemm.cc, tall_product).
 // Eigen remains for small gemm_tn, for shallow gemm_nt, for matrix-vector
 // products of small weights and for very large operands with few columns.
 // Backward avoids gemm_tn where a weight is used more than once, or in a
@@ -27,6 +30,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 
 #include <Eigen/Core>
 #if defined(__AVX2__) && defined(__FMA__)
@@ -177,7 +181,7 @@ void columns_product(const float* w, size_t m, size_t k, const float* x, size_t 
 /// dx_c (k floats) (+)= W^T dy_c (dy_c m floats) for c in [0, n).
 void columns_product_t(const float* w, size_t m, size_t k, const float* const* dy, float* const* dx, size_t n,
                        bool accumulate);
-void gemm_nt_large(const float* dy, const float* x, float* dw, size_t m, size_t k, size_t n);
+void gemm_nt_large(const float* dy, const float* x, float* dw, size_t m, size_t k, size_t n, bool assign);
 
 extern thread_local uint64_t product_macs;
 
@@ -204,9 +208,12 @@ inline void gemm_tn(const float* w, const float* dy, float* dx, size_t m, size_t
   detail::small_tn(w, dy, dx, m, k, n);
 }
 
-inline void gemm_nt(const float* dy, const float* x, float* dw, size_t m, size_t k, size_t n) {
+/// `assign`: dW = dy x^T, whatever dW held (the large products write it without
+/// reading it).
+inline void gemm_nt(const float* dy, const float* x, float* dw, size_t m, size_t k, size_t n, bool assign = false) {
   detail::product_macs += m * k * n;
-  if (n == 1 || m * k * n > detail::kSmallProduct) return detail::gemm_nt_large(dy, x, dw, m, k, n);
+  if (n == 1 || m * k * n > detail::kSmallProduct) return detail::gemm_nt_large(dy, x, dw, m, k, n, assign);
+  if (assign) std::memset(dw, 0, m * k * sizeof(float));
   detail::columns_times_scalars<true>(dy, m, n, x, k, 1, dw, k);
 }
 

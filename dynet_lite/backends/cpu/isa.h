@@ -36,7 +36,7 @@ void set_active_isa(Isa isa);
 struct ProductKernels {
   void (*gemm_large)(const float* w, const float* x, float* y, size_t m, size_t k, size_t n, bool accumulate);
   void (*gemm_tn_large)(const float* w, const float* dy, float* dx, size_t m, size_t k, size_t n);
-  void (*gemm_nt_large)(const float* dy, const float* x, float* dw, size_t m, size_t k, size_t n);
+  void (*gemm_nt_large)(const float* dy, const float* x, float* dw, size_t m, size_t k, size_t n, bool assign);
 };
 /// The products of `isa`, or null for the baseline (compiled into the library).
 const ProductKernels* product_kernels(Isa isa);
