@@ -157,9 +157,10 @@ void gemm_large(const float* w, const float* x, float* y, size_t m, size_t k, si
 /// Column-major C (m x n) = op(A) op(B) + beta C through the GEMM library the
 /// build found (oneDNN; backends/cpu/library_gemm.cc), on the calling thread;
 /// false when there is none.  Used for products whose weight exceeds the caches
-/// (a language model's softmax over its vocabulary), where the library's blocking
-/// beats ours by 1.1-1.5x (bench/gemm_libraries); on the smaller shapes of the
-/// models our kernels are as fast inside the models (bench/RESULTS.md).
+/// (a language model's softmax over its vocabulary) with more than 96 columns,
+/// where the library's blocking beats ours (bench/gemm_libraries); with fewer,
+/// and on the smaller shapes of the models, our kernels are as fast inside the
+/// models (bench/RESULTS.md).
 bool library_gemm(bool ta, bool tb, size_t m, size_t n, size_t k, const float* a, size_t lda, const float* b,
                   size_t ldb, float beta, float* c, size_t ldc);
 /// After library products on this thread (since the last call), when 8 MB or
