@@ -122,15 +122,22 @@ struct Scalars {
 };
 
 // Rows [0, R * lanes of V) of columns [0, C) of y (+)= a * B over depth T.
-template <class V, int R, int C, bool kAccumulate>
-inline void tile(const float* a, size_t lda, size_t T, Scalars b, float* y, size_t ldy) {
+// kFetch: also fetches, at each step t, the cache lines of ahead + t * lda whose
+// bits are set in `lines` (line l: floats 16 l on; tall_product below).
+template <class V, int R, int C, bool kAccumulate, bool kFetch = false>
+inline void tile(const float* a, size_t lda, size_t T, Scalars b, float* y, size_t ldy, const float* ahead = nullptr,
+                 unsigned lines = 0) {
   constexpr size_t L = sizeof(V) / sizeof(float);
+  constexpr int kLines = R * sizeof(V) >= 64 ? static_cast<int>(R * sizeof(V) / 64) : 1;
   V acc[R][C];
   for (int c = 0; c < C; ++c)
     for (int r = 0; r < R; ++r) acc[r][c] = kAccumulate ? load<V>(y + c * ldy + r * L) : V{};
   for (size_t t = 0; t < T; ++t) {
     V av[R];
     for (int r = 0; r < R; ++r) av[r] = load<V>(a + t * lda + r * L);
+    if constexpr (kFetch)
+      for (int l = 0; l < kLines; ++l)
+        if (lines >> l & 1) __builtin_prefetch(ahead + t * lda + l * 16, 0, 3);
     for (int c = 0; c < C; ++c) {
       const float bc = b.at(t, c);
       for (int r = 0; r < R; ++r) acc[r][c] += av[r] * bc;
@@ -238,27 +245,11 @@ __attribute__((noinline)) void nopack_product(const float* a, size_t m, size_t T
 constexpr size_t kFetchStrips = 3;
 constexpr int kStripLines = kRows * sizeof(Lanes) >= 64 ? static_cast<int>(kRows * sizeof(Lanes) / 64) : 1;
 
-// As tile, also fetching, at each step t of the depth, the lines of
-// ahead + t * lda whose bits are set in `lines` (line l: byte 64 l on).
+// A tile of kRows vectors fetching ahead, not inlined (see nopack_product).
 template <int C, bool kAccumulate>
 __attribute__((noinline)) void fetching_tile(const float* a, size_t lda, size_t T, Scalars b, float* y, size_t ldy,
                                              const float* ahead, unsigned lines) {
-  constexpr size_t L = kLanes;
-  Lanes acc[kRows][C];
-  for (int c = 0; c < C; ++c)
-    for (int r = 0; r < kRows; ++r) acc[r][c] = kAccumulate ? load<Lanes>(y + c * ldy + r * L) : Lanes{};
-  for (size_t t = 0; t < T; ++t) {
-    Lanes av[kRows];
-    for (int r = 0; r < kRows; ++r) av[r] = load<Lanes>(a + t * lda + r * L);
-    for (int l = 0; l < kStripLines; ++l)
-      if (lines >> l & 1) __builtin_prefetch(ahead + t * lda + l * 16, 0, 3);
-    for (int c = 0; c < C; ++c) {
-      const float bc = b.at(t, c);
-      for (int r = 0; r < kRows; ++r) acc[r][c] += av[r] * bc;
-    }
-  }
-  for (int c = 0; c < C; ++c)
-    for (int r = 0; r < kRows; ++r) store<Lanes>(y + c * ldy + r * L, acc[r][c]);
+  tile<Lanes, kRows, C, kAccumulate, true>(a, lda, T, b, y, ldy, ahead, lines);
 }
 
 template <int C, bool kAccumulate>
