@@ -142,9 +142,10 @@ BOOST_AUTO_TEST_CASE(large_operands_with_few_columns_stay_with_our_tiles) {
   std::mt19937 gen(13);
   // A weight of more than 2^20 floats and 2^23 multiply-adds with at most 96
   // columns: the tall product (strips of rows, each fetched ahead) for W x, the
-  // no-pack tiles for dW, the packed product or Eigen for W^T dy.  Rows that
-  // leave a partial strip, every remainder of a block of columns, and the
-  // last column count before the library.
+  // no-pack tiles for dW assigned (the library or Eigen for dW added), the
+  // packed product or Eigen for W^T dy.  Rows that leave a partial strip, every
+  // remainder of a block of columns, and the last column count before the
+  // library.
   check_shape(4100, 260, 9, gen);
   check_shape(4099, 257, 33, gen);
   for (size_t n : {5, 16, 22, 47}) check_shape(4113, 256, n, gen);

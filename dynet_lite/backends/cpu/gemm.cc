@@ -475,13 +475,13 @@ inline bool for_library(size_t weight_floats, size_t m, size_t k, size_t n) {
   return n > 1 && weight_floats > kLargeOperand && m * k * n >= kWholeProduct;
 }
 // Such a weight times at most this many columns stays with our kernels: y = W x
-// in the tall product, dW = dy x^T in the no-pack tiles (which assign dW without
-// zeroing it first), dx += W^T dy in the packed product or Eigen's.  On those
-// shapes they run within a few percent of the library or faster (6024 x 256,
-// bench/gemm_libraries), and a program whose products all stay here (a
-// language model trained sentence by sentence) never maps the library, which
-// costs about 9 MB of resident memory (its code, its OpenMP runtime and its
-// buffers).
+// in the tall product, dW = dy x^T when assigned (a gradient written straight
+// into a parameter's zero one) in the no-pack tiles, dx += W^T dy in the packed
+// product or Eigen's.  On those shapes they run within a few percent of the
+// library or faster (6024 x 256, bench/gemm_libraries), and a program whose
+// products all stay here (a language model trained sentence by sentence)
+// never maps the library, which costs about 9 MB of resident memory (its code,
+// its OpenMP runtime and its buffers).
 constexpr size_t kOwnColumns = 96;
 inline bool for_library_wide(size_t weight_floats, size_t m, size_t k, size_t n) {
   return n > kOwnColumns && for_library(weight_floats, m, k, n);
@@ -575,13 +575,10 @@ void gemm_nt_large_here(const float* dy, const float* x, float* dw, size_t m, si
     return;
   }
   if (for_library(m * k, m, k, n)) {
-    if (n <= kOwnColumns) {  // dW's column p gets the columns of dy times row p of x: B(t, p) = x[t * k + p]
-      if (assign)
-        nopack_product<false>(dy, m, n, Scalars{x, k, 1}, k, dw);
-      else
-        nopack_product<true>(dy, m, n, Scalars{x, k, 1}, k, dw);
-      return;
-    }
+    // Assigned, dW is written without being read (B(t, p) = x[t * k + p]): as
+    // fast as the library there, which needs it zeroed first.  Added into, the
+    // library's blocking is faster on few columns (bench/gemm_libraries).
+    if (assign && n <= kOwnColumns) return nopack_product<false>(dy, m, n, Scalars{x, k, 1}, k, dw);
     if (detail::library_gemm(false, true, m, k, n, dy, m, x, k, assign ? 0.f : 1.f, dw, m)) return;
   }
   if (packing_pays(m * k, n, packed_weight_floats())) {  // A = dy, B = x^T
