@@ -19,7 +19,8 @@
 // the models' shapes);
 // a weight beyond the caches (over 4 MB, a language model's softmax) goes to the
 // GEMM library the build found (oneDNN) from 97 columns on, and below that to
-// our tiles, strip after strip of W read once (gemm.cc, tall_product).
+// our tiles, strip after strip of W read once (gemm.cc, tall_product), except
+// its gradient added into one (the library at any width);
 // Eigen remains for small gemm_tn, for shallow gemm_nt, for matrix-vector
 // products of small weights and for very large operands with few columns.
 // Backward avoids gemm_tn where a weight is used more than once, or in a
@@ -158,9 +159,10 @@ void gemm_large(const float* w, const float* x, float* y, size_t m, size_t k, si
 /// build found (oneDNN; backends/cpu/library_gemm.cc), on the calling thread;
 /// false when there is none.  Used for products whose weight exceeds the caches
 /// (a language model's softmax over its vocabulary) with more than 96 columns,
-/// where the library's blocking beats ours (bench/gemm_libraries); with fewer,
-/// and on the smaller shapes of the models, our kernels are as fast inside the
-/// models (bench/RESULTS.md).
+/// and such a weight's gradient added into one, where the library's blocking
+/// beats ours (bench/gemm_libraries); with fewer columns, and on the smaller
+/// shapes of the models, our kernels are as fast inside the models
+/// (bench/RESULTS.md).
 bool library_gemm(bool ta, bool tb, size_t m, size_t n, size_t k, const float* a, size_t lda, const float* b,
                   size_t ldb, float beta, float* c, size_t ldc);
 /// After library products on this thread (since the last call), when 8 MB or
