@@ -7,6 +7,8 @@
 #include <iostream>
 #include <sstream>
 
+#include <sys/resource.h>
+
 #include "dynet_lite/backends/cpu/gemm.h"
 #include "dynet_lite/devices.h"
 #include "dynet_lite/init.h"
@@ -69,12 +71,25 @@ MinibatchMode minibatch_mode(const std::string& mode) {
 
 BenchRecorder::BenchRecorder(bool autobatch) : autobatch_(autobatch), gemm512_gflops_(gemm512_gflops()) {}
 
+namespace {
+/// Minor page faults of this process so far (first touches of its memory).
+long minor_faults() {
+  struct rusage u;
+  return getrusage(RUSAGE_SELF, &u) == 0 ? u.ru_minflt : 0;
+}
+}  // namespace
+
 void BenchRecorder::start() {
   macs_before_ = dynet_lite::cpu::product_macs();
+  faults_ = minor_faults();
   timer_.reset();
 }
 
-double BenchRecorder::stop() { return seconds_ = timer_.seconds(); }
+double BenchRecorder::stop() {
+  seconds_ = timer_.seconds();
+  faults_ = minor_faults() - faults_;
+  return seconds_;
+}
 
 void BenchRecorder::print(const std::string& head, const std::vector<std::pair<std::string, double>>& rates,
                           const std::string& loss_name, double loss_value, double model_flops) const {
@@ -89,7 +104,8 @@ void BenchRecorder::print(const std::string& head, const std::vector<std::pair<s
   // must execute.  They differ by what merging (exec/cse.h) saved.
   const double executed = 2.0 * static_cast<double>(dynet_lite::cpu::product_macs() - macs_before_);
   line << " GFLOP/s=" << std::setprecision(2) << executed / seconds_ / 1e9
-       << " model_GFLOP/s=" << model_flops / seconds_ / 1e9 << " gemm512_GFLOP/s=" << gemm512_gflops_;
+       << " model_GFLOP/s=" << model_flops / seconds_ / 1e9 << " gemm512_GFLOP/s=" << gemm512_gflops_
+       << " page_faults=" << faults_;
   const dynet_lite::AutobatchStats& s = stats_;
   if (autobatch_)
     line << " autobatch{nodes=" << s.nodes << " merged=" << s.cse_merged << " kernels=" << s.kernels

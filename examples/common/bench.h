@@ -81,6 +81,7 @@ class BenchRecorder {
   double loss_sum_ = 0, seconds_ = 0;
   dynet_lite::AutobatchStats stats_;
   uint64_t macs_before_ = 0;
+  long faults_ = 0;  // minor page faults: at start(), then those of the timed steps
   Timer timer_;
 };
 
