@@ -121,6 +121,10 @@ struct Scalars {
   float at(size_t t, size_t c) const { return s[t * step + c * col]; }
 };
 
+// The 64-byte cache lines of R vectors V (one at least).
+template <class V, int R>
+constexpr int kLinesOf = R * sizeof(V) >= 64 ? static_cast<int>(R * sizeof(V) / 64) : 1;
+
 // Rows [0, R * lanes of V) of columns [0, C) of y (+)= a * B over depth T.
 // kFetch: also fetches, at each step t, the cache lines of ahead + t * lda whose
 // bits are set in `lines` (line l: floats 16 l on; tall_product below).
@@ -128,7 +132,6 @@ template <class V, int R, int C, bool kAccumulate, bool kFetch = false>
 inline void tile(const float* a, size_t lda, size_t T, Scalars b, float* y, size_t ldy, const float* ahead = nullptr,
                  unsigned lines = 0) {
   constexpr size_t L = sizeof(V) / sizeof(float);
-  constexpr int kLines = R * sizeof(V) >= 64 ? static_cast<int>(R * sizeof(V) / 64) : 1;
   V acc[R][C];
   for (int c = 0; c < C; ++c)
     for (int r = 0; r < R; ++r) acc[r][c] = kAccumulate ? load<V>(y + c * ldy + r * L) : V{};
@@ -136,7 +139,7 @@ inline void tile(const float* a, size_t lda, size_t T, Scalars b, float* y, size
     V av[R];
     for (int r = 0; r < R; ++r) av[r] = load<V>(a + t * lda + r * L);
     if constexpr (kFetch)
-      for (int l = 0; l < kLines; ++l)
+      for (int l = 0; l < kLinesOf<V, R>; ++l)
         if (lines >> l & 1) __builtin_prefetch(ahead + t * lda + l * 16, 0, 3);
     for (int c = 0; c < C; ++c) {
       const float bc = b.at(t, c);
@@ -243,7 +246,6 @@ __attribute__((noinline)) void nopack_product(const float* a, size_t m, size_t T
 // hardware prefetchers do not follow: the tiles fetch the strip kFetchStrips
 // ahead themselves, spreading its lines over the strip's blocks of columns.
 constexpr size_t kFetchStrips = 3;
-constexpr int kStripLines = kRows * sizeof(Lanes) >= 64 ? static_cast<int>(kRows * sizeof(Lanes) / 64) : 1;
 
 // A tile of kRows vectors fetching ahead, not inlined (see nopack_product).
 template <int C, bool kAccumulate>
@@ -264,18 +266,19 @@ void fetching_tile_upto(size_t cols, const float* a, size_t lda, size_t T, Scala
 template <bool kAccumulate>
 void tall_product(const float* w, size_t m, size_t k, const float* x, size_t n, float* y) {
   constexpr size_t kStrip = kRows * kLanes;
+  constexpr int kStripLines = kLinesOf<Lanes, kRows>;
   const size_t blocks = (n + kCols - 1) / kCols;
+  // Block jb of every strip fetches the lines l with l % blocks == jb: each line once.
+  unsigned lines[kStripLines] = {};
+  for (int l = 0; l < kStripLines; ++l) lines[static_cast<size_t>(l) % blocks] |= 1u << l;
   const size_t whole = m / kStrip * kStrip;
   for (size_t i = 0; i < whole; i += kStrip) {
     // The strip kFetchStrips ahead, or this one again near the end.
     const float* ahead = w + (i + (kFetchStrips + 1) * kStrip <= whole ? i + kFetchStrips * kStrip : i);
     for (size_t jb = 0; jb < blocks; ++jb) {
-      // Block jb fetches the lines l with l % blocks == jb: each line once.
-      unsigned lines = 0;
-      for (int l = static_cast<int>(jb); l < kStripLines; l += static_cast<int>(blocks)) lines |= 1u << l;
       const size_t j = jb * kCols;
       fetching_tile_upto<kCols, kAccumulate>(n - j, w + i, m, k, Scalars{x + j * k, 1, k}, y + j * m + i, m, ahead,
-                                             lines);
+                                             jb < kStripLines ? lines[jb] : 0u);
     }
   }
   if (whole < m)  // the last rows, fewer than a strip
