@@ -76,6 +76,16 @@ class ExecContext {
   void zero_if_assigned(float* dx, size_t n) const {
     if (assign_dx_) std::memset(dx, 0, n * sizeof(float));
   }
+  /// For a kernel writing dx (n floats) batch element by batch element:
+  /// whether it assigns dx, as asked to (assign_dx).  It can where dx has the
+  /// node's batch (`same_batch`); a dx broadcast over the batch sums the
+  /// elements' terms, so it is zeroed here where it was asked to be assigned,
+  /// and the kernel adds.
+  bool assign_by_batch(float* dx, size_t n, bool same_batch) const {
+    if (same_batch && assign_dx_) return true;
+    zero_if_assigned(dx, n);
+    return false;
+  }
 
  private:
   Arena* graph_memory_;

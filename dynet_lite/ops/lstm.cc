@@ -295,23 +295,17 @@ void c_forward(const Tensor* const* xs, unsigned, Node& node, ExecContext&) {
 template <bool kAssign>
 void c_backward_columns(const Tensor& c, const Tensor& g, const Tensor& dy, unsigned i, Tensor& dx, size_t hid,
                         unsigned bd) {
-  auto put = [](float* dst, size_t n, const auto& v) {
-    if (kAssign)
-      Arr(dst, n) = v;
-    else
-      Arr(dst, n) += v;
-  };
   for (unsigned b = 0; b < bd; ++b) {
     ConstArr d(dy.v + b * hid, hid);
     const float* gb = g.batch_ptr(b);
     float* db = dx.batch_ptr(b);
     if (i == 0) {
-      put(db, hid, d * ConstArr(gb + hid, hid));
+      cpu::put<kAssign>(db, hid, d * ConstArr(gb + hid, hid));
     } else {
-      put(db, hid, d * ConstArr(gb + 3 * hid, hid));
-      put(db + hid, hid, d * ConstArr(c.batch_ptr(b), hid));
+      cpu::put<kAssign>(db, hid, d * ConstArr(gb + 3 * hid, hid));
+      cpu::put<kAssign>(db + hid, hid, d * ConstArr(c.batch_ptr(b), hid));
       if (kAssign) Arr(db + 2 * hid, hid).setZero();
-      put(db + 3 * hid, hid, d * ConstArr(gb, hid));
+      cpu::put<kAssign>(db + 3 * hid, hid, d * ConstArr(gb, hid));
     }
   }
 }
@@ -320,13 +314,10 @@ void c_backward(const Tensor* const* xs, unsigned, const Node& node, const Tenso
                 ExecContext& ctx) {
   const size_t hid = node.value.d.rows();
   const unsigned bd = node.value.d.bd;
-  // A dx broadcast over the batch sums the columns: assigned as zeros, then added.
-  if (ctx.assign_dx() && dx.d.bd == bd)
+  if (ctx.assign_by_batch(dx.v, dx.d.size(), dx.d.bd == bd))
     c_backward_columns<true>(*xs[0], *xs[1], dy, i, dx, hid, bd);
-  else {
-    ctx.zero_if_assigned(dx.v, dx.d.size());
+  else
     c_backward_columns<false>(*xs[0], *xs[1], dy, i, dx, hid, bd);
-  }
 }
 
 // h_t = o ⊙ tanh(c_t)
@@ -348,10 +339,7 @@ void h_backward_columns(const Tensor& g, const float* tc, const Tensor& dy, unsi
     const float* o = g.batch_ptr(b) + 2 * hid;
     float* db = dx.batch_ptr(b);
     if (i == 0) {
-      if (kAssign)
-        Arr(db, hid) = d * ConstArr(o, hid) * (1.f - t.square());
-      else
-        Arr(db, hid) += d * ConstArr(o, hid) * (1.f - t.square());
+      cpu::put<kAssign>(db, hid, d * ConstArr(o, hid) * (1.f - t.square()));
     } else if (kAssign) {
       Arr(db, 2 * hid).setZero();
       Arr(db + 2 * hid, hid) = d * t;
@@ -373,12 +361,10 @@ void h_backward(const Tensor* const* xs, unsigned, const Node& node, const Tenso
     tc = ctx.kept_floats(hid * bd);
     cpu::tanh_columns(tc, c, hid, bd);
   }
-  if (ctx.assign_dx() && dx.d.bd == bd)
+  if (ctx.assign_by_batch(dx.v, dx.d.size(), dx.d.bd == bd))
     h_backward_columns<true>(g, tc, dy, i, dx, hid, bd);
-  else {
-    ctx.zero_if_assigned(dx.v, dx.d.size());
+  else
     h_backward_columns<false>(g, tc, dy, i, dx, hid, bd);
-  }
 }
 
 void check_noise(real std, const char* fn) {

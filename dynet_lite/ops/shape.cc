@@ -415,9 +415,8 @@ void concat_backward(const Tensor* const* xs, unsigned, const Node& node, const 
   size_t offset = 0;
   for (unsigned k = 0; k < i; ++k) offset += xs[k]->d[dim];
   size_t block = dx.d[dim] * inner, per_y = yd.batch_size();
-  // Asked to assign dx (ExecContext::assign_dx): copied, unless a batch of 1 sums.
-  const bool copy = ctx.assign_dx() && dx.d.bd == yd.bd;
-  if (!copy) ctx.zero_if_assigned(dx.v, dx.d.size());
+  // Assigned (ExecContext::assign_by_batch): copied.
+  const bool copy = ctx.assign_by_batch(dx.v, dx.d.size(), dx.d.bd == yd.bd);
   for (unsigned b = 0; b < yd.bd; ++b) {
     float* gb = dx.batch_ptr(b);
     const float* yb = dy.v + b * per_y;

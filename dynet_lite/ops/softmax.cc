@@ -352,12 +352,10 @@ void pnls_backward(const Tensor* const* xs, unsigned, const Node& n, const Tenso
   const float* logz = kept.logz;
   const unsigned bd = n.value.d.bd;
   const unsigned rows = x.d.rows();
-  // Asked to assign dx (ExecContext::assign_dx): written, unless x's batch of 1 sums.
-  if (ctx.assign_dx() && dx.d.bd == bd) {
+  if (ctx.assign_by_batch(dx.v, dx.d.size(), dx.d.bd == bd)) {
     pnls_input_gradient(x, n, dy.v, 0, bd, dx.v);
     return;
   }
-  ctx.zero_if_assigned(dx.v, dx.d.size());
   for (unsigned b = 0; b < bd; ++b) {
     Eigen::Map<const Eigen::ArrayXf> xb(x.batch_ptr(b), rows);
     Eigen::Map<Eigen::ArrayXf> db(dx.batch_ptr(b), rows);

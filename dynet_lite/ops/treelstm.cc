@@ -124,20 +124,14 @@ void gates_forward(const Tensor* const* xs, unsigned, Node& node, ExecContext&) 
 void gates_dpre(const Tensor& y, const float* dy, float* dpre, unsigned N, bool assign) {
   const size_t rows = y.d.rows(), hid = rows / (3 + N);
   const size_t nf = rows - 3 * hid;
-  auto put = [assign](float* dst, size_t n, const auto& v) {
-    if (assign)
-      Arr(dst, n) = v;
-    else
-      Arr(dst, n) += v;
-  };
   for (unsigned b = 0; b < y.d.bd; ++b) {
     const size_t o = b * rows;
     ConstArr yio(y.v + o, 2 * hid), dio(dy + o, 2 * hid);
-    put(dpre + o, 2 * hid, dio * yio * (1.f - yio));
+    cpu::put(assign, dpre + o, 2 * hid, dio * yio * (1.f - yio));
     ConstArr yu(y.v + o + 2 * hid, hid), du(dy + o + 2 * hid, hid);
-    put(dpre + o + 2 * hid, hid, du * (1.f - yu.square()));
+    cpu::put(assign, dpre + o + 2 * hid, hid, du * (1.f - yu.square()));
     ConstArr yf(y.v + o + 3 * hid, nf), df(dy + o + 3 * hid, nf);
-    put(dpre + o + 3 * hid, nf, df * yf * (1.f - yf));
+    cpu::put(assign, dpre + o + 3 * hid, nf, df * yf * (1.f - yf));
   }
 }
 
@@ -201,24 +195,19 @@ template <bool kAssign>
 void c_backward_columns(const Tensor* const* xs, unsigned n, const Tensor& dy, unsigned i, Tensor& dx, size_t hid,
                         unsigned bd, size_t rows) {
   const Tensor& g = *xs[0];
-  auto put = [](float* dst, size_t m, const auto& v) {
-    if (kAssign)
-      Arr(dst, m) = v;
-    else
-      Arr(dst, m) += v;
-  };
   for (unsigned b = 0; b < bd; ++b) {
     ConstArr d(dy.v + b * hid, hid);
     const float* gb = g.batch_ptr(b);
     float* db = dx.batch_ptr(b);
     if (i == 0) {
-      put(db, hid, d * ConstArr(gb + 2 * hid, hid));
+      cpu::put<kAssign>(db, hid, d * ConstArr(gb + 2 * hid, hid));
       if (kAssign) Arr(db + hid, hid).setZero();
-      put(db + 2 * hid, hid, d * ConstArr(gb, hid));
-      for (unsigned k = 1; k < n; ++k) put(db + (2 + k) * hid, hid, d * ConstArr(xs[k]->batch_ptr(b), hid));
+      cpu::put<kAssign>(db + 2 * hid, hid, d * ConstArr(gb, hid));
+      for (unsigned k = 1; k < n; ++k)
+        cpu::put<kAssign>(db + (2 + k) * hid, hid, d * ConstArr(xs[k]->batch_ptr(b), hid));
       if (kAssign && (2 + n) * hid < rows) Arr(db + (2 + n) * hid, rows - (2 + n) * hid).setZero();
     } else {
-      put(db, hid, d * ConstArr(gb + (2 + i) * hid, hid));
+      cpu::put<kAssign>(db, hid, d * ConstArr(gb + (2 + i) * hid, hid));
     }
   }
 }
@@ -227,13 +216,10 @@ void c_backward(const Tensor* const* xs, unsigned n, const Node& node, const Ten
                 ExecContext& ctx) {
   const size_t hid = node.value.d.rows(), rows = xs[0]->d.rows();
   const unsigned bd = node.value.d.bd;
-  // A dx broadcast over the batch sums the columns: assigned as zeros, then added.
-  if (ctx.assign_dx() && dx.d.bd == bd) {
+  if (ctx.assign_by_batch(dx.v, dx.d.size(), dx.d.bd == bd))
     c_backward_columns<true>(xs, n, dy, i, dx, hid, bd, rows);
-  } else {
-    ctx.zero_if_assigned(dx.v, dx.d.size());
+  else
     c_backward_columns<false>(xs, n, dy, i, dx, hid, bd, rows);
-  }
 }
 
 // ---------------------------------------------------------------- output
@@ -259,20 +245,15 @@ void h_backward(const Tensor* const* xs, unsigned, const Node& node, const Tenso
     tc = ctx.kept_floats(hid * bd);
     cpu::tanh_columns(tc, c, hid, bd);
   }
-  // Asked to assign dx (ExecContext::assign_dx): written, the other gate rows
-  // zero; a dx broadcast over the batch sums the columns, so it is zeroed first.
-  const bool assign = ctx.assign_dx() && dx.d.bd == bd;
-  if (!assign) ctx.zero_if_assigned(dx.v, dx.d.size());
+  // Assigned (ExecContext::assign_by_batch): written, the other gate rows zero.
+  const bool assign = ctx.assign_by_batch(dx.v, dx.d.size(), dx.d.bd == bd);
   const size_t rows = g.d.rows();
   for (unsigned b = 0; b < bd; ++b) {
     ConstArr d(dy.v + b * hid, hid);
     ConstArr t(tc + b * hid, hid);
     float* db = dx.batch_ptr(b);
     if (i == 0) {
-      if (assign)
-        Arr(db, hid) = d * ConstArr(g.batch_ptr(b) + hid, hid) * (1.f - t.square());
-      else
-        Arr(db, hid) += d * ConstArr(g.batch_ptr(b) + hid, hid) * (1.f - t.square());
+      cpu::put(assign, db, hid, d * ConstArr(g.batch_ptr(b) + hid, hid) * (1.f - t.square()));
     } else if (assign) {
       Arr(db, hid).setZero();
       Arr(db + hid, hid) = d * t;

@@ -38,6 +38,22 @@ inline ArrMap batch_arr(const Tensor& t, unsigned b) {
   return ArrMap(t.batch_ptr(b), static_cast<Eigen::Index>(t.d.batch_size()));
 }
 
+/// dst[0, n) = v where kAssign, else dst[0, n) += v.
+template <bool kAssign, class V>
+inline void put(float* dst, size_t n, const V& v) {
+  if constexpr (kAssign)
+    ArrMap(dst, static_cast<Eigen::Index>(n)) = v;
+  else
+    ArrMap(dst, static_cast<Eigen::Index>(n)) += v;
+}
+template <class V>
+inline void put(bool assign, float* dst, size_t n, const V& v) {
+  if (assign)
+    put<true>(dst, n, v);
+  else
+    put<false>(dst, n, v);
+}
+
 namespace detail {
 template <class Packet, size_t N, class Fn, size_t... K>
 inline void on_padded(float (&pad)[sizeof...(K)][N], Fn& fn, std::index_sequence<K...>) {
