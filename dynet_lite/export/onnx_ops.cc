@@ -41,20 +41,26 @@ std::string to_out(EmitArgs& a, const std::string& x) {
 std::string unary(EmitArgs& a, const char* op) { return a.w.op(op, {a.in[0]}); }
 std::string binary(EmitArgs& a, const char* op) { return a.w.op(op, {arg(a, 0), arg(a, 1)}); }
 
-// Indices of a pick / select / pick_batch_elems node, as the sample read them.
-std::vector<int64_t> indices(const IndexSource& s) {
+// The indices a node read when the sample ran: through the caller's vector or
+// value (pvec, pone), else the `count` copied into the graph, else the one given
+// by value.
+std::vector<int64_t> index_list(const std::vector<unsigned>* pvec, const unsigned* pone, const unsigned* copied,
+                                unsigned count, unsigned one) {
   std::vector<int64_t> v;
-  if (s.pvec) {
-    for (unsigned i : *s.pvec) v.push_back(i);
-  } else if (s.pone) {
-    v.push_back(*s.pone);
-  } else if (s.values) {
-    for (unsigned k = 0; k < s.count; ++k) v.push_back(s.values[k]);
+  if (pvec) {
+    for (unsigned i : *pvec) v.push_back(i);
+  } else if (pone) {
+    v.push_back(*pone);
+  } else if (copied) {
+    for (unsigned k = 0; k < count; ++k) v.push_back(copied[k]);
   } else {
-    v.push_back(s.one);
+    v.push_back(one);
   }
   return v;
 }
+
+// Indices of a pick / select / pick_batch_elems node.
+std::vector<int64_t> indices(const IndexSource& s) { return index_list(s.pvec, s.pone, s.values, s.count, s.one); }
 
 // ---------------------------------------------------------------- leaves
 
@@ -77,16 +83,7 @@ std::string parameter_leaf(EmitArgs& a) {
 
 std::string lookup_leaf(EmitArgs& a) {
   const LookupParams& p = a.node.p<LookupParams>();
-  std::vector<int64_t> ids;
-  if (p.pindices) {
-    for (unsigned i : *p.pindices) ids.push_back(i);
-  } else if (p.pindex) {
-    ids.push_back(*p.pindex);
-  } else if (p.indices) {
-    for (unsigned k = 0; k < a.node.value.d.bd; ++k) ids.push_back(p.indices[k]);
-  } else {
-    ids.push_back(p.index);
-  }
+  const std::vector<int64_t> ids = index_list(p.pindices, p.pindex, p.indices, a.node.value.d.bd, p.index);
   return a.w.op("Gather", {a.w.model()->lookup_table(p.lp), a.w.ints(ids)});
 }
 
@@ -175,16 +172,7 @@ std::string logsumexp(EmitArgs& a) {
 
 std::string pickneglogsoftmax(EmitArgs& a) {
   const PnlsParams& p = a.node.p<PnlsParams>();
-  std::vector<int64_t> ids;
-  if (p.pindices) {
-    for (unsigned i : *p.pindices) ids.push_back(i);
-  } else if (p.pindex) {
-    ids.push_back(*p.pindex);
-  } else if (p.indices) {
-    for (unsigned k = 0; k < p.count; ++k) ids.push_back(p.indices[k]);
-  } else {
-    ids.push_back(p.index);
-  }
+  const std::vector<int64_t> ids = index_list(p.pindices, p.pindex, p.indices, p.count, p.index);
   if (ids.size() != 1) fail(a, "one index per batch element ties the batch size; export log_softmax instead");
   std::string nls = a.w.op("Neg", {softmax_along(a, "LogSoftmax", -1)});
   NodeIr* n = a.w.add("Gather", {nls, a.w.ints(ids)});
