@@ -145,16 +145,7 @@ class BatchedForward {
   /// that points at its own value, a parameter or a looked-up row, points anew).
   void replay_single(VariableIndex i) {
     Node& n = m_.node(i);
-    const OpInfo& info = op_info(n.op);
-    Device* dev = n.value.device;
-    DeviceArenas& da = m_.arenas(dev);
-    ForwardFn f = forward_kernel(info, dev);
-    m_.xs.resize(n.num_args);
-    for (unsigned k = 0; k < n.num_args; ++k) m_.xs[k] = &m_.node(n.args[k]).value;
-    ExecContext ctx(&da.values, &da.scratch, &rng_, dev, &m_.meta);
-    Arena::Mark mark = da.scratch.mark();
-    f(m_.xs.data(), n.num_args, n, ctx);
-    da.scratch.rewind(mark);
+    run_single(n, n.value.v);
     st_.node_values[i] = n.value.v;
     ++st_.stats.kernels;
   }
