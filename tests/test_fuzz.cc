@@ -241,3 +241,42 @@ BOOST_AUTO_TEST_CASE(damaged_inputs_load_or_throw_cleanly) {
   // No reader may take long on an input of a few kilobytes.
   BOOST_CHECK_LT(c.slowest_ms, 2000.0);
 }
+
+#ifdef DYNET_LITE_FUZZ_VOCABULARY
+// Every cut of a vocabulary file is refused, a cut inside a line included: the
+// last line, left without its newline, would otherwise load as another word.
+BOOST_AUTO_TEST_CASE(a_vocabulary_file_cut_anywhere_is_refused) {
+  const test::TempDir dir("dynet_lite_fuzz");
+  const std::string path = dir.file("vocab");
+  examples::VocabularyWriter v(kVocabMagic);
+  dl::Dict words;
+  for (const char* w : {"<unk>", "the", "cat", "sat"}) words.convert(w);
+  v.number("layers", 2);
+  v.dict("words", words);
+  v.save(path, "1234-00000000deadbeef");
+  const std::string whole = test::read_file(path);
+  auto load = [&] {
+    examples::VocabularyReader in(path, kVocabMagic, "fuzz");
+    in.number("layers");
+    dl::Dict d;
+    in.dict("words", d);
+    return d.get_words();
+  };
+  BOOST_CHECK(load() == words.get_words());
+  unsigned refused = 0;
+  for (size_t n = 0; n < whole.size(); ++n) {
+    test::write_file(path, whole.substr(0, n));
+    try {
+      load();
+      BOOST_ERROR("a copy cut to " << n << " of " << whole.size() << " bytes loaded");
+    } catch (const dl::io_error& e) {
+      ++refused;
+      if (n > 0 && whole[n - 1] != '\n')  // cut inside a line: says so, naming the file and the line
+        BOOST_CHECK_MESSAGE(std::string(e.what()).find("cut short") != std::string::npos &&
+                                std::string(e.what()).find(path + ":") != std::string::npos,
+                            e.what());
+    }
+  }
+  BOOST_CHECK_EQUAL(refused, whole.size());
+}
+#endif

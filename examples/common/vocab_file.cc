@@ -15,12 +15,23 @@ void VocabularyWriter::save(const std::string& path, const std::string& model_st
 }
 
 namespace {
+// Reads line `lineno` of `path` into `line`; false at the end of the file.  The
+// writer ends every line with a newline, so a line that ends the file without
+// one is a file cut short: an error, not an entry that lost its last letters.
+bool read_line(std::istream& in, std::string& line, const std::string& path, size_t lineno) {
+  if (!std::getline(in, line)) return false;
+  DYNET_LITE_CHECK(!in.eof(), dynet_lite::io_error,
+                   path << ":" << lineno << ": the file ends inside this line (it was cut short)");
+  return true;
+}
+
 // Reads the header "<magic> <version>" and, from version 2, "model <stamp>";
 // returns the stamp ("" for version 1) and leaves `in` after those lines.
 std::string read_header(std::istream& in, const std::string& path, const std::string& magic,
                         const std::string& kind, size_t& lineno) {
   std::string line;
-  DYNET_LITE_CHECK(std::getline(in, line), dynet_lite::io_error, path << ":1: file ends where the header was expected");
+  DYNET_LITE_CHECK(read_line(in, line, path, 1), dynet_lite::io_error,
+                   path << ":1: file ends where the header was expected");
   lineno = 1;
   std::istringstream header(line);
   std::string m;
@@ -29,7 +40,7 @@ std::string read_header(std::istream& in, const std::string& path, const std::st
   DYNET_LITE_CHECK((magic.empty() || m == magic) && (version == 1 || version == 2), dynet_lite::io_error,
                    path << ":1: not a " << kind << " vocabulary file (header '" << line << "')");
   if (version == 1) return "";
-  DYNET_LITE_CHECK(std::getline(in, line), dynet_lite::io_error,
+  DYNET_LITE_CHECK(read_line(in, line, path, 2), dynet_lite::io_error,
                    path << ":2: file ends where the model stamp was expected");
   lineno = 2;
   std::istringstream ls(line);
@@ -55,7 +66,7 @@ VocabularyReader::VocabularyReader(const std::string& path, const std::string& m
 }
 
 const std::string& VocabularyReader::next(const std::string& what) {
-  DYNET_LITE_CHECK(std::getline(in_, line_), dynet_lite::io_error,
+  DYNET_LITE_CHECK(read_line(in_, line_, path_, lineno_ + 1), dynet_lite::io_error,
                    path_ << ":" << lineno_ + 1 << ": file ends where " << what << " was expected");
   ++lineno_;
   return line_;
