@@ -54,6 +54,20 @@ struct Model {
 
 const char* const kVocabMagic = "dynet_lite-fuzz-vocabulary";
 
+#ifdef DYNET_LITE_FUZZ_VOCABULARY
+/// Writes the vocabulary file the tests damage (a setting and a dictionary);
+/// returns the dictionary's words.
+std::vector<std::string> write_vocabulary(const std::string& path) {
+  examples::VocabularyWriter v(kVocabMagic);
+  dl::Dict words;
+  for (const char* w : {"<unk>", "the", "cat", "sat"}) words.convert(w);
+  v.number("layers", 2);
+  v.dict("words", words);
+  v.save(path, "1234-00000000deadbeef");
+  return words.get_words();
+}
+#endif
+
 enum class Outcome { Loaded, CleanError };
 
 struct Counts {
@@ -123,15 +137,8 @@ BOOST_AUTO_TEST_CASE(damaged_inputs_load_or_throw_cleanly) {
     }
   }
 #ifdef DYNET_LITE_FUZZ_VOCABULARY
-  {
-    examples::VocabularyWriter v(kVocabMagic);
-    dl::Dict words;
-    for (const char* w : {"<unk>", "the", "cat", "sat"}) words.convert(w);
-    v.number("layers", 2);
-    v.dict("words", words);
-    v.save(path, "1234-00000000deadbeef");
-    originals.push_back(test::read_file(path));
-  }
+  write_vocabulary(path);
+  originals.push_back(test::read_file(path));
 #endif
   originals.erase(std::remove(originals.begin(), originals.end(), std::string()), originals.end());
   BOOST_REQUIRE(!originals.empty());
@@ -248,12 +255,7 @@ BOOST_AUTO_TEST_CASE(damaged_inputs_load_or_throw_cleanly) {
 BOOST_AUTO_TEST_CASE(a_vocabulary_file_cut_anywhere_is_refused) {
   const test::TempDir dir("dynet_lite_fuzz");
   const std::string path = dir.file("vocab");
-  examples::VocabularyWriter v(kVocabMagic);
-  dl::Dict words;
-  for (const char* w : {"<unk>", "the", "cat", "sat"}) words.convert(w);
-  v.number("layers", 2);
-  v.dict("words", words);
-  v.save(path, "1234-00000000deadbeef");
+  const std::vector<std::string> words = write_vocabulary(path);
   const std::string whole = test::read_file(path);
   auto load = [&] {
     examples::VocabularyReader in(path, kVocabMagic, "fuzz");
@@ -262,7 +264,7 @@ BOOST_AUTO_TEST_CASE(a_vocabulary_file_cut_anywhere_is_refused) {
     in.dict("words", d);
     return d.get_words();
   };
-  BOOST_CHECK(load() == words.get_words());
+  BOOST_CHECK(load() == words);
   unsigned refused = 0;
   for (size_t n = 0; n < whole.size(); ++n) {
     test::write_file(path, whole.substr(0, n));
