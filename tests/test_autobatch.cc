@@ -148,7 +148,7 @@ void check_same(const Result& a, const Result& b, unsigned seed, int strategy) {
 BOOST_AUTO_TEST_CASE(random_graphs_elementwise_and_lookup) {
   TestModel m(4);
   uint64_t batched = 0, kernels = 0, nodes = 0, merged = 0;
-  for (unsigned seed = 1; seed <= 1000; ++seed) {
+  for (unsigned seed = 1 + test::seed_offset(); seed <= 1000 + test::seed_offset(); ++seed) {
     Result plain = run_program(m, seed, 0, false);
     BOOST_REQUIRE(!plain.node_grads.empty());
     for (int strategy : {0, 1, 2}) {
@@ -177,7 +177,7 @@ BOOST_AUTO_TEST_CASE(random_graphs_elementwise_and_lookup) {
 BOOST_AUTO_TEST_CASE(random_graphs_in_a_reused_graph) {
   TestModel m(4);
   ComputationGraph reused[2];
-  for (unsigned seed = 1; seed <= 300; ++seed) {
+  for (unsigned seed = 1 + test::seed_offset(); seed <= 300 + test::seed_offset(); ++seed) {
     Result plain = run_program(m, seed, 0, seed % 2 == 0);
     for (int strategy : {1, 2})
       check_same(plain, run_program(m, seed, strategy, seed % 2 == 0, &reused[strategy - 1], seed % 3 != 0), seed,
@@ -218,7 +218,7 @@ BOOST_AUTO_TEST_CASE(lookup_groups_mixing_constant_and_batched_lookups) {
 BOOST_AUTO_TEST_CASE(random_graphs_with_shared_matrix_products) {
   TestModel m(3);
   uint64_t batched = 0, gathered = 0;
-  for (unsigned seed = 5001; seed <= 6000; ++seed) {
+  for (unsigned seed = 5001 + test::seed_offset(); seed <= 6000 + test::seed_offset(); ++seed) {
     Result plain = run_program(m, seed, 0, true);
     for (int strategy : {1, 2}) {
       Result b = run_program(m, seed, strategy, true, nullptr, seed % 2);
@@ -239,7 +239,7 @@ BOOST_AUTO_TEST_CASE(random_graphs_with_shared_matrix_products) {
 BOOST_AUTO_TEST_CASE(random_graphs_with_large_products_in_a_reused_graph) {
   TestModel m(72);  // the Tree-LSTM's gates (288 floats) too
   ComputationGraph reused;
-  for (unsigned seed = 7001; seed <= 7150; ++seed) {
+  for (unsigned seed = 7001 + test::seed_offset(); seed <= 7150 + test::seed_offset(); ++seed) {
     Result plain = run_program(m, seed, 0, true, &reused);
     Result b = run_program(m, seed, 1, true);
     check_same(plain, b, seed, 1);

@@ -196,7 +196,7 @@ void check_same(const Result& plain, const Result& r, const std::string& what) {
 BOOST_AUTO_TEST_CASE(random_elementwise_dags_fused_equal_unfused) {
   TestModel m;
   uint64_t regions = 0, fused_groups = 0, groups_unfused = 0;
-  for (unsigned seed = 1; seed <= 400; ++seed) {
+  for (unsigned seed = 1 + test::seed_offset(); seed <= 400 + test::seed_offset(); ++seed) {
     const Result plain = run_program(m, seed, 0, true, 0);
     BOOST_REQUIRE_EQUAL(plain.stats.fused_regions, 0u);  // plain execution never fuses
     for (int strategy : {1, 2})
@@ -225,7 +225,7 @@ BOOST_AUTO_TEST_CASE(random_elementwise_dags_fused_equal_unfused) {
 BOOST_AUTO_TEST_CASE(random_elementwise_dags_in_a_reused_graph) {
   TestModel m;
   ComputationGraph reused[2];
-  for (unsigned seed = 1001; seed <= 1200; ++seed) {
+  for (unsigned seed = 1001 + test::seed_offset(); seed <= 1200 + test::seed_offset(); ++seed) {
     const Result plain = run_program(m, seed, 0, true, 0);
     for (int strategy : {1, 2})
       check_same(plain, run_program(m, seed, strategy, true, seed % 2, &reused[strategy - 1]),

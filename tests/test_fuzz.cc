@@ -194,9 +194,11 @@ BOOST_AUTO_TEST_CASE(damaged_inputs_load_or_throw_cleanly) {
 #endif
   };
 
-  std::mt19937 rng(12345);
+  // Other damaged copies, and more of them: DYNET_LITE_FUZZ_SEED, DYNET_LITE_FUZZ_INPUTS.
+  std::mt19937 rng(test::env_count("DYNET_LITE_FUZZ_SEED", 12345));
   Counts c;
-  const unsigned per_original = 400 / static_cast<unsigned>(originals.size()) + 1;
+  const unsigned per_original =
+      test::env_count("DYNET_LITE_FUZZ_INPUTS", 400) / static_cast<unsigned>(originals.size()) + 1;
   for (const std::string& original : originals) {
     for (unsigned k = 0; k < per_original; ++k) {
       bool truncated = false;

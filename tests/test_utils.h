@@ -10,6 +10,7 @@
 #include <functional>
 #include <new>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -54,6 +55,28 @@ struct FixedSeed {
   FixedSeed() { dl::reseed_global_rng(20261127); }
 };
 BOOST_TEST_GLOBAL_FIXTURE(FixedSeed);
+
+/// A count from the environment variable `name`, or `fallback` where it is
+/// unset: for campaigns run by hand beyond the suite's own draws.  A value that
+/// is not a whole number below 2^31 throws, naming the variable.
+inline unsigned env_count(const char* name, unsigned fallback) {
+  const char* v = std::getenv(name);
+  if (!v) return fallback;
+  char* end = nullptr;
+  const long n = std::strtol(v, &end, 10);
+  if (end == v || *end != '\0' || n < 0 || n >= (1L << 31))
+    throw std::invalid_argument(std::string(name) + " must be a whole number below 2^31, not '" + v + "'");
+  return static_cast<unsigned>(n);
+}
+
+/// Added to the seeds of the property-based tests' random graphs (test_autobatch,
+/// test_fusion, test_compile): DYNET_LITE_TEST_SEED_OFFSET, 0 by default, draws
+/// other graphs than the suite's.  A failure names the graph's seed, offset
+/// included.
+inline unsigned seed_offset() {
+  static const unsigned offset = env_count("DYNET_LITE_TEST_SEED_OFFSET", 0);
+  return offset;
+}
 
 /// The whole gradient of a lookup table (zero for rows without one), read
 /// without making the table keep a whole one (LookupParameterStorage::dense_grads()).
