@@ -23,9 +23,12 @@ class Cluster {
   Cluster(const Cluster&) = delete;
   Cluster& operator=(const Cluster&) = delete;
 
-  /// The sub-cluster reached by path symbol `sym` (made on first use).
+  /// The sub-cluster reached by path symbol `sym` (made on first use).  A
+  /// cluster holds words or sub-clusters, not both: std::invalid_argument once
+  /// it holds words.
   Cluster* add_child(unsigned sym);
-  /// Adds a word (a leaf's class).
+  /// Adds a word (a leaf's class); std::invalid_argument once the cluster has
+  /// sub-clusters.
   void add_word(unsigned word);
   /// Adds this cluster's parameters and its sub-clusters' to `model`, depth first.
   void initialize(unsigned rep_dim, ParameterCollection& model);

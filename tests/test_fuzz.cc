@@ -8,8 +8,10 @@
 #include <string>
 #include <vector>
 
+#include "dynet_lite/cfsm-builder.h"
 #include "dynet_lite/dict.h"
 #include "dynet_lite/except.h"
+#include "dynet_lite/hsm-builder.h"
 #include "dynet_lite/io.h"
 #include "dynet_lite/io/conllu.h"
 #include "dynet_lite/io/ptb_tree.h"
@@ -22,7 +24,8 @@
 #endif
 
 // Damaged copies of every format the library reads (slices of the shipped
-// corpora, a saved model, a trainer's state, a vocabulary file), truncated and
+// corpora, a saved model, a trainer's state, the softmax builders' cluster
+// files, a vocabulary file), truncated and
 // bit-flipped with a fixed seed, go to every reader.  Each reader must load the
 // input or throw a std::exception: never crash, never hang (each input is
 // timed).  Crashes would end the test; the counts are printed.
@@ -124,6 +127,10 @@ BOOST_AUTO_TEST_CASE(damaged_inputs_load_or_throw_cleanly) {
     originals.push_back(slice("sst/dev.txt", skip / 10, 2000));
     originals.push_back(slice("ptb/ptb.valid.txt", skip, 1500));
   }
+  // Cluster files of the class-factored softmax ("cluster<TAB>word") and of the
+  // hierarchical one ("path<TAB>word", a path of symbols), as users write them.
+  originals.push_back("10\ta\n10\tb\n10\tc\n11\td\n11\te\n0\tf\n");
+  originals.push_back("0 0\ta\n0 0\tb\n0 1\tc\n1\td\n1\te\n");
   Model saved;
   {
     dl::TextFileSaver(path).save(saved.pc);
@@ -180,6 +187,20 @@ BOOST_AUTO_TEST_CASE(damaged_inputs_load_or_throw_cleanly) {
          std::istringstream in(s);
          adam.populate(in);
          return true;
+       }},
+      {"ClassFactoredSoftmaxBuilder",
+       [&](const std::string&) {
+         dl::ParameterCollection pc;
+         dl::Dict words;
+         dl::ClassFactoredSoftmaxBuilder cf(4, path, words, pc);
+         return false;
+       }},
+      {"HierarchicalSoftmaxBuilder",
+       [&](const std::string&) {
+         dl::ParameterCollection pc;
+         dl::Dict words;
+         dl::HierarchicalSoftmaxBuilder hsm(4, path, words, pc);
+         return false;
        }},
 #ifdef DYNET_LITE_FUZZ_VOCABULARY
       {"VocabularyReader",

@@ -156,12 +156,24 @@ BOOST_AUTO_TEST_CASE(errors_name_the_file_line_or_word) {
   ClusterFile inner("0 1\ta\n0\tb\n");
   test::check_throws_with<io_error>([&] { HierarchicalSoftmaxBuilder(3, inner.path, d, m); },
                                     {"HierarchicalSoftmaxBuilder", ":2:", "'b'"});
+  // A path going on below a cluster that holds words (the path symbol equal
+  // to a word's id: its look-up once found the word's entry among the children).
+  ClusterFile below_words("0\ta\n0 0\tb\n");
+  test::check_throws_with<io_error>([&] { HierarchicalSoftmaxBuilder(3, below_words.path, d, m); },
+                                    {"HierarchicalSoftmaxBuilder", ":2:", "'b'", "holds words"});
   ClusterFile twice("0\ta\n1\ta\n");
   test::check_throws_with<io_error>([&] { HierarchicalSoftmaxBuilder(3, twice.path, d, m); },
                                     {":2:", "'a'", "already"});
   Tree t;
   ComputationGraph cg;
   t.hsm.new_graph(cg);
+  Cluster leaf;
+  leaf.add_word(0);
+  test::check_throws_with<std::invalid_argument>([&] { leaf.add_child(0); }, {"Cluster::add_child", "words"});
+  Cluster inner_node;
+  inner_node.add_child(0);
+  test::check_throws_with<std::invalid_argument>([&] { inner_node.add_word(0); },
+                                                 {"Cluster::add_word", "sub-clusters"});
   test::check_throws_with<index_error>([&] { t.hsm.neg_log_softmax(input(cg, Dim({3}), {0.f, 0.f, 0.f}), 99u); },
                                        {"neg_log_softmax", "99", "no cluster"});
   test::check_throws_with<dim_error>([&] { t.hsm.neg_log_softmax(input(cg, Dim({4}), {0.f, 0.f, 0.f, 0.f}), 0u); },

@@ -28,6 +28,10 @@ unsigned draw(const std::vector<float>& p, std::mt19937& rng) {
 // ---------------------------------------------------------------- Cluster
 
 Cluster* Cluster::add_child(unsigned sym) {
+  // word2ind holds the children's symbols or the words: never both.
+  DYNET_LITE_ARG_CHECK(terminals.empty(), "Cluster::add_child: cluster '" << toString() << "' holds "
+                                                                          << terminals.size()
+                                                                          << " words; it cannot have sub-clusters too");
   auto it = word2ind.find(sym);
   if (it != word2ind.end()) return children[it->second].get();
   auto c = std::make_unique<Cluster>();
@@ -40,6 +44,8 @@ Cluster* Cluster::add_child(unsigned sym) {
 }
 
 void Cluster::add_word(unsigned word) {
+  DYNET_LITE_ARG_CHECK(children.empty(), "Cluster::add_word: cluster '" << toString() << "' has " << children.size()
+                                                                        << " sub-clusters; it cannot hold words too");
   word2ind[word] = static_cast<unsigned>(terminals.size());
   terminals.push_back(word);
 }
@@ -173,7 +179,14 @@ void HierarchicalSoftmaxBuilder::read_cluster_file(const std::string& cluster_fi
                      "HierarchicalSoftmaxBuilder: " << cluster_file << ":" << lineno
                                                     << ": expected 'path<TAB>word', got '" << line << "'");
     Cluster* node = root.get();
-    while (path_fields >> symbol) node = node->add_child(static_cast<unsigned>(path_symbols.convert(symbol)));
+    while (path_fields >> symbol) {
+      DYNET_LITE_CHECK(node->num_words() == 0, io_error,
+                       "HierarchicalSoftmaxBuilder: " << cluster_file << ":" << lineno << ": the path of '" << word
+                                                      << "' goes on below cluster '" << node->toString()
+                                                      << "', which holds words: a cluster has words or sub-clusters, "
+                                                         "not both");
+      node = node->add_child(static_cast<unsigned>(path_symbols.convert(symbol)));
+    }
     DYNET_LITE_CHECK(node != root.get() && node->num_children() == 0, io_error,
                      "HierarchicalSoftmaxBuilder: " << cluster_file << ":" << lineno << ": the path of '" << word
                                                     << "' must end at a cluster without sub-clusters");
@@ -188,11 +201,6 @@ void HierarchicalSoftmaxBuilder::read_cluster_file(const std::string& cluster_fi
   }
   DYNET_LITE_CHECK(root->num_children() > 0, io_error,
                    "HierarchicalSoftmaxBuilder: cluster file '" << cluster_file << "' has no entries");
-  // A later line may have made sub-clusters under a cluster that holds words.
-  for (Cluster* leaf : widx2path)
-    DYNET_LITE_CHECK(leaf == nullptr || leaf->num_children() == 0, io_error,
-                     "HierarchicalSoftmaxBuilder: " << cluster_file << ": cluster '" << leaf->toString()
-                                                    << "' has both words and sub-clusters");
 }
 
 void HierarchicalSoftmaxBuilder::new_graph(ComputationGraph& cg, bool update) {
