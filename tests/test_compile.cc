@@ -16,6 +16,7 @@
 #include "dynet_lite/exec/plain_tape.h"
 #include "dynet_lite/lstm.h"
 #include "dynet_lite/training.h"
+#include "many_ops.h"
 #include "test_utils.h"
 
 using namespace dynet_lite;
@@ -1285,4 +1286,39 @@ BOOST_AUTO_TEST_CASE(programs_by_structure_allocate_nothing_once_warm) {
     }
     BOOST_CHECK_EQUAL(programs.hits(), hits + 1000);
   }
+}
+
+// Programs drawn from some forty operations (tests/many_ops.h), compiled by
+// structure: the first sight runs as built, the second is captured, the third
+// replays.  Each gives the loss and the gradients of the graph run as it is,
+// to the bit, plain and batched.
+BOOST_AUTO_TEST_CASE(random_programs_of_many_ops_compiled_by_structure_equal_rebuilt) {
+  ParameterCollection pc;
+  Parameter p = pc.add_parameters({3, 3});
+  LookupParameter emb = pc.add_lookup_parameters(6, {3});
+  unsigned compared = 0, replays = 0;
+  for (unsigned seed = 1 + test::seed_offset(); seed <= 200 + test::seed_offset(); ++seed)
+    for (int strategy : {0, 1}) {
+      const test::ManyOpsRun rebuilt = test::many_ops_program(pc, p, emb, seed, strategy);
+      if (!rebuilt.ran || !std::isfinite(rebuilt.loss)) continue;
+      ProgramCache programs(4);
+      for (int run = 0; run < 3; ++run) {
+        const test::ManyOpsRun compiled = test::many_ops_program(pc, p, emb, seed, strategy, &programs);
+        BOOST_REQUIRE(compiled.ran);
+        BOOST_REQUIRE_MESSAGE(compiled.loss == rebuilt.loss, "program " << seed << " strategy " << strategy << " run "
+                                                                        << run << ": loss " << compiled.loss << " vs "
+                                                                        << rebuilt.loss);
+        BOOST_REQUIRE_EQUAL(compiled.grads.size(), rebuilt.grads.size());
+        for (size_t i = 0; i < rebuilt.grads.size(); ++i)
+          BOOST_REQUIRE_MESSAGE(
+              compiled.grads[i] == rebuilt.grads[i] || (std::isnan(compiled.grads[i]) && std::isnan(rebuilt.grads[i])),
+              "program " << seed << " strategy " << strategy << " run " << run << ": gradient " << i << " "
+                         << compiled.grads[i] << " vs " << rebuilt.grads[i]);
+        ++compared;
+      }
+      replays += programs.last_program() != nullptr && programs.last_program()->replays() > 0;
+    }
+  BOOST_TEST_MESSAGE(compared << " compiled runs compared, " << replays << " programs replayed");
+  BOOST_CHECK_GT(replays, 350u);  // the structures compile and replay
+  test::counts().value_checks += compared;
 }
