@@ -29,6 +29,7 @@ struct OpDraws {
   unsigned i5, i3, i4, n5, i2;
   Dim shape;
 };
+
 namespace many_ops {
 using E = const Expression&;
 using D = const OpDraws&;

@@ -79,6 +79,15 @@ std::vector<std::string> write_vocabulary(const std::string& path) {
   v.save(path, "1234-00000000deadbeef");
   return words.get_words();
 }
+
+/// Reads such a file back; returns the dictionary's words.
+std::vector<std::string> read_vocabulary(const std::string& path) {
+  examples::VocabularyReader in(path, kVocabMagic, "fuzz");
+  in.number("layers");
+  dl::Dict words;
+  in.dict("words", words);
+  return words.get_words();
+}
 #endif
 
 enum class Outcome { Loaded, CleanError };
@@ -205,10 +214,7 @@ BOOST_AUTO_TEST_CASE(damaged_inputs_load_or_throw_cleanly) {
 #ifdef DYNET_LITE_FUZZ_VOCABULARY
       {"VocabularyReader",
        [&](const std::string&) {
-         examples::VocabularyReader in(path, kVocabMagic, "fuzz");
-         in.number("layers");
-         dl::Dict words;
-         in.dict("words", words);
+         read_vocabulary(path);
          examples::read_model_stamp(path);
          return true;
        }},
@@ -280,19 +286,12 @@ BOOST_AUTO_TEST_CASE(a_vocabulary_file_cut_anywhere_is_refused) {
   const std::string path = dir.file("vocab");
   const std::vector<std::string> words = write_vocabulary(path);
   const std::string whole = test::read_file(path);
-  auto load = [&] {
-    examples::VocabularyReader in(path, kVocabMagic, "fuzz");
-    in.number("layers");
-    dl::Dict d;
-    in.dict("words", d);
-    return d.get_words();
-  };
-  BOOST_CHECK(load() == words);
+  BOOST_CHECK(read_vocabulary(path) == words);
   unsigned refused = 0;
   for (size_t n = 0; n < whole.size(); ++n) {
     test::write_file(path, whole.substr(0, n));
     try {
-      load();
+      read_vocabulary(path);
       BOOST_ERROR("a copy cut to " << n << " of " << whole.size() << " bytes loaded");
     } catch (const dl::io_error& e) {
       ++refused;
